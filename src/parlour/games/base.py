@@ -1,0 +1,80 @@
+"""The small interface every game plugin meets (DESIGN.md, "Game plugins").
+
+A plugin is a stateless object whose methods are pure functions of a game state and an
+injected random source. The core never looks inside a state or a move: it asks the plugin
+whose turn it is, which moves are legal, and what the outcome is. Protocol adapters, which
+are game-specific, turn states, views and moves into their wire forms.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from random import Random
+from typing import Any, Protocol, TypeVar
+
+__all__ = ["GamePlugin", "Outcome", "Robot", "Seat"]
+
+#: Seats are numbered 0..n-1 in the order the players were seated.
+Seat = int
+
+S = TypeVar("S")
+M = TypeVar("M")
+V = TypeVar("V", covariant=True)
+S_in = TypeVar("S_in", contravariant=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """How a finished game ended: the winning seats (several on a tie) and a short reason."""
+
+    winners: tuple[Seat, ...]
+    reason: str = "completed"
+
+
+class GamePlugin(Protocol[S, M, V]):
+    """Rules of one game. Every method is pure given its arguments (the rng is injected)."""
+
+    #: Registry key, also used in logs and on the command line ("apologies", "fish", "tsuro").
+    name: str
+    min_seats: int
+    max_seats: int
+
+    def new_game(self, seats: int, options: Mapping[str, Any], rng: Random) -> S:
+        """A fresh game for ``seats`` players; ``options`` are game-specific (e.g. mode)."""
+        ...
+
+    def to_move(self, state: S) -> Seat | None:
+        """The seat that must act now, or None when the game is over."""
+        ...
+
+    def legal_moves(self, state: S, seat: Seat) -> Sequence[M]:
+        """Every legal move of ``seat`` now, in a stable order (empty if it is not to move)."""
+        ...
+
+    def apply(self, state: S, move: M, rng: Random) -> S:
+        """The state after ``move`` (which must be legal). May reuse ``state``'s storage."""
+        ...
+
+    def view(self, state: S, seat: Seat) -> V:
+        """What ``seat`` may see of the state: hidden information removed."""
+        ...
+
+    def outcome(self, state: S) -> Outcome | None:
+        """None while the game goes on."""
+        ...
+
+    def remove_seat(self, state: S, seat: Seat) -> S:
+        """Take a seat out of play (a kicked player in Fish or Tsuro).
+
+        Games whose abandoned seats are played by robots instead (Apologies) never call this.
+        """
+        ...
+
+
+class Robot(Protocol[S_in, M]):
+    """A move chooser. It may only use what ``seat`` is allowed to see of ``state``."""
+
+    name: str
+
+    def choose(self, state: S_in, seat: Seat, moves: Sequence[M], rng: Random) -> M: ...
