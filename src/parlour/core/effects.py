@@ -1,0 +1,37 @@
+"""Effects: what the core asks a transport to do, instead of doing I/O itself (DESIGN.md).
+
+A service returns a list of effects for every input; the transport executes them in order,
+through one ordered outbox per connection.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["Close", "ConnId", "Effect", "Send"]
+
+#: Connections are known to the core by opaque ids handed out by the transport.
+ConnId = int
+
+
+@dataclass(frozen=True, slots=True)
+class Send:
+    """Queue one message (a complete frame or line, already encoded) on a connection."""
+
+    conn: ConnId
+    data: str
+
+
+@dataclass(frozen=True, slots=True)
+class Close:
+    """Close a connection once everything queued before it has been sent.
+
+    ``code`` and ``reason`` are websocket close codes; stream transports ignore them.
+    """
+
+    conn: ConnId
+    code: int = 1000
+    reason: str = ""
+
+
+Effect = Send | Close

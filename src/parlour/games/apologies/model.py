@@ -1,0 +1,127 @@
+"""Values of the Apologies game: colours, cards, pawn positions, moves, history, views.
+
+Everything here is small and immutable so that moves can be hashed, compared and turned into
+wire forms by the protocol layer (apologies-wire-notes.md section 5). Positions are plain ints
+for speed: the rules engine indexes precomputed tables with them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum, IntEnum
+
+__all__ = [
+    "HOME",
+    "SAFE",
+    "SAFE_SQUARES",
+    "SQUARES",
+    "START",
+    "Card",
+    "Color",
+    "HistoryEntry",
+    "Mode",
+    "Move",
+    "PawnMove",
+    "PlayerView",
+    "position_name",
+]
+
+#: Board squares are 0..59; a colour's own safe zone is SAFE+0 .. SAFE+4; then home and start.
+SQUARES = 60
+SAFE = 60
+SAFE_SQUARES = 5
+HOME = SAFE + SAFE_SQUARES  # 65
+START = HOME + 1  # 66
+
+
+class Color(IntEnum):
+    """Seat and turn order (rules section 1): a game of n players uses the first n colours."""
+
+    RED = 0
+    YELLOW = 1
+    GREEN = 2
+    BLUE = 3
+
+
+class Mode(Enum):
+    STANDARD = "STANDARD"
+    ADULT = "ADULT"
+
+
+class Card(IntEnum):
+    """The eleven card types; the value is the face used in history strings (A = 0)."""
+
+    CARD_APOLOGIES = 0
+    CARD_1 = 1
+    CARD_2 = 2
+    CARD_3 = 3
+    CARD_4 = 4
+    CARD_5 = 5
+    CARD_7 = 7
+    CARD_8 = 8
+    CARD_10 = 10
+    CARD_11 = 11
+    CARD_12 = 12
+
+    @property
+    def face(self) -> str:
+        """The card as history strings write it: ``1`` .. ``12`` or ``A``."""
+        return "A" if self is Card.CARD_APOLOGIES else str(self.value)
+
+
+def position_name(position: int) -> str:
+    """A position as history strings write it: ``square 11``, ``safe 2``, ``home``, ``start``."""
+    if position < SAFE:
+        return f"square {position}"
+    if position < HOME:
+        return f"safe {position - SAFE}"
+    return "home" if position == HOME else "start"
+
+
+@dataclass(frozen=True, slots=True)
+class PawnMove:
+    """One pawn going from ``start`` to ``end`` (positions as above; ``end`` includes any slide)."""
+
+    color: Color
+    pawn: int
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """A legal move: the card played, what the player does, and the bumps that follow.
+
+    A forfeit is a move with no actions (rules section 10).
+    """
+
+    card: Card
+    actions: tuple[PawnMove, ...]
+    side_effects: tuple[PawnMove, ...] = ()
+
+    @property
+    def is_forfeit(self) -> bool:
+        return not self.actions
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryEntry:
+    """One line of game history with the exact action text of wire-notes section 5.2."""
+
+    action: str
+    color: Color | None = None
+    card: Card | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerView:
+    """What one seat may see: every pawn, every colour's turn count, only its own hand."""
+
+    color: Color
+    mode: Mode
+    colors: tuple[Color, ...]  # colours in play, in colour order
+    pawns: tuple[tuple[int, int, int, int], ...]  # indexed by Color value, positions of pawns 0-3
+    turns: tuple[int, ...]  # indexed by Color value
+    hand: tuple[Card, ...]  # own hand, in hand order (always empty in STANDARD)
+    drawn_card: Card | None  # STANDARD: the card drawn for the current turn
+    history: tuple[HistoryEntry, ...]
