@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum, IntEnum
+from typing import NamedTuple
 
 __all__ = [
     "HOME",
@@ -78,9 +79,11 @@ def position_name(position: int) -> str:
     return "home" if position == HOME else "start"
 
 
-@dataclass(frozen=True, slots=True)
-class PawnMove:
-    """One pawn going from ``start`` to ``end`` (positions as above; ``end`` includes any slide)."""
+class PawnMove(NamedTuple):
+    """One pawn going from ``start`` to ``end`` (positions as above; ``end`` includes any slide).
+
+    Moves are named tuples rather than dataclasses: the engine builds thousands per second.
+    """
 
     color: Color
     pawn: int
@@ -88,8 +91,7 @@ class PawnMove:
     end: int
 
 
-@dataclass(frozen=True, slots=True)
-class Move:
+class Move(NamedTuple):
     """A legal move: the card played, what the player does, and the bumps that follow.
 
     A forfeit is a move with no actions (rules section 10).
@@ -98,6 +100,9 @@ class Move:
     card: Card
     actions: tuple[PawnMove, ...]
     side_effects: tuple[PawnMove, ...] = ()
+    #: ADULT: which card of the hand is played (its index), so that of two equal cards the one
+    #: chosen is the one discarded and the hand keeps its order; -1 in STANDARD.
+    slot: int = -1
 
     @property
     def is_forfeit(self) -> bool:

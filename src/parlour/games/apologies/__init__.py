@@ -1,0 +1,47 @@
+"""Apologies, a game like Sorry!: the rules engine behind the game-plugin interface."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from random import Random
+from typing import Any
+
+from parlour.games.apologies.engine import GameState, apply_move, legal_moves, new_game, view
+from parlour.games.apologies.model import Color, Mode, Move, PlayerView
+from parlour.games.base import Outcome, Seat
+
+__all__ = ["PLUGIN", "ApologiesPlugin", "GameState"]
+
+
+class ApologiesPlugin:
+    """Seats are colours in order: seat 0 is RED, 1 YELLOW, 2 GREEN, 3 BLUE."""
+
+    name = "apologies"
+    min_seats = 2
+    max_seats = 4
+
+    def new_game(self, seats: int, options: Mapping[str, Any], rng: Random) -> GameState:
+        mode = options.get("mode", Mode.STANDARD)
+        return new_game(seats, mode if isinstance(mode, Mode) else Mode(mode), rng)
+
+    def to_move(self, state: GameState) -> Seat | None:
+        return None if state.to_move is None else int(state.to_move)
+
+    def legal_moves(self, state: GameState, seat: Seat) -> Sequence[Move]:
+        return legal_moves(state, seat)
+
+    def apply(self, state: GameState, move: Move, rng: Random) -> GameState:
+        apply_move(state, move, rng)
+        return state
+
+    def view(self, state: GameState, seat: Seat) -> PlayerView:
+        return view(state, Color(seat))
+
+    def outcome(self, state: GameState) -> Outcome | None:
+        return None if state.winner is None else Outcome((int(state.winner),))
+
+    def remove_seat(self, state: GameState, seat: Seat) -> GameState:
+        raise NotImplementedError("an abandoned Apologies seat is played by a robot, never removed")
+
+
+PLUGIN = ApologiesPlugin()

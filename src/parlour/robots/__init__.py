@@ -1,0 +1,1 @@
+"""Move choosers per game (random, greedy, search): pure functions of what a seat may see."""
