@@ -48,8 +48,12 @@ class Sample:
     moves: list[LibMove]
 
     def ours(self) -> GameState:
-        pawns = {COLOR[c]: [position(p.position) for p in player.pawns] for c, player in self.game.players.items()}
-        hands = {COLOR[c]: [CARD[card.cardtype] for card in player.hand] for c, player in self.game.players.items()}
+        pawns = {
+            COLOR[c]: [position(p.position) for p in player.pawns] for c, player in self.game.players.items()
+        }
+        hands = {
+            COLOR[c]: [CARD[card.cardtype] for card in player.hand] for c, player in self.game.players.items()
+        }
         drawn = CARD[self.card.cardtype] if self.card is not None else None  # type: ignore[attr-defined]
         return GameState.from_position(
             self.mode,
@@ -97,7 +101,9 @@ def samples(mode: Mode, players: int, seed: int, every: int = 1) -> Iterator[Sam
 
 def board_of(game: Game) -> dict[tuple[int, int], int]:
     return {
-        (COLOR[c], pawn.index): position(pawn.position) for c, player in game.players.items() for pawn in player.pawns
+        (COLOR[c], pawn.index): position(pawn.position)
+        for c, player in game.players.items()
+        for pawn in player.pawns
     }
 
 

@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+from apologies.game import CardType
 
+from parlour.games.apologies.board import SLIDE_SWEEP
 from parlour.games.apologies.engine import legal_moves
 from parlour.games.apologies.model import HOME, SAFE, START, Card, Color, Mode
 
@@ -42,7 +44,7 @@ def corrected(sample_board: dict[tuple[int, int], int], move: object) -> tuple[O
     for color, pawn, target, side in steps:
         if side and target == START:
             before = sample_board[(color, pawn)]
-            if (color, pawn) in own_moved:
+            if (color, pawn) in moved:
                 found.add("split-partner-bump" if len(own_moved) == 2 else "self-bump")
                 continue
             if color != mover_color and SAFE <= before < HOME:
@@ -52,6 +54,16 @@ def corrected(sample_board: dict[tuple[int, int], int], move: object) -> tuple[O
     after = dict(sample_board)
     for color, pawn, target in kept:
         after[(color, pawn)] = target
+    if "self-bump" in found and card.cardtype is CardType.CARD_11 and len(own_moved) == 1:
+        # Once the mover is no longer bumped by its own slide, the opponent it swapped with stands
+        # where the slide passes (or where it ends): Parlour sends that opponent to start.
+        (mover,) = own_moved
+        (other,) = moved - own_moved
+        landing = sample_board[other]
+        if after[other] < SAFE and (
+            after[other] == after[mover] or after[other] in SLIDE_SWEEP[mover[0]][landing]
+        ):
+            after[other] = START
     if len(own_moved) == 2:
         a, b = (after[key] for key in sorted(own_moved))
         if a == b and a != HOME:
@@ -125,13 +137,17 @@ def test_outcomes_match_the_library(mode: Mode, players: int) -> None:
 # One hand-built position per fix: the library's quirky outcome, and Parlour's.
 
 
-def outcomes_both(pawns: dict[Color, list[int]], color: Color, card: Card, players: int = 4) -> tuple[set, set]:  # type: ignore[type-arg]
+def outcomes_both(
+    pawns: dict[Color, list[int]], color: Color, card: Card, players: int = 4
+) -> tuple[set, set]:  # type: ignore[type-arg]
     from parlour.games.apologies.engine import GameState
 
     game = library_game(Mode.STANDARD, players, pawns)
     board = board_of(game)
     lib = {outcome_of_library(board, m) for m in library_moves(game, color, card)}
-    state = GameState.from_position(Mode.STANDARD, list(Color)[:players], pawns, drawn_card=card, to_move=color)
+    state = GameState.from_position(
+        Mode.STANDARD, list(Color)[:players], pawns, drawn_card=card, to_move=color
+    )
     ours = {outcome_of_ours(board, m) for m in legal_moves(state, color)}
     return lib, ours
 

@@ -248,26 +248,17 @@ class _Board:
         return False  # home and start never conflict
 
     def settle(
-        self,
-        color: int,
-        pawn: int,
-        start: int,
-        end: int,
-        moving: tuple[int, ...],
-        bumps: list[PawnMove],
-        swapped: int = -1,
+        self, color: int, pawn: int, start: int, end: int, moving: tuple[int, ...], bumps: list[PawnMove]
     ) -> PawnMove:
         """The action of a pawn arriving at ``end``: bump who stands there, then slide (section 7).
 
-        ``moving`` holds the keys of the mover's own pawns that this move moves: they are never
-        bumped, so a pawn is never sent to start by its own move (fix of section 17). ``swapped``
-        is an opponent trading places in this move: it is not bumped where it stood, but like
-        any opponent it is swept by a slide over the square it stood on.
+        ``moving`` holds the keys of the pawns this move moves: they are never bumped by it, so a
+        pawn is never sent to start by its own move (fix of section 17).
         """
         if end < SQUARES:
             occupant = self.occupant
             key = occupant[end]
-            if key >= 0 and key != swapped and key not in moving:
+            if key >= 0 and key not in moving:
                 bumps.append(PawnMove(COLORS[key // PAWNS], key % PAWNS, end, START))
             slide = SLIDE_END[color][end]
             if slide >= 0:
@@ -385,20 +376,28 @@ def _apologies_moves(board: _Board, card: Card, pawn: int, moves: list[Move]) ->
     mine = color * PAWNS + pawn
     for c, index, square in board.targets():
         bumps: list[PawnMove] = []
-        action = board.settle(color, pawn, START, square, (mine,), bumps, c * PAWNS + index)
+        action = board.settle(color, pawn, START, square, (mine, c * PAWNS + index), bumps)
         victim = PawnMove(COLORS[c], index, square, START)
         moves.append(Move(card, (action, victim), _unique(bumps), board.slot))
 
 
 def _swap_moves(board: _Board, card: Card, pawn: int, start: int, moves: list[Move]) -> None:
-    """11: trade places with each opponent on a board square; both may slide (section 5, case 12)."""
+    """11: trade places with each opponent on a board square; both may slide (section 5, case 12).
+
+    Slides are judged after the exchange: the mover is never bumped by its own move, and the
+    opponent is sent to start when the mover's slide sweeps the square it was swapped onto, or
+    when its own slide ends on the mover (the reference reaches the same board by bumping pawns
+    at their pre-move squares).
+    """
     color = board.color
     mine = color * PAWNS + pawn
     for c, index, square in board.targets():
-        theirs = c * PAWNS + index
+        keys = (mine, c * PAWNS + index)
         bumps: list[PawnMove] = []
-        action = board.settle(color, pawn, start, square, (mine,), bumps, theirs)
-        other = board.settle(c, index, square, start, (mine,), bumps, theirs)
+        action = board.settle(color, pawn, start, square, keys, bumps)
+        other = board.settle(c, index, square, start, keys, bumps)
+        if other.end == action.end or other.end in SLIDE_SWEEP[color][square]:
+            bumps.append(PawnMove(COLORS[c], index, other.end, START))
         moves.append(Move(card, (action, other), _unique(bumps), board.slot))
 
 
