@@ -32,24 +32,33 @@ def player_score(color: int, positions: Sequence[int]) -> int:
     return total + ALL_HOME_BONUS if all(p == HOME for p in positions) else total
 
 
-def reward(state: GameState, color: int, move: Move, scores: list[int]) -> int:
-    """RewardV1 of ``move`` for ``color``: only the pawns the move touches are re-scored."""
+def reward(state: GameState, color: int, move: Move, scores: Sequence[int]) -> int:
+    """RewardV1 of ``move`` for ``color``, given every colour's current score.
+
+    Only the pawns the move touches are re-scored: a pawn's share of the score depends on its
+    own position alone, and only the mover can complete (home pawns are never bumped).
+    """
     pawns = state.pawns
-    after: dict[int, list[int]] = {}
-    for step in (*move.actions, *move.side_effects):
-        positions = after.get(step.color)
-        if positions is None:
-            positions = after[step.color] = list(pawns[step.color])
-        positions[step.pawn] = step.end
-    mine = 0
-    others = 0
-    for c in state.colors:
-        positions = after.get(c)
-        score = scores[c] if positions is None else player_score(c, positions)
+    ends: dict[tuple[int, int], int] = {}
+    for step in move.actions:
+        ends[(step.color, step.pawn)] = step.end
+    for step in move.side_effects:
+        ends[(step.color, step.pawn)] = step.end
+    mine = scores[color]
+    others = sum(scores[c] for c in state.colors) - mine
+    home_before = pawns[color].count(HOME)
+    home_after = home_before
+    for (c, pawn), end in ends.items():
+        table = SCORE[c]
+        before = pawns[c][pawn]
+        change = table[end] - table[before]
         if c == color:
-            mine = score
+            mine += change
+            home_after += (end == HOME) - (before == HOME)
         else:
-            others += score
+            others += change
+    if home_after == 4 and home_before < 4:
+        mine += ALL_HOME_BONUS
     return max(0, (len(state.colors) - 1) * mine - others)
 
 

@@ -191,9 +191,7 @@ def test_22_kept_forfeited_two_ends_turn_and_played_two_draws_again() -> None:
     state = position({R: [10, S, S, S]}, card=Card.CARD_2, players=2)
     apply_move(state, legal_moves(state, R)[0], rng)
     assert state.to_move is R and state.drawn_card is not None  # draw again
-    state = position({R: [10, S, S, S]}, card=Card.CARD_2, players=2)
-    state.drawn_card = Card.CARD_2
-    state.pawns[R] = [HOME, HOME, HOME, SAFE + 4]  # a 2 cannot be played: forfeit
+    state = position({R: [HOME, HOME, HOME, SAFE + 4]}, card=Card.CARD_2, players=2)  # a 2 cannot be played
     apply_move(state, legal_moves(state, R)[0], rng)
     assert state.to_move is Y
     state = position({R: [HOME, HOME, HOME, SAFE + 3]}, card=Card.CARD_2, players=2)

@@ -63,7 +63,12 @@ def distance_to_home(color: Color | int, position: int) -> int:
 
 class GameState:
     """Everything about one game. Lists are indexed by ``Color`` value; unused colours keep
-    four pawns in start, an empty hand and zero turns, and never move."""
+    four pawns in start, an empty hand and zero turns, and never move.
+
+    ``squares`` caches who stands on each board square (key ``color * 4 + pawn``, or -1) so
+    that move generation needs no setup; :func:`apply_move` keeps it in step with ``pawns``.
+    Change pawns only through :func:`apply_move` or build a new state with :meth:`from_position`.
+    """
 
     __slots__ = (
         "colors",
@@ -74,6 +79,7 @@ class GameState:
         "history",
         "mode",
         "pawns",
+        "squares",
         "to_move",
         "turns",
         "winner",
@@ -104,6 +110,7 @@ class GameState:
         self.turns = turns
         self.history = history
         self.winner = winner
+        self.squares = _occupancy(colors, pawns)
 
     @classmethod
     def from_position(
@@ -177,6 +184,19 @@ class GameState:
         return list(self.hands[self.to_move]) if self.to_move is not None else []
 
 
+def _occupancy(colors: Iterable[Color], pawns: list[list[int]]) -> list[int]:
+    """Who stands on each board square. Safe zones are per colour (fix of the cross-colour
+    safe-zone collision), so they are not shared squares and are not tracked here."""
+    squares = [-1] * SQUARES
+    for color in colors:
+        for index, position in enumerate(pawns[color]):
+            if position < SQUARES:
+                if squares[position] >= 0:
+                    raise ValueError(f"two pawns on square {position}")
+                squares[position] = color * PAWNS + index
+    return squares
+
+
 def _draw(state: GameState, rng: Random) -> Card:
     """A uniformly random card of the draw pile; the discard pile is reshuffled in when it runs out."""
     pile = state.draw_pile
@@ -195,16 +215,18 @@ def new_game(seats: int, mode: Mode, rng: Random) -> GameState:
     if not 2 <= seats <= 4:
         raise ValueError("Apologies is played by 2, 3 or 4 players")
     colors = COLORS[:seats]
+    pawns = [[START] * PAWNS for _ in COLORS]
+    if mode is Mode.ADULT:
+        for color in colors:
+            pawns[color][0] = CIRCLE[color]
     state = GameState.from_position(
         mode,
         colors,
-        [[START] * PAWNS for _ in COLORS],
+        pawns,
         draw_pile=list(DECK),
         history=[HistoryEntry(f"Game started with mode: GameMode.{mode.value}")],
     )
     if mode is Mode.ADULT:
-        for color in colors:
-            state.pawns[color][0] = CIRCLE[color]
         for _ in range(HAND_SIZE):  # dealt one card at a time, round-robin in colour order
             for color in colors:
                 state.hands[color].append(_draw(state, rng))
@@ -228,14 +250,7 @@ class _Board:
         self.slot = -1  # the hand index of the card being generated (ADULT)
         self.pawns = state.pawns
         self.own = state.pawns[color]
-        # Board squares only: safe zones are per colour (fix of the cross-colour safe-zone
-        # collision), so a safe position never meets another colour's pawn.
-        occupant = [-1] * SQUARES
-        for c in state.colors:
-            for index, position in enumerate(state.pawns[c]):
-                if position < SQUARES:
-                    occupant[position] = c * PAWNS + index
-        self.occupant = occupant
+        self.occupant = state.squares
 
     def blocked(self, end: int, moving: tuple[int, ...]) -> bool:
         """True when an own pawn that is not moving stands on ``end`` (rules section 6)."""
@@ -270,12 +285,35 @@ class _Board:
         return PawnMove(COLORS[color], pawn, start, end)
 
     def simple(self, card: Card, pawn: int, start: int, end: int) -> Move | None:
-        """A one-pawn move to ``end`` (-1: off the board), or None when it is not legal."""
-        if end < 0 or self.blocked(end, (pawn,)):
+        """A one-pawn move to ``end`` (-1: off the board), or None when it is not legal.
+
+        The same rules as :meth:`blocked` and :meth:`settle`, inlined: this is the hot path.
+        """
+        if end < 0:
             return None
+        color = self.color
+        if end >= SQUARES:
+            if end < HOME and self.blocked(end, (pawn,)):
+                return None
+            return Move(card, (PawnMove(COLORS[color], pawn, start, end),), (), self.slot)
+        occupant = self.occupant
+        key = occupant[end]
         bumps: list[PawnMove] = []
-        action = self.settle(self.color, pawn, start, end, (self.color * PAWNS + pawn,), bumps)
-        return Move(card, (action,), tuple(bumps), self.slot)
+        if key >= 0:
+            if key // PAWNS == color:
+                if key % PAWNS != pawn:
+                    return None
+            else:
+                bumps.append(PawnMove(COLORS[key // PAWNS], key % PAWNS, end, START))
+        slide = SLIDE_END[color][end]
+        if slide >= 0:
+            mine = color * PAWNS + pawn
+            for square in SLIDE_SWEEP[color][end]:
+                key = occupant[square]
+                if key >= 0 and key != mine:
+                    bumps.append(PawnMove(COLORS[key // PAWNS], key % PAWNS, square, START))
+            end = slide
+        return Move(card, (PawnMove(COLORS[color], pawn, start, end),), tuple(bumps), self.slot)
 
     def targets(self) -> list[tuple[int, int, int]]:
         """Opponent pawns on board squares as (color, pawn, square), in colour then pawn order."""
@@ -337,7 +375,7 @@ def _card_moves(board: _Board, card: Card, moves: list[Move]) -> None:
     """Every legal move of one card, pawn by pawn, in the order of rules sections 5 and 12."""
     color = board.color
     own = board.own
-    value = card.value
+    value = int(card)  # IntEnum's .value is a slow property in this hot loop
     ahead = FORWARD[color]
     back = BACKWARD[color]
     for pawn in range(PAWNS):
@@ -449,10 +487,22 @@ def apply_move(state: GameState, move: Move, rng: Random) -> None:
     if color is None:
         raise ValueError("the game is over")
     pawns = state.pawns
-    for step in move.actions:
+    squares = state.squares
+    origins: dict[int, int] = {}
+    for step in (*move.actions, *move.side_effects):
+        key = step.color * PAWNS + step.pawn
+        if key not in origins:
+            origins[key] = pawns[step.color][step.pawn]
         pawns[step.color][step.pawn] = step.end
-    for step in move.side_effects:
-        pawns[step.color][step.pawn] = step.end
+    # Vacate every square a touched pawn left before filling the squares where they ended:
+    # in one move a pawn may land where another has just left.
+    for key, origin in origins.items():
+        if origin < SQUARES and squares[origin] == key:
+            squares[origin] = -1
+    for key in origins:
+        end = pawns[key // PAWNS][key % PAWNS]
+        if end < SQUARES:
+            squares[end] = key
     card = move.card
     if state.mode is Mode.ADULT:
         hand = state.hands[color]
