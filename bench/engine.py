@@ -26,10 +26,11 @@ from apologies.source import RewardV1InputSource
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from parlour.games.apologies.engine import apply_move, legal_moves, new_game  # noqa: E402
-from parlour.games.apologies.model import Mode  # noqa: E402
-from parlour.robots.apologies import ROBOTS  # noqa: E402
-from tests.games.apologies.library_oracle import LIB_MODE, samples  # noqa: E402
+from tests.games.apologies.library_oracle import LIB_MODE, samples
+
+from parlour.games.apologies.engine import apply_move, legal_moves, new_game
+from parlour.games.apologies.model import Mode
+from parlour.robots.apologies import ROBOTS
 
 
 def legal_move_generation(mode: Mode, positions: int) -> tuple[float, float]:
