@@ -38,11 +38,11 @@ def wait_for_port(process: subprocess.Popen[bytes], port: int, seconds: float = 
 
 @pytest.fixture
 def parlour_port(tmp_path: Path) -> Iterator[int]:
-    """Port of a fresh server with Fish and Tsuro listeners off; its log goes to tmp_path."""
+    """Port of a fresh ``parlour serve``; its log goes to tmp_path."""
     port = free_port()
     log = (tmp_path / "server.log").open("wb")
     command = [str(BIN / "parlour"), "serve", "--host", "127.0.0.1", "--port", str(port)]
-    env = {**os.environ, "PARLOUR_FISH_PORT": "0", "PARLOUR_TSURO_PORT": "0"}
+    env = {key: value for key, value in os.environ.items() if not key.startswith("PARLOUR_")}
     process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
     try:
         wait_for_port(process, port)

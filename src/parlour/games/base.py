@@ -29,6 +29,8 @@ class Outcome:
     """How a finished game ended: the winning seats (several on a tie) and a short reason."""
 
     winners: tuple[Seat, ...]
+    #: How many moves the (first) winner played, for announcements like "won after 32 turns".
+    turns: int = 0
     reason: str = "completed"
 
 

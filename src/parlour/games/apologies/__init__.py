@@ -38,7 +38,9 @@ class ApologiesPlugin:
         return view(state, Color(seat))
 
     def outcome(self, state: GameState) -> Outcome | None:
-        return None if state.winner is None else Outcome((int(state.winner),))
+        if state.winner is None:
+            return None
+        return Outcome((int(state.winner),), turns=state.turns[state.winner])
 
     def remove_seat(self, state: GameState, seat: Seat) -> GameState:
         raise NotImplementedError("an abandoned Apologies seat is played by a robot, never removed")

@@ -530,8 +530,12 @@ def apply_move(state: GameState, move: Move, rng: Random) -> None:
         state.drawn_card = _draw(state, rng)
 
 
-def view(state: GameState, color: Color) -> PlayerView:
-    """What ``color`` may see: the board and turn counts, and only its own hand."""
+def view(state: GameState, color: Color, recent: int | None = None) -> PlayerView:
+    """What ``color`` may see: the board and turn counts, and only its own hand.
+
+    ``recent`` keeps only the last entries of the history (what the wire carries).
+    """
+    history = state.history if recent is None else state.history[-recent:]
     return PlayerView(
         color=color,
         mode=state.mode,
@@ -540,5 +544,5 @@ def view(state: GameState, color: Color) -> PlayerView:
         turns=tuple(state.turns),
         hand=tuple(state.hands[color]),
         drawn_card=state.drawn_card,
-        history=tuple(state.history),
+        history=tuple(history),
     )

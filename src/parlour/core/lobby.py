@@ -1,0 +1,463 @@
+"""The lobby: players, connections, advertised and running games, seats, turns and robots.
+
+Protocol-neutral and game-neutral: the game plugin decides the rules, the robot registry
+plays programmatic and abandoned seats, and the protocol adapter renders the events this
+module emits through its :class:`~parlour.core.events.Sink`. Every method runs to completion
+under the single owner of the lobby, with the current time passed in.
+
+Preconditions are checked in the order of apologies-wire-notes.md section 6, and Parlour's
+fixes of section 11 apply: a player who left a game hears nothing more from it, a full game
+cannot be joined, reregistration moves a player to its new connection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from random import Random
+from typing import Any
+
+from parlour.core.effects import ConnId
+from parlour.core.errors import (
+    AdvertiserMayNotQuit,
+    AlreadyPlaying,
+    ConnectionLimit,
+    DuplicateHandle,
+    GameLimit,
+    IllegalMove,
+    NoMovePending,
+    NotAdvertiser,
+    NotPlaying,
+    PlayerLimit,
+    UnknownGame,
+    UnknownPlayer,
+)
+from parlour.core.events import (
+    AvailableGames,
+    Event,
+    GameAdvertised,
+    GameCancelled,
+    GameCompleted,
+    GameInvitation,
+    GameJoined,
+    GamePlayerChange,
+    GamePlayerQuit,
+    GamePlayerTurn,
+    GameStarted,
+    GameStateChange,
+    PlayerMessageReceived,
+    PlayerRegistered,
+    PlayerUnregistered,
+    RegisteredPlayers,
+    ServerShutdown,
+    Sink,
+)
+from parlour.core.ids import new_hex_id, new_id
+from parlour.core.records import (
+    Connection,
+    Game,
+    GameState,
+    Player,
+    PlayerType,
+    Seat,
+    SeatState,
+    Visibility,
+)
+from parlour.games.registry import plugin
+from parlour.robots.registry import robot
+from parlour.settings import Settings
+
+__all__ = ["Lobby"]
+
+#: Close code for the shutdown goodbye: "going away".
+GOING_AWAY = 1001
+
+
+class Lobby:
+    def __init__(
+        self,
+        settings: Settings,
+        rng: Random,
+        sink: Sink,
+        game: str = "apologies",
+        robot_handles: Sequence[str] = (),
+    ) -> None:
+        self.settings = settings
+        self.rng = rng
+        self.sink = sink
+        self.game_name = game
+        self.plugin = plugin(game)
+        self.robot = robot(game, settings.robot)
+        self.robot_handles = tuple(robot_handles) or tuple(f"Robot{i}" for i in range(1, 9))
+        self.connections: dict[ConnId, Connection] = {}
+        #: Players by id, in registration order; and the same players by handle.
+        self.players: dict[str, Player] = {}
+        self.handles: dict[str, Player] = {}
+        #: Games by id, in creation order, until they are forgotten as obsolete.
+        self.games: dict[str, Game] = {}
+        self.in_progress = 0
+
+    # -----------------------------------------------------------------------------------------
+    # Output
+
+    def send_to(self, conns: Iterable[ConnId | None], event: Event) -> None:
+        """Send to each distinct connection once (wire-notes 7.1: broadcasts are per socket)."""
+        distinct = list(dict.fromkeys(c for c in conns if c is not None))
+        if distinct:
+            self.sink.send(distinct, event)
+
+    def tell(self, player: Player, event: Event) -> None:
+        if player.conn is not None:
+            self.sink.send((player.conn,), event)
+
+    def broadcast(self, game: Game, event: Event) -> None:
+        self.send_to((p.conn for p in game.audience()), event)
+
+    # -----------------------------------------------------------------------------------------
+    # Connections and players
+
+    def connect(self, conn: ConnId, now: float) -> None:
+        if len(self.connections) >= self.settings.max_connections:
+            raise ConnectionLimit()
+        self.connections[conn] = Connection(conn, now)
+
+    def disconnect(self, conn: ConnId, now: float) -> None:
+        """A connection closed: its players stay registered, disconnected, and leave their games."""
+        connection = self.connections.pop(conn, None)
+        if connection is None:
+            return
+        for player_id in list(connection.players):
+            player = self.players.get(player_id)
+            if player is None:
+                continue
+            player.conn = None
+            player.idle = True
+            self._leave(player, f"Player {player.handle} disconnected", now)
+
+    def lookup(self, player_id: str, now: float) -> Player:
+        """The player a request acts for; marks it (and its connection) active (wire-notes 3.8)."""
+        player = self.players.get(player_id)
+        if player is None:
+            raise UnknownPlayer()
+        self._activate(player, now)
+        return player
+
+    def _activate(self, player: Player, now: float) -> None:
+        player.last_active = now
+        player.idle = False
+        if player.conn is not None:
+            connection = self.connections.get(player.conn)
+            if connection is not None:
+                connection.last_active = now
+                connection.idle = False
+
+    def register(self, conn: ConnId, handle: str, now: float) -> Player:
+        if len(self.players) >= self.settings.max_players:
+            raise PlayerLimit(handle=handle)
+        if handle in self.handles:
+            raise DuplicateHandle(handle=handle)
+        player = Player(new_id(self.rng), handle, conn, now, now)
+        self.players[player.id] = player
+        self.handles[handle] = player
+        self._attach(player, conn, now)
+        self.tell(player, PlayerRegistered(player))
+        return player
+
+    def reregister(self, conn: ConnId, player_id: str, handle: str, now: float) -> Player:
+        """A known player moves to ``conn`` (and only there); an unknown id registers anew."""
+        player = self.players.get(player_id)
+        if player is None:
+            return self.register(conn, handle, now)
+        if player.conn is not None and player.conn != conn:
+            old = self.connections.get(player.conn)
+            if old is not None:
+                old.players.discard(player.id)
+        self._attach(player, conn, now)
+        self._activate(player, now)
+        self.tell(player, PlayerRegistered(player))
+        return player
+
+    def _attach(self, player: Player, conn: ConnId, now: float) -> None:
+        player.conn = conn
+        connection = self.connections.get(conn)
+        if connection is not None:
+            connection.players.add(player.id)
+            connection.last_active = now
+            connection.idle = False
+
+    def unregister(self, player: Player, now: float) -> None:
+        self._leave(player, f"Player {player.handle} unregistered", now)
+        self.tell(player, PlayerUnregistered(player.handle))
+        self._forget(player)
+
+    def _forget(self, player: Player) -> None:
+        self.players.pop(player.id, None)
+        if self.handles.get(player.handle) is player:
+            del self.handles[player.handle]
+        if player.conn is not None and player.conn in self.connections:
+            self.connections[player.conn].players.discard(player.id)
+        player.conn = None
+
+    def list_players(self, player: Player) -> None:
+        self.tell(player, RegisteredPlayers(list(self.players.values())))
+
+    def send_message(self, player: Player, recipients: list[str], message: str) -> None:
+        found = (self.handles.get(handle) for handle in recipients)
+        self.send_to(
+            (p.conn for p in found if p is not None),
+            PlayerMessageReceived(player.handle, recipients, message),
+        )
+
+    # -----------------------------------------------------------------------------------------
+    # Advertising, joining, leaving
+
+    def list_games(self, player: Player) -> None:
+        games = [
+            game
+            for game in self.games.values()
+            if game.state is GameState.ADVERTISED
+            and (game.visibility is Visibility.PUBLIC or player.handle in game.invited)
+        ]
+        self.tell(player, AvailableGames(games))
+
+    def advertise(
+        self,
+        player: Player,
+        name: str,
+        options: dict[str, Any],
+        players: int,
+        visibility: Visibility,
+        invited: list[str],
+        now: float,
+    ) -> Game:
+        if player.game is not None:
+            raise AlreadyPlaying(handle=player.handle)
+        if len(self.games) >= self.settings.max_games:
+            raise GameLimit(handle=player.handle)
+        if not self.plugin.min_seats <= players <= self.plugin.max_seats:
+            raise UnknownGame(f"this game needs {self.plugin.min_seats} to {self.plugin.max_seats} players")
+        game = Game(
+            id=new_id(self.rng),
+            name=name,
+            game=self.game_name,
+            options=options,
+            players=players,
+            visibility=visibility,
+            invited=invited,
+            advertiser=player.handle,
+            created=now,
+            last_active=now,
+        )
+        game.seats.append(Seat(player.handle, PlayerType.HUMAN, SeatState.JOINED, player))
+        self.games[game.id] = game
+        self.in_progress += 1
+        player.game = game
+        self.tell(player, GameJoined(player.handle, game))
+        self.broadcast(game, GamePlayerChange(game, "Player joined game"))
+        invitees = (self.handles.get(handle) for handle in invited)
+        self.send_to((p.conn for p in invitees if p is not None), GameInvitation(game))
+        self.tell(player, GameAdvertised(game))
+        return game
+
+    def join(self, player: Player, game_id: str, now: float) -> None:
+        if player.game is not None:
+            raise AlreadyPlaying(handle=player.handle)
+        game = self.games.get(game_id)
+        if game is None or game.state is not GameState.ADVERTISED:
+            raise UnknownGame(handle=player.handle)
+        if game.visibility is Visibility.PRIVATE and player.handle not in game.invited:
+            raise UnknownGame(handle=player.handle)
+        if game.joined_humans() >= game.players:
+            raise UnknownGame("Game is full", handle=player.handle)
+        game.seats.append(Seat(player.handle, PlayerType.HUMAN, SeatState.JOINED, player))
+        player.game = game
+        self._touch(game, now)
+        self.tell(player, GameJoined(player.handle, game))
+        self.broadcast(game, GamePlayerChange(game, "Player joined game"))
+        # A full game starts at once, unless the in-progress limit is reached: then it waits
+        # for its advertiser's START_GAME (wire-notes 6.7).
+        if game.joined_humans() >= game.players and self.in_progress <= self.settings.max_in_progress_games:
+            self._start(game, now)
+
+    def quit(self, player: Player, now: float) -> None:
+        game = self._current(player)
+        if game.advertiser == player.handle:
+            raise AdvertiserMayNotQuit(handle=player.handle)
+        self._touch(game, now)
+        self.tell(player, GamePlayerQuit(player.handle, game))
+        self._leave(player, f"Player {player.handle} quit", now)
+
+    def _current(self, player: Player) -> Game:
+        if player.game is None:
+            raise NotPlaying(handle=player.handle)
+        if not player.game.in_progress:  # pragma: no cover - finished games release their players
+            raise UnknownGame("Game is not in progress", handle=player.handle)
+        return player.game
+
+    def _leave(self, player: Player, comment: str, now: float) -> None:
+        """Leave processing (wire-notes 6.16): the leaver hears nothing more from the game."""
+        game = player.game
+        if game is None:
+            return
+        player.game = None
+        seat_index = next(i for i, seat in enumerate(game.seats) if seat.player is player)
+        seat = game.seats[seat_index]
+        if game.advertiser == player.handle:
+            # The leaver hears the cancellation its own leaving caused, if it can still hear.
+            self.send_to(
+                [player.conn, *(p.conn for p in game.audience())], GameCancelled(game, "CANCELLED", comment)
+            )
+            self.finish(game, GameState.CANCELLED, now)
+            return
+        if game.state is GameState.ADVERTISED:
+            del game.seats[seat_index]
+        else:
+            seat.state = SeatState.QUIT
+            seat.player = None
+        self.broadcast(game, GamePlayerChange(game, comment))
+        if game.state is not GameState.PLAYING:
+            return
+        if sum(1 for s in game.seats if s.state is not SeatState.QUIT) < 2:
+            self.broadcast(game, GameCancelled(game, "NOT_VIABLE", comment))
+            self.finish(game, GameState.CANCELLED, now)
+        elif game.pending_seat == seat_index:
+            game.pending.clear()
+            game.pending_seat = None
+            self._advance(game, now)  # the robot plays the leaver's turn at once
+
+    def start(self, player: Player, now: float) -> None:
+        game = self._current(player)
+        if game.state is not GameState.ADVERTISED:
+            raise UnknownGame("Game is already being played", handle=player.handle)
+        if game.advertiser != player.handle:
+            raise NotAdvertiser(handle=player.handle)
+        # The game being started counts itself: with limit N, N games may be in progress.
+        if self.in_progress > self.settings.max_in_progress_games:
+            raise GameLimit(handle=player.handle)
+        self._start(game, now)
+
+    def cancel(self, player: Player, now: float) -> None:
+        game = self._current(player)
+        if game.advertiser != player.handle:
+            raise NotAdvertiser(handle=player.handle)
+        self.broadcast(game, GameCancelled(game, "CANCELLED", None))
+        self.finish(game, GameState.CANCELLED, now)
+
+    def finish(self, game: Game, state: GameState, now: float) -> None:
+        if game.in_progress:
+            self.in_progress -= 1
+        game.state = state
+        game.finished = now
+        game.pending.clear()
+        game.pending_seat = None
+        for seat in game.seats:
+            if seat.player is not None and seat.player.game is game:
+                seat.player.game = None
+            if seat.state is not SeatState.QUIT:
+                seat.state = SeatState.FINISHED
+
+    def _touch(self, game: Game, now: float) -> None:
+        game.last_active = now
+        game.idle = False
+
+    # -----------------------------------------------------------------------------------------
+    # Playing
+
+    def _start(self, game: Game, now: float) -> None:
+        """The start sequence of wire-notes 6.14: fill seats, deal, announce, play to a human."""
+        taken = {seat.handle for seat in game.seats}
+        names = [name for name in self.robot_handles if name not in taken]
+        while len(game.seats) < game.players:
+            name = names.pop(self.rng.randrange(len(names)))
+            game.seats.append(Seat(name, PlayerType.PROGRAMMATIC, SeatState.PLAYING))
+        for seat in game.seats:
+            seat.state = SeatState.PLAYING
+        game.state = GameState.PLAYING
+        game.play = self.plugin.new_game(len(game.seats), game.options, self.rng)
+        game.times = [now]
+        self._touch(game, now)
+        self.broadcast(game, GameStarted(game))
+        self.broadcast(game, GamePlayerChange(game, "Game started"))
+        self._announce_state(game)
+        self._advance(game, now)
+
+    def _announce_state(self, game: Game) -> None:
+        """GAME_STATE_CHANGE to every seated human, each with its own view (wire-notes 7.1)."""
+        for index, seat in enumerate(game.seats):
+            player = seat.player
+            if player is not None and player.conn is not None and seat.state is not SeatState.QUIT:
+                self.sink.send((player.conn,), GameStateChange(game, index))
+
+    def _advance(self, game: Game, now: float) -> None:
+        """Robots play until a connected human is to move (who is then told), or the game ends."""
+        plugin = self.plugin
+        while game.state is GameState.PLAYING:
+            outcome = plugin.outcome(game.play)
+            if outcome is not None:
+                winner = game.seats[outcome.winners[0]].handle
+                comment = f"Player {winner} won after {outcome.turns} turns"
+                self.broadcast(game, GameCompleted(game, winner, comment))
+                self.finish(game, GameState.COMPLETED, now)
+                return
+            seat_index = plugin.to_move(game.play)
+            if seat_index is None:  # pragma: no cover - a plugin with no mover has an outcome
+                return
+            seat = game.seats[seat_index]
+            moves = plugin.legal_moves(game.play, seat_index)
+            if seat.player is None or seat.state is SeatState.QUIT:
+                self._apply(game, self.robot.choose(game.play, seat_index, moves, self.rng), now)
+                continue
+            game.pending = {new_hex_id(self.rng): move for move in moves}
+            game.pending_seat = seat_index
+            self.tell(seat.player, GamePlayerTurn(game, seat_index))
+            return
+
+    def _apply(self, game: Game, move: Any, now: float) -> None:
+        game.pending.clear()
+        game.pending_seat = None
+        game.play = self.plugin.apply(game.play, move, self.rng)
+        game.times.append(now)
+        self._touch(game, now)
+        self._announce_state(game)
+
+    def _turn(self, player: Player) -> tuple[Game, int]:
+        game = self._current(player)
+        if game.state is not GameState.PLAYING:
+            raise UnknownGame("Game is not being played", handle=player.handle)
+        seat = game.pending_seat
+        if seat is None or game.seats[seat].player is not player:
+            raise NoMovePending(handle=player.handle)
+        return game, seat
+
+    def execute(self, player: Player, move_id: str, now: float) -> None:
+        game, _ = self._turn(player)
+        move = game.pending.get(move_id)
+        if move is None:
+            raise IllegalMove(handle=player.handle)
+        self._apply(game, move, now)
+        self._advance(game, now)
+
+    def optimal(self, player: Player, now: float) -> None:
+        game, seat = self._turn(player)
+        move = self.robot.choose(game.play, seat, list(game.pending.values()), self.rng)
+        self._apply(game, move, now)
+        self._advance(game, now)
+
+    def retrieve(self, player: Player, now: float) -> None:
+        game = self._current(player)
+        if game.state is not GameState.PLAYING:
+            raise UnknownGame("Game is not being played", handle=player.handle)
+        self._touch(game, now)
+        seat = next(i for i, s in enumerate(game.seats) if s.player is player)
+        self.tell(player, GameStateChange(game, seat))
+
+    # -----------------------------------------------------------------------------------------
+    # Shutdown
+
+    def shutdown(self, now: float) -> None:
+        """SERVER_SHUTDOWN to every connection, games cancelled silently, then close 1001."""
+        self.send_to(self.connections, ServerShutdown())
+        for game in self.games.values():
+            if game.in_progress:
+                self.finish(game, GameState.CANCELLED, now)
+        for conn in list(self.connections):
+            self.sink.close(conn, GOING_AWAY, "server shutdown")

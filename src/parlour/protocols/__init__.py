@@ -1,0 +1,1 @@
+"""Sans-I/O protocol adapters: wire text <-> core requests and events, one package per protocol."""

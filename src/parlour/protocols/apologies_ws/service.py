@@ -1,0 +1,214 @@
+"""The Apologies websocket service: frames in, effects out (a parlour.core.service.Service).
+
+Requests are decoded and validated by :mod:`.requests`, dispatched by a table to the lobby,
+and the lobby's events are rendered by :mod:`.render` as they are emitted. Every failure is
+answered with REQUEST_FAILED to the sending connection, which stays open.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from random import Random
+from typing import Any
+
+from parlour.core.checks import Schedule
+from parlour.core.effects import Close, ConnId, Effect, Send
+from parlour.core.errors import ConnectionLimit, InternalError, ParlourError, UnknownPlayer
+from parlour.core.events import Event, RequestFailed
+from parlour.core.lobby import Lobby
+from parlour.core.records import Player, Visibility
+from parlour.games.apologies.model import Mode
+from parlour.protocols.apologies_ws.render import Renderer, failure_reason
+from parlour.protocols.apologies_ws.requests import (
+    AdvertiseGame,
+    ExecuteMove,
+    JoinGame,
+    Request,
+    SendMessage,
+    WithHandle,
+    decode_request,
+)
+from parlour.settings import Settings
+
+__all__ = ["ROBOT_HANDLES", "ApologiesService"]
+
+log = logging.getLogger("parlour.apologies")
+
+#: Programmatic players' handles (wire-notes 7.2), spelling included.
+ROBOT_HANDLES = [
+    "Aragorn",
+    "Arwen",
+    "Bilbo",
+    "Boromir",
+    "Elrond",
+    "Éomer",
+    "Éowyn",
+    "Faramir",
+    "Frodo",
+    "Galadriel",
+    "Gandalf",
+    "Gimli",
+    "Gollum",
+    "Isildur",
+    "Legolas",
+    "Merry",
+    "Pippen",
+    "Radagast",
+    "Samwise",
+    "Saruman",
+    "Sauron",
+    "Shelob",
+    "Théoden",
+    "Treebeard",
+]
+#: Close code when the connection limit is reached: "try again later".
+TRY_AGAIN_LATER = 1013
+
+Handler = Callable[["ApologiesService", ConnId, Player, Any, float], None]
+
+
+def _reregister(
+    service: ApologiesService, conn: ConnId, player_id: str, context: WithHandle, now: float
+) -> Player:
+    return service.lobby.reregister(conn, player_id, context.handle, now)
+
+
+def _advertise(
+    service: ApologiesService, conn: ConnId, player: Player, context: AdvertiseGame, now: float
+) -> None:
+    service.lobby.advertise(
+        player,
+        context.name,
+        {"mode": Mode(context.mode)},
+        context.players,
+        Visibility(context.visibility),
+        context.invited_handles,
+        now,
+    )
+
+
+#: Requests that act for a registered player, by message type.
+HANDLERS: dict[str, Handler] = {
+    "UNREGISTER_PLAYER": lambda s, c, p, x, now: s.lobby.unregister(p, now),
+    "LIST_PLAYERS": lambda s, c, p, x, now: s.lobby.list_players(p),
+    "ADVERTISE_GAME": _advertise,
+    "LIST_AVAILABLE_GAMES": lambda s, c, p, x, now: s.lobby.list_games(p),
+    "JOIN_GAME": lambda s, c, p, x, now: s.lobby.join(p, x.game_id, now),
+    "QUIT_GAME": lambda s, c, p, x, now: s.lobby.quit(p, now),
+    "START_GAME": lambda s, c, p, x, now: s.lobby.start(p, now),
+    "CANCEL_GAME": lambda s, c, p, x, now: s.lobby.cancel(p, now),
+    "EXECUTE_MOVE": lambda s, c, p, x, now: s.lobby.execute(p, x.move_id, now),
+    "OPTIMAL_MOVE": lambda s, c, p, x, now: s.lobby.optimal(p, now),
+    "RETRIEVE_GAME_STATE": lambda s, c, p, x, now: s.lobby.retrieve(p, now),
+    "SEND_MESSAGE": lambda s, c, p, x, now: s.lobby.send_message(p, x.recipient_handles, x.message),
+}
+_ = (JoinGame, ExecuteMove, SendMessage)  # the context types the handlers above receive
+
+
+class ApologiesService:
+    """One Apologies lobby behind a websocket listener."""
+
+    def __init__(self, settings: Settings, rng: Random | None = None) -> None:
+        self.settings = settings
+        self.rng = rng if rng is not None else Random()
+        self.renderer = Renderer(settings.history_length)
+        self.lobby: Lobby = Lobby(settings, self.rng, self, game="apologies", robot_handles=ROBOT_HANDLES)
+        self.schedule: Schedule | None = None
+        self._out: list[Effect] = []
+
+    # Sink: events are rendered the moment they are emitted.
+    def send(self, conns: Iterable[ConnId], event: Event) -> None:
+        text = self.renderer.render(event)
+        self._out.extend(Send(conn, text) for conn in conns)
+
+    def close(self, conn: ConnId, code: int, reason: str) -> None:
+        self._out.append(Close(conn, code, reason))
+
+    def _drain(self) -> list[Effect]:
+        out, self._out = self._out, []
+        return out
+
+    def _fail(self, conn: ConnId, error: ParlourError, what: str) -> None:
+        reason, comment = failure_reason(error)
+        who = f" for {error.handle}" if error.handle else ""
+        log.info("%s failed%s: %s %s", what, who, reason, comment)
+        self.send((conn,), RequestFailed(error))
+
+    # Service
+    def connected(self, conn: ConnId, now: float) -> list[Effect]:
+        self._start_checks(now)
+        try:
+            self.lobby.connect(conn, now)
+        except ConnectionLimit as error:
+            self._fail(conn, error, "connection")
+            self.close(conn, TRY_AGAIN_LATER, "connection limit reached")
+        return self._drain()
+
+    def received(self, conn: ConnId, data: str | bytes, now: float) -> list[Effect]:
+        what = "request"
+        try:
+            request = decode_request(data, self.settings.max_message_bytes, self.settings.max_chat_chars)
+            what = request.message
+            self._dispatch(conn, request, now)
+        except ParlourError as error:
+            self._fail(conn, error, what)
+        except Exception:
+            log.exception("internal error handling %s", what)
+            self._fail(conn, InternalError(), what)
+        return self._drain()
+
+    def _dispatch(self, conn: ConnId, request: Request, now: float) -> None:
+        if request.message == "REGISTER_PLAYER":
+            assert isinstance(request.context, WithHandle)
+            player = self.lobby.register(conn, request.context.handle, now)
+            log.info("REGISTER_PLAYER by %s", player.handle)
+            return
+        assert request.player_id is not None
+        if request.message == "REREGISTER_PLAYER":
+            assert isinstance(request.context, WithHandle)
+            player = _reregister(self, conn, request.player_id, request.context, now)
+            log.info("REREGISTER_PLAYER by %s", player.handle)
+            return
+        player = self.lobby.lookup(request.player_id, now)
+        log.info("%s by %s", request.message, player.handle)
+        try:
+            HANDLERS[request.message](self, conn, player, request.context, now)
+        except UnknownPlayer:
+            raise
+        except ParlourError as error:
+            if error.handle is None:
+                error.handle = player.handle
+            raise
+
+    def disconnected(self, conn: ConnId, now: float) -> list[Effect]:
+        try:
+            self.lobby.disconnect(conn, now)
+        except Exception:
+            log.exception("internal error on disconnect")
+        return self._drain()
+
+    def tick(self, now: float) -> list[Effect]:
+        self._start_checks(now)
+        assert self.schedule is not None
+        try:
+            self.schedule.run(self.lobby, now)
+        except Exception:
+            log.exception("internal error in periodic checks")
+        return self._drain()
+
+    def _start_checks(self, now: float) -> None:
+        if self.schedule is None:
+            self.schedule = Schedule(self.settings, now)
+
+    def shutdown(self, now: float) -> list[Effect]:
+        self.lobby.shutdown(now)
+        return self._drain()
+
+    def stats(self) -> dict[str, int]:
+        return {
+            "connections": len(self.lobby.connections),
+            "players": len(self.lobby.players),
+            "games": len(self.lobby.games),
+            "games_in_progress": self.lobby.in_progress,
+        }

@@ -1,0 +1,126 @@
+"""Every setting of the server, with its default, and how they are loaded.
+
+Precedence, lowest first: the defaults below, a TOML file (``--config FILE``, table
+``[parlour]``), environment variables ``PARLOUR_<NAME>``, command-line flags ``--<name>``.
+Thresholds are in seconds. The idle and inactive defaults are the reference server's.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+__all__ = ["ROBOT_CHOICES", "SettingError", "Settings", "load_settings"]
+
+ROBOT_CHOICES = ("random", "greedy")
+MINUTE = 60.0
+
+
+class SettingError(ValueError):
+    """A setting has an unknown name or a value of the wrong type or range."""
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    host: str = "127.0.0.1"
+    port: int = 8080
+    #: The robot that plays programmatic seats and OPTIMAL_MOVE.
+    robot: str = "greedy"
+    log_level: str = "INFO"
+
+    max_connections: int = 10_000
+    max_players: int = 10_000
+    #: Games tracked at once, finished ones included until they are forgotten.
+    max_games: int = 20_000
+    #: Games advertised or being played at once.
+    max_in_progress_games: int = 5_000
+    max_message_bytes: int = 65_536
+    max_chat_chars: int = 500
+    #: Entries of game history sent with every game state.
+    history_length: int = 10
+
+    websocket_idle: float = 2 * MINUTE
+    websocket_inactive: float = 5 * MINUTE
+    player_idle: float = 15 * MINUTE
+    player_inactive: float = 30 * MINUTE
+    game_idle: float = 10 * MINUTE
+    game_inactive: float = 20 * MINUTE
+    game_retention: float = 2880 * MINUTE
+    #: Periodic checks: the first run after ``check_delay``, then every period.
+    check_delay: float = 300.0
+    check_period: float = 120.0
+    obsolete_check_period: float = 300.0
+    #: How often the transport asks the services for due checks and timers.
+    tick_seconds: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.robot not in ROBOT_CHOICES:
+            raise SettingError(f"robot must be one of {', '.join(ROBOT_CHOICES)}, not {self.robot!r}")
+        if not 0 <= self.port <= 65535:
+            raise SettingError(f"port must be between 0 and 65535, not {self.port}")
+        for field in fields(self):
+            value = getattr(self, field.name)
+            if isinstance(value, int | float) and not isinstance(value, bool) and value < 0:
+                raise SettingError(f"{field.name} must not be negative")
+        if self.max_message_bytes < 1024:
+            raise SettingError("max_message_bytes must be at least 1024")
+        if self.history_length < 1:
+            raise SettingError("history_length must be at least 1")
+
+
+FIELDS = {field.name: field for field in fields(Settings)}
+
+
+def _convert(name: str, value: Any) -> Any:
+    """A value from a file or the environment, checked against the field's type."""
+    kind = FIELDS[name].type
+    try:
+        if kind == "int":
+            if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+                raise ValueError
+            return int(value)
+        if kind == "float":
+            if isinstance(value, bool):
+                raise ValueError
+            return float(value)
+        if not isinstance(value, str):
+            raise ValueError
+        return value
+    except ValueError:
+        raise SettingError(
+            f"{name} must be {'a number' if kind != 'str' else 'a string'}, not {value!r}"
+        ) from None
+
+
+def load_settings(
+    config: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> Settings:
+    """Settings from defaults, then ``config``, then ``environ`` (PARLOUR_*), then ``overrides``."""
+    values: dict[str, Any] = {}
+    if config is not None:
+        try:
+            table = tomllib.loads(config.read_text()).get("parlour", {})
+        except OSError as error:
+            raise SettingError(f"cannot read {config}: {error.strerror}") from None
+        except tomllib.TOMLDecodeError as error:
+            raise SettingError(f"{config} is not valid TOML: {error}") from None
+        for name, value in table.items():
+            if name not in FIELDS:
+                raise SettingError(f"{config}: unknown setting {name!r}")
+            values[name] = _convert(name, value)
+    for key, value in (os.environ if environ is None else environ).items():
+        if key.startswith("PARLOUR_"):
+            name = key[len("PARLOUR_") :].lower()
+            if name not in FIELDS:
+                raise SettingError(f"unknown setting in environment variable {key}")
+            values[name] = _convert(name, value)
+    for name, value in (overrides or {}).items():
+        if value is not None:
+            values[name] = _convert(name, value)
+    return replace(Settings(), **values)

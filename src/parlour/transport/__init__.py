@@ -1,0 +1,1 @@
+"""The only asyncio network code: listeners, ordered outboxes, the ticker, graceful shutdown."""

@@ -1,0 +1,128 @@
+"""The websocket listener (``websockets`` asyncio server) with plain HTTP on the same port.
+
+Any path upgrades to the service's protocol (reference clients connect to ``/`` or anything
+else). Requests without an Upgrade header get ``GET /healthz`` or the static web client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import mimetypes
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from http import HTTPStatus
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.datastructures import Headers
+from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request, Response
+
+from parlour.core.service import Service
+from parlour.transport.outbox import Outbox
+from parlour.transport.runtime import Runtime
+
+__all__ = ["WebsocketListener", "serve_websocket"]
+
+log = logging.getLogger("parlour.transport")
+
+#: Frames above this are refused by the websocket layer itself (close 1009); below it, the
+#: service applies its own, smaller, configurable limit and answers with an error.
+HARD_FRAME_LIMIT = 1 << 20
+
+
+def _static_root() -> Path | None:
+    root = files("parlour").joinpath("web")
+    return Path(str(root)) if root.is_dir() else None
+
+
+@dataclass
+class WebsocketListener:
+    service: Service
+    runtime: Runtime
+    server: Server | None = None
+
+    @property
+    def port(self) -> int:
+        assert self.server is not None
+        sockets = list(self.server.sockets)
+        port: int = sockets[0].getsockname()[1]
+        return port
+
+    def _http(self, connection: ServerConnection, request: Request) -> Response | None:
+        if request.headers.get("Upgrade", "").lower() == "websocket":
+            return None
+        path = request.path.split("?", 1)[0]
+        if path == "/healthz":
+            stats: dict[str, Any] = {
+                "status": "ok",
+                "uptime": round(self.runtime.clock() - self.runtime.started, 3),
+            }
+            counts = getattr(self.service, "stats", None)
+            if callable(counts):
+                stats.update(counts())
+            return _response(HTTPStatus.OK, json.dumps(stats).encode(), "application/json")
+        return _static(path)
+
+    async def _handle(self, ws: ServerConnection) -> None:
+        runtime, service = self.runtime, self.service
+        conn = runtime.new_conn()
+
+        async def close(code: int, reason: str) -> None:
+            await ws.close(code, reason)
+
+        outbox = Outbox(ws.send, close)
+        runtime.outboxes[conn] = outbox
+        writer = asyncio.create_task(outbox.run())
+        try:
+            runtime.execute(service.connected(conn, runtime.clock()))
+            async for message in ws:
+                runtime.execute(service.received(conn, message, runtime.clock()))
+        except ConnectionClosed:
+            pass
+        finally:
+            runtime.execute(service.disconnected(conn, runtime.clock()))
+            del runtime.outboxes[conn]
+            writer.cancel()
+
+
+def _response(status: HTTPStatus, body: bytes, content_type: str) -> Response:
+    headers = Headers([("Content-Type", content_type), ("Content-Length", str(len(body)))])
+    return Response(status.value, status.phrase, headers, body)
+
+
+def _static(path: str) -> Response:
+    """A file of the packaged web client; ``/`` is ``index.html``. No path leaves the folder."""
+    root = _static_root()
+    relative = "index.html" if path in ("", "/") else path.lstrip("/")
+    if root is not None and ".." not in Path(relative).parts:
+        target = (root / relative).resolve()
+        if target.is_file() and target.is_relative_to(root.resolve()):
+            kind = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
+            if kind.startswith("text/") or kind.endswith("javascript"):
+                kind += "; charset=utf-8"
+            return _response(HTTPStatus.OK, target.read_bytes(), kind)
+    return _response(HTTPStatus.NOT_FOUND, b"Not found\n", "text/plain; charset=utf-8")
+
+
+@asynccontextmanager
+async def serve_websocket(
+    service: Service, host: str, port: int, runtime: Runtime | None = None
+) -> AsyncIterator[WebsocketListener]:
+    """Run the listener for the duration of the block; ``listener.port`` is the bound port."""
+    listener = WebsocketListener(service, runtime or Runtime())
+    async with serve(
+        listener._handle,
+        host,
+        port,
+        process_request=listener._http,
+        max_size=HARD_FRAME_LIMIT,
+        compression=None,  # per-message deflate costs more CPU than it saves on loopback and LANs
+    ) as server:
+        listener.server = server
+        yield listener
