@@ -6,9 +6,10 @@ import argparse
 import asyncio
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from dataclasses import fields
 from pathlib import Path
+from typing import Any
 
 from parlour.settings import ROBOT_CHOICES, SettingError, Settings, load_settings
 
@@ -41,6 +42,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _run(main: Coroutine[Any, Any, int]) -> int:
+    """Run on uvloop where it is installed (a faster event loop), else on asyncio's own."""
+    try:
+        import uvloop
+    except ImportError:  # pragma: no cover - uvloop is a dependency, but optional in principle
+        return asyncio.run(main)
+    return uvloop.run(main)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "serve":
@@ -56,7 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from parlour.app import run_server
 
         try:
-            return asyncio.run(run_server(settings))
+            return _run(run_server(settings))
         except OSError as error:
             print(
                 f"parlour: cannot listen on {settings.host}:{settings.port}: {error.strerror}",

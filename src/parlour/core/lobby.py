@@ -349,6 +349,7 @@ class Lobby:
         game.finished = now
         game.pending.clear()
         game.pending_seat = None
+        game.memo.clear()  # a finished game is kept only as a record until it is obsolete
         for seat in game.seats:
             if seat.player is not None and seat.player.game is game:
                 seat.player.game = None

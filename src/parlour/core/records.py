@@ -109,6 +109,8 @@ class Game:
     pending_seat: int | None = None
     #: When the game started, then when each move was played: history entries' timestamps.
     times: list[float] = field(default_factory=list)
+    #: What protocol adapters keep about the game between events (e.g. encoded history).
+    memo: dict[str, Any] = field(default_factory=dict)
 
     @property
     def in_progress(self) -> bool:

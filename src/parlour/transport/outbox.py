@@ -16,7 +16,7 @@ __all__ = ["Outbox"]
 class Outbox:
     def __init__(
         self,
-        write: Callable[[str], Awaitable[None]],
+        write: Callable[[list[str]], Awaitable[None]],
         close: Callable[[int, str], Awaitable[None]],
         limit: int = 10_000,
     ) -> None:
@@ -45,17 +45,26 @@ class Outbox:
         return len(self._queue)
 
     async def run(self) -> None:
-        """Send queued messages in order until a Close is sent or the socket fails."""
+        """Send queued messages in order until a Close is sent or the socket fails.
+
+        Whatever has queued up since the last write goes out in one batch (one system call
+        for many messages when a burst of game events is produced at once).
+        """
         queue = self._queue
         while True:
             await self._ready.wait()
             self._ready.clear()
             while queue:
-                item = queue.popleft()
-                if isinstance(item, Close):
+                batch: list[str] = []
+                while queue and not isinstance(queue[0], Close):
+                    batch.append(queue.popleft())  # type: ignore[arg-type]
+                if batch:
+                    await self._write(batch)
+                elif queue:
+                    item = queue.popleft()
+                    assert isinstance(item, Close)
                     await self._close(item.code, item.reason)
                     return
-                await self._write(item)
 
     async def flush(self, timeout: float) -> None:
         """Wait (bounded) until everything queued so far has been handed to the socket."""

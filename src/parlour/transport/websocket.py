@@ -36,6 +36,32 @@ log = logging.getLogger("parlour.transport")
 HARD_FRAME_LIMIT = 1 << 20
 
 
+class BatchingConnection(ServerConnection):
+    """A server connection that can queue several text messages and write them in one go.
+
+    ``send_context`` and the sans-I/O ``protocol`` are how websockets' own ``send`` writes;
+    here they let a burst of messages share one socket write.
+    """
+
+    async def send_texts(self, texts: list[str]) -> None:
+        async with self.send_context():
+            for text in texts:
+                self.protocol.send_text(text.encode())
+
+    def send_data(self) -> None:
+        chunks = self.protocol.data_to_send()
+        if chunks and all(chunks):
+            self.transport.write(b"".join(chunks))
+            return
+        for data in chunks:  # an empty chunk asks for a half-close: let the library do it
+            if data:
+                self.transport.write(data)
+            elif self.transport.can_write_eof():
+                self.transport.write_eof()
+            else:
+                self.transport.close()
+
+
 def _static_root() -> Path | None:
     root = files("parlour").joinpath("web")
     return Path(str(root)) if root.is_dir() else None
@@ -70,13 +96,14 @@ class WebsocketListener:
         return _static(path)
 
     async def _handle(self, ws: ServerConnection) -> None:
+        assert isinstance(ws, BatchingConnection)
         runtime, service = self.runtime, self.service
         conn = runtime.new_conn()
 
         async def close(code: int, reason: str) -> None:
             await ws.close(code, reason)
 
-        outbox = Outbox(ws.send, close)
+        outbox = Outbox(ws.send_texts, close)
         runtime.outboxes[conn] = outbox
         writer = asyncio.create_task(outbox.run())
         try:
@@ -123,6 +150,7 @@ async def serve_websocket(
         process_request=listener._http,
         max_size=HARD_FRAME_LIMIT,
         compression=None,  # per-message deflate costs more CPU than it saves on loopback and LANs
+        create_connection=BatchingConnection,
     ) as server:
         listener.server = server
         yield listener

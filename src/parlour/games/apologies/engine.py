@@ -71,6 +71,7 @@ class GameState:
     """
 
     __slots__ = (
+        "__weakref__",  # protocol adapters cache per-game renderings keyed by the state
         "colors",
         "discard",
         "draw_pile",
@@ -465,12 +466,17 @@ def legal_moves(state: GameState, color: Color | int) -> list[Move]:
 # Applying a move (rules sections 4, 10, 11)
 
 
+#: History names of pawns ("Red0") and positions ("square 11"), by colour, pawn and position.
+PAWN_NAMES = tuple(tuple(f"{color.name.capitalize()}{pawn}" for pawn in range(PAWNS)) for color in COLORS)
+POSITION_NAMES = tuple(position_name(position) for position in range(START + 1))
+
+
 def _describe(move: Move) -> str:
     """The history text of a move (wire-notes 5.2): each pawn where it is right after that step."""
     if not move.actions:
         return f"Turn is forfeit; discarded card {move.card.face}"
     steps = "".join(
-        f"{step.color.name.capitalize()}{step.pawn}->{position_name(step.end)}, "
+        f"{PAWN_NAMES[step.color][step.pawn]}->{POSITION_NAMES[step.end]}, "
         for step in (*move.actions, *move.side_effects)
     )
     return f"Played card {move.card.face}: [ {steps}]"

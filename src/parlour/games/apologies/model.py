@@ -67,7 +67,7 @@ class Card(IntEnum):
     @property
     def face(self) -> str:
         """The card as history strings write it: ``1`` .. ``12`` or ``A``."""
-        return "A" if self is Card.CARD_APOLOGIES else str(self.value)
+        return "A" if self == 0 else str(int(self))
 
 
 def position_name(position: int) -> str:

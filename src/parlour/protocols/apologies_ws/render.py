@@ -58,8 +58,7 @@ from parlour.core.events import (
 )
 from parlour.core.records import Game, GameState, Player
 from parlour.games.apologies.engine import GameState as Play
-from parlour.games.apologies.engine import view
-from parlour.games.apologies.model import HOME, SAFE, START, Color, Move, PawnMove
+from parlour.games.apologies.model import HOME, SAFE, START, Card, Color, Move, PawnMove
 
 __all__ = ["FAILURES", "Renderer", "failure_reason", "timestamp"]
 
@@ -113,6 +112,9 @@ def _pawn(color: Color, index: int, position: int) -> dict[str, Any]:
         "square": position if position < SAFE else None,
     }
 
+
+COLOR_NAMES = tuple(color.name.encode() for color in Color)
+CARD_NAMES = {card: card.name for card in Card}
 
 #: Every pawn object pre-encoded: PAWNS[color][index][position] (position 0..66).
 PAWNS: tuple[tuple[tuple[bytes, ...], ...], ...] = tuple(
@@ -251,43 +253,64 @@ class Renderer:
         return _message("REQUEST_FAILED", {"reason": reason, "comment": comment, "handle": handle})
 
     def _state(self, event: GameStateChange) -> bytes:
-        """GAME_STATE_CHANGE (wire-notes 5.2) from the seat's own view of the game."""
+        """GAME_STATE_CHANGE (wire-notes 5.2) from the seat's own view of the game.
+
+        The hot path of a busy server: history entries are encoded once per game, pawns come
+        pre-encoded, and only the seat's own hand is read.
+        """
         game = event.game
         play: Play = game.play
-        seen = view(play, Color(event.seat), recent=self.history)
-        times = game.times
-        first = len(play.history) - len(seen.history)
-        history = [
-            {
-                "action": entry.action,
-                "color": entry.color.name if entry.color is not None else None,
-                "card": entry.card.name if entry.card is not None else None,
-                # Entry 0 is the start, entry k the k-th move; "Game completed" shares the last move's time.
-                "timestamp": timestamp(times[min(first + i, len(times) - 1)]),
-            }
-            for i, entry in enumerate(seen.history)
-        ]
-        parts = []
-        for color in seen.colors:
-            pawns = b",".join(PAWNS[color][i][p] for i, p in enumerate(seen.pawns[color]))
-            hand = ENCODE([c.name for c in seen.hand]) if color == seen.color else b"[]"
-            parts.append(
-                b'{"color":"%s","turns":%d,"hand":%s,"pawns":[%s]}'
-                % (color.name.encode(), seen.turns[color], hand, pawns)
+        seat = event.seat
+        entries = self._entries(game)
+        pawns, turns = play.pawns, play.turns
+        mine = b""
+        others = []
+        for color in play.colors:
+            table = PAWNS[color]
+            p0, p1, p2, p3 = pawns[color]
+            hand = ENCODE([CARD_NAMES[c] for c in play.hands[color]]) if color == seat else b"[]"
+            part = b'{"color":"%s","turns":%d,"hand":%s,"pawns":[%s,%s,%s,%s]}' % (
+                COLOR_NAMES[color],
+                turns[color],
+                hand,
+                table[0][p0],
+                table[1][p1],
+                table[2][p2],
+                table[3][p3],
             )
-        mine = parts[seen.color]
-        others = b",".join(
-            part for color, part in zip(seen.colors, parts, strict=True) if color != seen.color
-        )
+            if color == seat:
+                mine = part
+            else:
+                others.append(part)
         return (
-            b'{"message":"GAME_STATE_CHANGE","context":{"game_id":"%s","recent_history":%s,"player":%s,"opponents":[%s]}}'
+            b'{"message":"GAME_STATE_CHANGE","context":{"game_id":"%s","recent_history":[%s],"player":%s,"opponents":[%s]}}'
             % (
                 game.id.encode(),
-                ENCODE(history),
+                b",".join(entries[-self.history :]),
                 mine,
-                others,
+                b",".join(others),
             )
         )
+
+    def _entries(self, game: Game) -> list[bytes]:
+        """The game's history entries, encoded once each (history only grows)."""
+        play: Play = game.play
+        encoded: list[bytes] = game.memo.setdefault("history", [])
+        history, times = play.history, game.times
+        for index in range(len(encoded), len(history)):
+            entry = history[index]
+            # Entry 0 is the start, entry k the k-th move; "Game completed" shares the last move's time.
+            encoded.append(
+                ENCODE(
+                    {
+                        "action": entry.action,
+                        "color": entry.color.name if entry.color is not None else None,
+                        "card": entry.card.name if entry.card is not None else None,
+                        "timestamp": timestamp(times[min(index, len(times) - 1)]),
+                    }
+                )
+            )
+        return encoded
 
     def _turn(self, event: GamePlayerTurn) -> bytes:
         """GAME_PLAYER_TURN (wire-notes 5.3): moves keyed by id in list order."""
