@@ -87,7 +87,18 @@ def running(command: list[str], port: int) -> Iterator[subprocess.Popen[bytes]]:
 
 
 def parlour_command(port: int) -> list[str]:
-    return [str(BIN / "parlour"), "serve", "--host", "127.0.0.1", "--port", str(port), "--robot", "greedy", "--log-level", "WARNING"]
+    return [
+        str(BIN / "parlour"),
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--robot",
+        "greedy",
+        "--log-level",
+        "WARNING",
+    ]
 
 
 def reference_command(port: int) -> list[str]:
