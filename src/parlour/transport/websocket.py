@@ -34,6 +34,8 @@ log = logging.getLogger("parlour.transport")
 #: Frames above this are refused by the websocket layer itself (close 1009); below it, the
 #: service applies its own, smaller, configurable limit and answers with an error.
 HARD_FRAME_LIMIT = 1 << 20
+#: How long a closing handshake may take before the connection is dropped (the reference: 2.5 s).
+CLOSE_TIMEOUT = 2.5
 
 
 class BatchingConnection(ServerConnection):
@@ -109,7 +111,12 @@ class WebsocketListener:
         try:
             runtime.execute(service.connected(conn, runtime.clock()))
             async for message in ws:
-                runtime.execute(service.received(conn, message, runtime.clock()))
+                try:
+                    effects = service.received(conn, message, runtime.clock())
+                except Exception:  # a service answers its own errors; this is a last resort
+                    log.exception("service failed on a frame from connection %d", conn)
+                    continue
+                runtime.execute(effects)
         except ConnectionClosed:
             pass
         finally:
@@ -151,6 +158,7 @@ async def serve_websocket(
         max_size=HARD_FRAME_LIMIT,
         compression=None,  # per-message deflate costs more CPU than it saves on loopback and LANs
         create_connection=BatchingConnection,
+        close_timeout=CLOSE_TIMEOUT,
     ) as server:
         listener.server = server
         yield listener

@@ -1,0 +1,55 @@
+"""``parlour serve`` as a process: health, and a graceful shutdown on SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import urllib.request
+from pathlib import Path
+
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
+
+from .conftest import BIN, free_port, wait_for_port
+
+
+def test_sigterm_sends_server_shutdown_then_closes_1001(tmp_path: Path) -> None:
+    port = free_port()
+    env = {key: value for key, value in os.environ.items() if not key.startswith("PARLOUR_")}
+    log = (tmp_path / "server.log").open("wb")
+    process = subprocess.Popen(
+        [str(BIN / "parlour"), "serve", "--port", str(port)], stdout=log, stderr=subprocess.STDOUT, env=env
+    )
+    try:
+        wait_for_port(process, port)
+
+        async def scenario() -> tuple[list[str], int | None]:
+            async with connect(f"ws://127.0.0.1:{port}/") as ws:
+                await ws.send(json.dumps({"message": "REGISTER_PLAYER", "context": {"handle": "leela"}}))
+                received = [str(await ws.recv())]
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as response:
+                    health = json.loads(response.read())
+                assert health["players"] == 1 and health["connections"] == 1
+                process.send_signal(signal.SIGTERM)
+                try:
+                    while True:
+                        received.append(str(await asyncio.wait_for(ws.recv(), 10)))
+                except ConnectionClosed as closed:
+                    return received, closed.rcvd.code if closed.rcvd else None
+
+        received, code = asyncio.run(scenario())
+        assert json.loads(received[-1]) == {"message": "SERVER_SHUTDOWN"}
+        assert code == 1001
+        assert process.wait(timeout=10) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        log.close()
+    text = (tmp_path / "server.log").read_text()
+    assert "REGISTER_PLAYER by leela" in text
+    player_id = json.loads(received[0])["player_id"]
+    assert player_id not in text  # player ids are secrets: never logged

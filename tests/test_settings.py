@@ -1,0 +1,63 @@
+"""Settings: defaults, then a TOML file, then PARLOUR_* variables, then flags; clear errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from parlour.cli import build_parser, main
+from parlour.settings import SettingError, Settings, load_settings
+
+
+def test_defaults_are_sized_for_one_machine() -> None:
+    settings = Settings()
+    assert (settings.host, settings.port, settings.robot) == ("127.0.0.1", 8080, "greedy")
+    assert (settings.max_connections, settings.max_players, settings.max_in_progress_games) == (
+        10_000,
+        10_000,
+        5_000,
+    )
+    assert (settings.max_message_bytes, settings.max_chat_chars) == (65_536, 500)
+    assert (settings.player_idle, settings.player_inactive) == (15 * 60, 30 * 60)
+
+
+def test_precedence(tmp_path: Path) -> None:
+    config = tmp_path / "parlour.toml"
+    config.write_text('[parlour]\nport = 9000\nrobot = "random"\nmax_players = 5\n')
+    settings = load_settings(config, {"PARLOUR_PORT": "9100", "OTHER": "x"}, {"max_players": 7, "host": None})
+    assert (settings.port, settings.robot, settings.max_players, settings.host) == (
+        9100,
+        "random",
+        7,
+        "127.0.0.1",
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "environ", "message"),
+    [
+        ("[parlour]\nportt = 1\n", {}, "unknown setting 'portt'"),
+        ("[parlour]\nport = 'x'\n", {}, "port must be a number"),
+        ("[parlour]\nrobot = 'smart'\n", {}, "robot must be one of random, greedy"),
+        ("", {"PARLOUR_NOPE": "1"}, "unknown setting in environment variable PARLOUR_NOPE"),
+        ("", {"PARLOUR_MAX_PLAYERS": "-1"}, "max_players must not be negative"),
+        ("[parlour\n", {}, "is not valid TOML"),
+    ],
+)
+def test_errors_name_the_setting(tmp_path: Path, text: str, environ: dict[str, str], message: str) -> None:
+    config = tmp_path / "parlour.toml"
+    config.write_text(text)
+    with pytest.raises(SettingError, match=message):
+        load_settings(config, environ)
+
+
+def test_every_setting_has_a_flag() -> None:
+    args = build_parser().parse_args(["serve", "--max-in-progress-games", "3", "--player-idle", "1.5"])
+    assert args.max_in_progress_games == 3 and args.player_idle == 1.5
+    assert args.port is None  # unset flags leave lower layers alone
+
+
+def test_serve_reports_bad_settings(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert main(["serve", "--config", str(tmp_path / "missing.toml")]) == 2
+    assert "cannot read" in capsys.readouterr().err
