@@ -123,6 +123,20 @@ PAWNS: tuple[tuple[tuple[bytes, ...], ...], ...] = tuple(
 )
 
 
+def _part(color: int, pawns: list[int], turns: int, hand: bytes) -> bytes:
+    """One player of a GAME_STATE_CHANGE: colour, turns, hand and four pawns."""
+    table = PAWNS[color]
+    return b'{"color":"%s","turns":%d,"hand":%s,"pawns":[%s,%s,%s,%s]}' % (
+        COLOR_NAMES[color],
+        turns,
+        hand,
+        table[0][pawns[0]],
+        table[1][pawns[1]],
+        table[2][pawns[2]],
+        table[3][pawns[3]],
+    )
+
+
 def _step(step: PawnMove) -> bytes:
     table = PAWNS[step.color][step.pawn]
     return b'{"start":' + table[step.start] + b',"end":' + table[step.end] + b"}"
@@ -263,25 +277,20 @@ class Renderer:
         seat = event.seat
         entries = self._entries(game)
         pawns, turns = play.pawns, play.turns
+        # Opponents' parts (no hand) change only when their pawns or turn counts do.
+        cache: dict[int, tuple[tuple[int, ...], bytes]] = game.memo.setdefault("parts", {})
         mine = b""
         others = []
         for color in play.colors:
-            table = PAWNS[color]
-            p0, p1, p2, p3 = pawns[color]
-            hand = ENCODE([CARD_NAMES[c] for c in play.hands[color]]) if color == seat else b"[]"
-            part = b'{"color":"%s","turns":%d,"hand":%s,"pawns":[%s,%s,%s,%s]}' % (
-                COLOR_NAMES[color],
-                turns[color],
-                hand,
-                table[0][p0],
-                table[1][p1],
-                table[2][p2],
-                table[3][p3],
-            )
-            if color == seat:
-                mine = part
+            row = pawns[color]
+            key = (*row, turns[color])
+            if color != seat:
+                hit = cache.get(color)
+                if hit is None or hit[0] != key:
+                    hit = cache[color] = (key, _part(color, row, turns[color], b"[]"))
+                others.append(hit[1])
             else:
-                others.append(part)
+                mine = _part(color, row, turns[color], ENCODE([CARD_NAMES[c] for c in play.hands[color]]))
         return (
             b'{"message":"GAME_STATE_CHANGE","context":{"game_id":"%s","recent_history":[%s],"player":%s,"opponents":[%s]}}'
             % (
