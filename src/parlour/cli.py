@@ -39,7 +39,58 @@ def build_parser() -> argparse.ArgumentParser:
             choices=ROBOT_CHOICES if field.name == "robot" else None,
             help=f"(default: {default})",
         )
+    sim = commands.add_parser(
+        "simulate",
+        help="play robot games in-process and compare the robots",
+        description="Play robot games in-process (no network) and print wins per seat with 95% "
+        "confidence intervals, mean game length and decision times per robot.",
+    )
+    sim.add_argument("--game", default="apologies", help="game to play (default: apologies)")
+    sim.add_argument("--mode", choices=["STANDARD", "ADULT"], default="STANDARD", help="Apologies mode")
+    sim.add_argument("--seats", default="search,greedy,greedy,greedy", help="robot per seat, comma-separated")
+    sim.add_argument("--games", type=int, default=200, help="number of games (default: 200)")
+    sim.add_argument("--seed", type=int, default=7, help="base random seed (default: 7)")
+    sim.add_argument("--workers", type=int, default=1, help="worker processes (default: 1)")
+    sim.add_argument("--json", type=Path, help="also write the results as JSON to this file")
+    sim.add_argument("--quiet", action="store_true", help="no progress bar")
+    sim.add_argument(
+        "--fixed-seats",
+        action="store_true",
+        help="keep the line-up in its seats (default: rotate every game)",
+    )
     return parser
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    from parlour.simulate import progress_bar, simulate
+
+    seats = [name.strip() for name in args.seats.split(",") if name.strip()]
+    options: dict[str, Any] = {}
+    if args.game == "apologies":
+        from parlour.games.apologies.model import Mode
+
+        options["mode"] = Mode(args.mode)
+    if args.games < 1:
+        print("parlour: --games must be at least 1", file=sys.stderr)
+        return 2
+    try:
+        report = simulate(
+            args.game,
+            seats,
+            args.games,
+            args.seed,
+            options,
+            workers=max(1, args.workers),
+            progress=None if args.quiet else progress_bar(),
+            rotate=not args.fixed_seats,
+        )
+    except (KeyError, ValueError) as error:
+        print(f"parlour: {error.args[0] if error.args else error}", file=sys.stderr)
+        return 2
+    print(report.table())
+    if args.json is not None:
+        args.json.write_text(report.to_json())
+    return 0
 
 
 def _run(main: Coroutine[Any, Any, int]) -> int:
@@ -53,6 +104,8 @@ def _run(main: Coroutine[Any, Any, int]) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command == "simulate":
+        return _simulate(args)
     if args.command == "serve":
         overrides = {field.name: getattr(args, field.name) for field in fields(Settings)}
         try:

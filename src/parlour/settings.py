@@ -16,7 +16,7 @@ from typing import Any
 
 __all__ = ["ROBOT_CHOICES", "SettingError", "Settings", "load_settings"]
 
-ROBOT_CHOICES = ("random", "greedy")
+ROBOT_CHOICES = ("random", "greedy", "search")
 MINUTE = 60.0
 
 

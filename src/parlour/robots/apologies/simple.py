@@ -12,9 +12,9 @@ from random import Random
 from parlour.games.apologies.board import DISTANCE
 from parlour.games.apologies.engine import GameState
 from parlour.games.apologies.model import HOME, SAFE, Move
-from parlour.games.base import Robot, Seat
+from parlour.games.base import Seat
 
-__all__ = ["ROBOTS", "GreedyRobot", "RandomRobot", "player_score", "reward"]
+__all__ = ["GreedyRobot", "RandomRobot", "player_score", "reward"]
 
 #: SCORE[color][position]: one pawn's share of RewardV1's player score, less the constant 260:
 #: minus its distance to home, plus 10 in the safe zone or home.
@@ -88,7 +88,3 @@ class GreedyRobot:
             if value > best_reward:
                 best, best_reward = move, value
         return best
-
-
-#: Apologies robots by name, for programmatic seats, OPTIMAL_MOVE and ``parlour simulate``.
-ROBOTS: dict[str, Robot[GameState, Move]] = {"random": RandomRobot(), "greedy": GreedyRobot()}

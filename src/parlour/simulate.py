@@ -1,0 +1,219 @@
+"""``parlour simulate``: robot games played in-process, for measuring robots against each other.
+
+Each game gets its own random source derived from the base seed and the game's number, so a
+run is reproducible (decision times aside) however it is split across worker processes.
+
+Seats are not equal in every game (in Apologies, four RewardV1 players win 13%, 22%, 28% and 37%
+of games from seats RED, YELLOW, GREEN and BLUE, in Parlour and in the reference library alike),
+so by default the line-up rotates from game to game: each robot plays every seat equally often,
+and its win rate is comparable with parity (1 / seats).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field
+from random import Random
+from typing import Any, TextIO
+
+from parlour.games.registry import plugin
+from parlour.robots.registry import robot
+
+__all__ = ["GameResult", "Report", "play_game", "simulate", "wilson"]
+
+
+@dataclass(frozen=True, slots=True)
+class GameResult:
+    winners: tuple[int, ...]
+    moves: int
+    #: Decision times in seconds, by seat.
+    times: tuple[tuple[float, ...], ...]
+
+
+def play_game(
+    game: str, seats: Sequence[str], options: dict[str, Any], seed: int, max_moves: int = 100_000
+) -> GameResult:
+    """One whole game between robots; seat i is played by the robot named ``seats[i]``."""
+    rules = plugin(game)
+    robots = [robot(game, name) for name in seats]
+    rng = Random(seed)
+    state = rules.new_game(len(seats), options, rng)
+    times: list[list[float]] = [[] for _ in seats]
+    moves = 0
+    while (outcome := rules.outcome(state)) is None:
+        seat = rules.to_move(state)
+        if seat is None or moves >= max_moves:
+            return GameResult((), moves, tuple(tuple(t) for t in times))
+        legal = rules.legal_moves(state, seat)
+        started = time.perf_counter()
+        move = robots[seat].choose(state, seat, legal, rng)
+        times[seat].append(time.perf_counter() - started)
+        state = rules.apply(state, move, rng)
+        moves += 1
+    return GameResult(outcome.winners, moves, tuple(tuple(t) for t in times))
+
+
+def wilson(wins: float, games: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of a win rate (95% by default)."""
+    if games == 0:
+        return 0.0, 1.0
+    rate = wins / games
+    centre = rate + z * z / (2 * games)
+    spread = z * math.sqrt(rate * (1 - rate) / games + z * z / (4 * games * games))
+    scale = 1 + z * z / games
+    return (centre - spread) / scale, (centre + spread) / scale
+
+
+@dataclass
+class SeatReport:
+    seat: int
+    robot: str
+    wins: float
+    win_rate: float
+    ci_low: float
+    ci_high: float
+
+
+@dataclass
+class RobotTiming:
+    robot: str
+    decisions: int
+    median_ms: float
+    p99_ms: float
+
+
+@dataclass
+class Report:
+    game: str
+    options: dict[str, Any]
+    seats: list[str]
+    games: int
+    seed: int
+    mean_moves: float
+    rotated: bool = True
+    #: Win rate of each seat position, whoever sat there.
+    seat_win_rates: list[float] = field(default_factory=list)
+    by_seat: list[SeatReport] = field(default_factory=list)
+    timing: list[RobotTiming] = field(default_factory=list)
+
+    def table(self) -> str:
+        lines = [
+            f"{self.games} games of {self.game} {self.options or ''} seed {self.seed}; "
+            f"mean game length {self.mean_moves:.1f} moves",
+            f"{'entry' if self.rotated else 'seat':>5}  {'robot':10} {'wins':>8} {'win rate':>9}  95% CI"
+            + ("   (line-up rotated every game)" if self.rotated else ""),
+        ]
+        for row in self.by_seat:
+            lines.append(
+                f"{row.seat:>5}  {row.robot:10} {row.wins:8.1f} {row.win_rate:9.1%}  "
+                f"[{row.ci_low:.1%}, {row.ci_high:.1%}]"
+            )
+        lines.append("win rate by seat: " + ", ".join(f"{rate:.1%}" for rate in self.seat_win_rates))
+        lines.append(f"{'robot':10} {'decisions':>10} {'median':>10} {'p99':>10}")
+        for timing in self.timing:
+            lines.append(
+                f"{timing.robot:10} {timing.decisions:>10} {timing.median_ms:8.3f}ms {timing.p99_ms:8.3f}ms"
+            )
+        return "\n".join(lines)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2)
+
+
+def _one(job: tuple[str, tuple[str, ...], dict[str, Any], int]) -> GameResult:
+    game, seats, options, seed = job
+    return play_game(game, seats, options, seed)
+
+
+def _lineup(seats: Sequence[str], number: int, rotate: bool) -> tuple[str, ...]:
+    """Who sits where in game ``number``: entry i of ``seats`` moves to seat (i + number) % n."""
+    if not rotate:
+        return tuple(seats)
+    shift = number % len(seats)
+    return tuple(seats[(seat - shift) % len(seats)] for seat in range(len(seats)))
+
+
+def simulate(
+    game: str,
+    seats: Sequence[str],
+    games: int,
+    seed: int,
+    options: dict[str, Any] | None = None,
+    workers: int = 1,
+    progress: Callable[[int, int], None] | None = None,
+    rotate: bool = True,
+) -> Report:
+    """Play ``games`` games and summarise wins (a tie shares the win) and decision times.
+
+    ``seats`` names the robots of the line-up; with ``rotate`` the line-up turns by one seat
+    each game, and wins are credited to the line-up entry (the robot), not to the seat.
+    """
+    options = options or {}
+    jobs = [
+        (game, _lineup(seats, number, rotate), options, seed * 1_000_003 + number) for number in range(games)
+    ]
+    results: list[GameResult] = []
+    if workers > 1:
+        with ProcessPoolExecutor(workers) as pool:
+            for result in pool.map(_one, jobs, chunksize=max(1, games // (workers * 20))):
+                results.append(result)
+                if progress:
+                    progress(len(results), games)
+    else:
+        for job in jobs:
+            results.append(_one(job))
+            if progress:
+                progress(len(results), games)
+    wins = [0.0] * len(seats)
+    by_color = [0.0] * len(seats)
+    for number, result in enumerate(results):
+        shift = number % len(seats) if rotate else 0
+        for winner in result.winners:
+            wins[(winner - shift) % len(seats)] += 1 / len(result.winners)
+            by_color[winner] += 1 / len(result.winners)
+    report = Report(
+        game=game,
+        options={key: str(getattr(value, "value", value)) for key, value in options.items()},
+        seats=list(seats),
+        games=games,
+        seed=seed,
+        mean_moves=statistics.fmean(r.moves for r in results) if results else 0.0,
+        rotated=rotate,
+        seat_win_rates=[w / games for w in by_color],
+    )
+    for seat, name in enumerate(seats):
+        low, high = wilson(wins[seat], games)
+        report.by_seat.append(
+            SeatReport(seat, name, wins[seat], wins[seat] / games if games else 0.0, low, high)
+        )
+    for name in dict.fromkeys(seats):
+        samples = sorted(
+            t for r in results for s, times in enumerate(r.times) if seats[s] == name for t in times
+        )
+        if samples:
+            p99 = samples[min(len(samples) - 1, int(len(samples) * 0.99))]
+            report.timing.append(
+                RobotTiming(name, len(samples), statistics.median(samples) * 1000, p99 * 1000)
+            )
+    return report
+
+
+def progress_bar(stream: TextIO | None = None) -> Callable[[int, int], None]:
+    """A one-line text progress bar, redrawn in place (standard error by default)."""
+
+    def show(done: int, total: int) -> None:
+        out = stream or sys.stderr
+        width = 30
+        filled = width * done // max(total, 1)
+        out.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
+        if done == total:
+            out.write("\n")
+        out.flush()
+
+    return show
