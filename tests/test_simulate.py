@@ -60,3 +60,9 @@ def test_cli_refuses_unknown_robots_and_games(capsys: pytest.CaptureFixture[str]
     assert main(["simulate", "--seats", "greedy,genius", "--games", "2", "--quiet"]) == 2
     assert "no robot 'genius'" in capsys.readouterr().err
     assert main(["simulate", "--game", "chess", "--games", "2", "--quiet"]) == 2
+
+
+def test_decision_times_are_credited_to_the_robot_that_decided() -> None:
+    report = simulate("fish", ["search", "random"], 4, seed=1, options={"fish": 3})
+    timing = {t.robot: t for t in report.timing}
+    assert timing["search"].median_ms > 10 * timing["random"].median_ms

@@ -5,11 +5,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+from contextlib import AsyncExitStack
 from random import Random
 
+from parlour.core.service import Service
 from parlour.protocols.apologies_ws import ApologiesService
+from parlour.protocols.fish_tcp import FishService
 from parlour.settings import Settings
 from parlour.transport.runtime import Runtime
+from parlour.transport.tcp import serve_tcp
 from parlour.transport.websocket import serve_websocket
 
 __all__ = ["SHUTDOWN_SIGNALS", "run_server"]
@@ -29,13 +33,25 @@ async def run_server(settings: Settings, stop: asyncio.Event | None = None) -> i
         loop.add_signal_handler(sig, stop.set)
     runtime = Runtime()
     apologies = ApologiesService(settings, Random())
-    async with serve_websocket(apologies, settings.host, settings.port, runtime) as listener:
+    services: list[Service] = [apologies]
+    async with AsyncExitStack() as stack:
+        listener = await stack.enter_async_context(
+            serve_websocket(apologies, settings.host, settings.port, runtime)
+        )
         log.info("Apologies websocket server listening on ws://%s:%d/", settings.host, listener.port)
-        ticker = asyncio.create_task(runtime.tick_forever([apologies], settings.tick_seconds))
+        if settings.fish_port:
+            fish = FishService(settings, Random())
+            tables = await stack.enter_async_context(
+                serve_tcp(fish, settings.host, settings.fish_port, runtime)
+            )
+            services.append(fish)
+            log.info("Fish tables listening on tcp://%s:%d", settings.host, tables.port)
+        ticker = asyncio.create_task(runtime.tick_forever(services, settings.tick_seconds))
         await stop.wait()
         log.info("shutting down")
         ticker.cancel()
-        runtime.execute(apologies.shutdown(runtime.clock()))
+        for service in services:
+            runtime.execute(service.shutdown(runtime.clock()))
         await runtime.flush(FLUSH_SECONDS)
     for sig in SHUTDOWN_SIGNALS:
         loop.remove_signal_handler(sig)

@@ -17,6 +17,7 @@ from typing import Any
 __all__ = ["ROBOT_CHOICES", "SettingError", "Settings", "load_settings"]
 
 ROBOT_CHOICES = ("random", "greedy", "search")
+FISH_ROBOTS = ("random", "search")
 MINUTE = 60.0
 
 
@@ -57,6 +58,14 @@ class Settings:
     #: How often the transport asks the services for due checks and timers.
     tick_seconds: float = 1.0
 
+    #: Fish tables over TCP (0 disables the listener): players per table, how long a table
+    #: waits before robots fill its empty seats, and how long a player may take to act.
+    fish_port: int = 8001
+    fish_players: int = 2
+    fish_wait: float = 30.0
+    fish_timeout: float = 30.0
+    fish_robot: str = "search"
+
     def __post_init__(self) -> None:
         if self.robot not in ROBOT_CHOICES:
             raise SettingError(f"robot must be one of {', '.join(ROBOT_CHOICES)}, not {self.robot!r}")
@@ -70,6 +79,12 @@ class Settings:
             raise SettingError("max_message_bytes must be at least 1024")
         if self.history_length < 1:
             raise SettingError("history_length must be at least 1")
+        if not 2 <= self.fish_players <= 4:
+            raise SettingError(f"fish_players must be 2, 3 or 4, not {self.fish_players}")
+        if not 0 <= self.fish_port <= 65535:
+            raise SettingError(f"fish_port must be between 0 and 65535, not {self.fish_port}")
+        if self.fish_robot not in FISH_ROBOTS:
+            raise SettingError(f"fish_robot must be one of {', '.join(FISH_ROBOTS)}, not {self.fish_robot!r}")
 
 
 FIELDS = {field.name: field for field in fields(Settings)}

@@ -194,7 +194,11 @@ def simulate(
         )
     for name in dict.fromkeys(seats):
         samples = sorted(
-            t for r in results for s, times in enumerate(r.times) if seats[s] == name for t in times
+            t
+            for number, r in enumerate(results)
+            for seat, times in enumerate(r.times)
+            if _lineup(seats, number, rotate)[seat] == name
+            for t in times
         )
         if samples:
             p99 = samples[min(len(samples) - 1, int(len(samples) * 0.99))]

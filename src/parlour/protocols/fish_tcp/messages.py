@@ -1,0 +1,98 @@
+"""Fish player protocol messages (fish-player-protocol.md; fish-tsuro-notes.md F1-F5).
+
+Out: one JSON object per line, the v1 shapes. In: the v1 shapes and the externally tagged forms
+of later versions (F2), ``tile_id`` accepted for ``next_tile_id``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from parlour.games.fish.board import DIRECTIONS
+from parlour.games.fish.rules import FishMove, FishState, Move, Place
+
+__all__ = ["COLORS", "Connect", "Malformed", "decode", "game_state", "new_game_state", "player_connected"]
+
+#: Player colours by PlayerId modulo 4 (fish-tsuro-notes 1.6), lowercase as documented (F4).
+COLORS = ("blue", "green", "pink", "purple")
+
+
+class Malformed(ValueError):
+    """A message this protocol does not accept; the sender is kicked (F13)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Connect:
+    age: int
+
+
+def _natural(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise Malformed(f"'{name}' must be a non-negative integer")
+    return value
+
+
+def decode(message: Any) -> Connect | FishMove:
+    """A decoded request, or Malformed naming what is wrong."""
+    if not isinstance(message, dict):
+        raise Malformed("a message must be a JSON object")
+    kind = message.get("type")
+    body: Any = message
+    if kind is None and len(message) == 1:  # {"PlacePenguin": {...}}: the later tagged form
+        kind, body = next(iter(message.items()))
+        if not isinstance(body, dict):
+            raise Malformed(f"'{kind}' must hold an object")
+    if kind == "PlayerConnect":
+        return Connect(_natural(body.get("age"), "age"))
+    if kind == "PlacePenguin":
+        return Place(_natural(body.get("tile_id"), "tile_id"))
+    if kind == "MovePenguin":
+        target = body.get("next_tile_id", body.get("tile_id"))
+        return Move(_natural(body.get("penguin_id"), "penguin_id"), _natural(target, "next_tile_id"))
+    raise Malformed(f"unknown message type {str(kind)[:40]!r}")
+
+
+def _line(body: dict[str, Any]) -> str:
+    return json.dumps(body, separators=(",", ":")) + "\n"
+
+
+def player_connected(player_id: int | None = None, error: str | None = None) -> str:
+    if player_id is not None:
+        return _line({"type": "PlayerConnected", "player_id": player_id})
+    return _line({"type": "PlayerConnected", "error_message": error})
+
+
+def game_state(state: FishState, winners: list[int] | None = None) -> dict[str, Any]:
+    """The GameState of F4: documented names and the serde names where they differ."""
+    tiles = []
+    for tile, fish in enumerate(state.fish):
+        if fish <= 0:
+            continue  # holes are omitted
+        entry: dict[str, Any] = {"tile_id": tile, "fish": fish, "fish_count": fish}
+        for direction, (name, *_rest) in enumerate(DIRECTIONS):
+            other = state.neighbours[tile][direction]
+            entry[name] = other if other >= 0 and state.fish[other] > 0 else None
+        tiles.append(entry)
+    players = []
+    for seat in state.order:
+        penguins = [
+            {"penguin_id": p, "tile": t if t >= 0 else None, "tile_id": t if t >= 0 else None}
+            for p in state.penguins_of(seat)
+            for t in (state.penguins[p],)
+        ]
+        players.append(
+            {"player_id": seat, "color": COLORS[seat % 4], "penguins": penguins, "score": state.scores[seat]}
+        )
+    return {
+        "board": {"tiles": tiles, "width": state.columns, "height": state.rows},
+        "players": players,
+        "turn_order": list(state.order),
+        "current_turn": state.current,
+        "winning_players": winners or [],
+    }
+
+
+def new_game_state(state: FishState, winners: list[int] | None = None) -> str:
+    return _line({"type": "NewGameState", "state": game_state(state, winners)})

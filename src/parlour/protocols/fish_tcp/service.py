@@ -1,0 +1,246 @@
+"""Fish tables behind a TCP listener (a parlour.core.service.Service), sans-I/O.
+
+Connections send PlayerConnect{age} and are seated at the open table; a table starts as soon
+as it has its players, or when its wait is over, with robots in the empty seats, and the next
+connection opens a new table. At the start of every turn every connected player gets the whole
+state; the player to move answers within the action timeout. Anything out of turn, of the wrong
+kind for the phase, illegal or malformed gets its sender kicked: its penguins leave the board, its
+connection is closed without a word (F13-F14), and the others play on. The final state names
+the winners, then every connection is closed (F17).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from random import Random
+from typing import Any
+
+from parlour.core.effects import Close, ConnId, Effect, Send
+from parlour.games.base import Robot
+from parlour.games.fish import PLUGIN
+from parlour.games.fish.rules import FishMove, FishState, legal_moves
+from parlour.protocols.fish_tcp.messages import Connect, Malformed, decode, new_game_state, player_connected
+from parlour.protocols.jsonstream import JsonStream, StreamError
+from parlour.robots.registry import robot
+from parlour.settings import Settings
+
+__all__ = ["FishService", "Table"]
+
+log = logging.getLogger("parlour.fish")
+
+
+@dataclass(slots=True, eq=False)
+class Seat:
+    conn: ConnId | None
+    age: int
+    robot: Robot[Any, Any] | None = None
+    gone: bool = False  # kicked or disconnected
+
+
+@dataclass(slots=True, eq=False)
+class Table:
+    number: int
+    opened: float
+    seats: list[Seat] = field(default_factory=list)
+    state: FishState | None = None
+    deadline: float | None = None
+    over: bool = False
+
+
+class FishService:
+    def __init__(
+        self, settings: Settings, rng: Random | None = None, board: dict[str, Any] | None = None
+    ) -> None:
+        self.settings = settings
+        self.rng = rng if rng is not None else Random()
+        self.board = board or {}  # game options: rows, columns, fish (fixed boards), holes
+        self.robot = robot("fish", settings.fish_robot)
+        self.streams: dict[ConnId, JsonStream] = {}
+        self.seated: dict[ConnId, tuple[Table, int]] = {}
+        self.tables: list[Table] = []
+        self.open: Table | None = None
+        self._out: list[Effect] = []
+        self._numbers = 0
+
+    # -----------------------------------------------------------------------------------------
+    # Service
+
+    def connected(self, conn: ConnId, now: float) -> list[Effect]:
+        if len(self.streams) >= self.settings.max_connections:
+            self._out.append(Send(conn, player_connected(error="the server is full; try again later")))
+            self._out.append(Close(conn))
+        else:
+            self.streams[conn] = JsonStream(self.settings.max_message_bytes)
+        return self._drain()
+
+    def received(self, conn: ConnId, data: str | bytes, now: float) -> list[Effect]:
+        stream = self.streams.get(conn)
+        if stream is None:
+            return []
+        try:
+            values = stream.feed(data.encode() if isinstance(data, str) else data)
+        except StreamError as error:
+            self._reject(conn, str(error), now)
+            return self._drain()
+        for value in values:
+            if conn not in self.streams:
+                break  # kicked by an earlier message of the same chunk
+            try:
+                self._handle(conn, decode(value), now)
+            except Malformed as error:
+                self._reject(conn, str(error), now)
+        return self._drain()
+
+    def disconnected(self, conn: ConnId, now: float) -> list[Effect]:
+        self.streams.pop(conn, None)
+        if conn in self.seated:
+            self._kick(conn, "disconnected", now, close=False)
+        return self._drain()
+
+    def tick(self, now: float) -> list[Effect]:
+        table = self.open
+        if table is not None and table.seats and now - table.opened >= self.settings.fish_wait:
+            self._start(table, now)  # robots take the empty seats
+        for table in list(self.tables):
+            if table.deadline is not None and now >= table.deadline and table.state is not None:
+                mover = table.seats[table.state.current] if table.state.current is not None else None
+                if mover is not None and mover.conn is not None:
+                    self._kick(mover.conn, "took too long", now)
+        return self._drain()
+
+    def shutdown(self, now: float) -> list[Effect]:
+        for conn in list(self.streams):
+            self._out.append(Close(conn, 1001, "server shutdown"))
+        return self._drain()
+
+    def stats(self) -> dict[str, int]:
+        return {"connections": len(self.streams), "tables": len(self.tables)}
+
+    def _drain(self) -> list[Effect]:
+        out, self._out = self._out, []
+        return out
+
+    # -----------------------------------------------------------------------------------------
+    # Joining
+
+    def _handle(self, conn: ConnId, request: Connect | FishMove, now: float) -> None:
+        place = self.seated.get(conn)
+        if place is None:
+            if not isinstance(request, Connect):
+                raise Malformed("send PlayerConnect first")
+            self._join(conn, request.age, now)
+            return
+        table, seat = place
+        if isinstance(request, Connect):
+            self._out.append(Send(conn, player_connected(error="already connected to a game")))
+            self._kick(conn, "connected twice", now)
+            return
+        state = table.state
+        if state is None or state.current != seat:
+            self._kick(conn, "played out of turn", now)
+            return
+        if request not in legal_moves(state, seat):
+            self._kick(conn, f"illegal {type(request).__name__}", now)
+            return
+        PLUGIN.apply(state, request, self.rng)
+        self._turns(table, now)
+
+    def _join(self, conn: ConnId, age: int, now: float) -> None:
+        table = self.open
+        if table is None:
+            if len(self.tables) >= self.settings.max_in_progress_games:
+                self._out.append(Send(conn, player_connected(error="no table is free; try again later")))
+                self._out.append(Close(conn))
+                self.streams.pop(conn, None)
+                return
+            self._numbers += 1
+            table = self.open = Table(self._numbers, now)
+            self.tables.append(table)
+        table.seats.append(Seat(conn, age))
+        self.seated[conn] = (table, len(table.seats) - 1)
+        self._out.append(Send(conn, player_connected(player_id=len(table.seats) - 1)))
+        log.info("fish table %d: player %d joined (age %d)", table.number, len(table.seats) - 1, age)
+        if len(table.seats) >= self.settings.fish_players:
+            self._start(table, now)
+
+    def _start(self, table: Table, now: float) -> None:
+        self.open = None
+        while len(table.seats) < self.settings.fish_players:
+            table.seats.append(Seat(None, 0, robot=self.robot))
+        for seat in table.seats:
+            if seat.gone:  # left before the start: a robot plays the seat it was given
+                seat.robot = self.robot
+        options = {**self.board, "ages": [seat.age for seat in table.seats]}
+        table.state = PLUGIN.new_game(len(table.seats), options, self.rng)
+        log.info("fish table %d starts with %d players", table.number, len(table.seats))
+        self._turns(table, now)
+
+    # -----------------------------------------------------------------------------------------
+    # Playing
+
+    def _broadcast(self, table: Table, text: str) -> None:
+        for seat in table.seats:
+            if seat.conn is not None and not seat.gone:
+                self._out.append(Send(seat.conn, text))
+
+    def _turns(self, table: Table, now: float) -> None:
+        """Announce each turn; robots play at once; stop at a human's turn or at the end."""
+        state = table.state
+        assert state is not None
+        while True:
+            outcome = PLUGIN.outcome(state)
+            if outcome is not None:
+                self._finish(table, list(outcome.winners))
+                return
+            self._broadcast(table, new_game_state(state))
+            mover = state.current
+            if mover is None:  # pragma: no cover - a game with no mover has an outcome
+                return
+            seat = table.seats[mover]
+            if seat.robot is not None:
+                moves = legal_moves(state, mover)
+                PLUGIN.apply(state, seat.robot.choose(state, mover, moves, self.rng), self.rng)
+                continue
+            table.deadline = now + self.settings.fish_timeout
+            return
+
+    def _finish(self, table: Table, winners: list[int]) -> None:
+        assert table.state is not None
+        self._broadcast(table, new_game_state(table.state, winners))
+        log.info("fish table %d is over; winners %s", table.number, winners)
+        for seat in table.seats:
+            if seat.conn is not None and not seat.gone:
+                self._out.append(Close(seat.conn))
+                self.seated.pop(seat.conn, None)
+                self.streams.pop(seat.conn, None)
+        table.over, table.deadline = True, None
+        self.tables.remove(table)
+
+    def _reject(self, conn: ConnId, reason: str, now: float) -> None:
+        if conn in self.seated:
+            self._kick(conn, reason, now)
+        else:
+            log.info("fish: refused a connection: %s", reason)
+            self._out.append(Send(conn, player_connected(error=reason)))
+            self._out.append(Close(conn))
+            self.streams.pop(conn, None)
+
+    def _kick(self, conn: ConnId, reason: str, now: float, close: bool = True) -> None:
+        """Remove a player and its penguins; the others play on (F13, F14: no message)."""
+        table, index = self.seated.pop(conn)
+        self.streams.pop(conn, None)
+        seat = table.seats[index]
+        seat.gone = True
+        log.info("fish table %d: player %d kicked (%s)", table.number, index, reason)
+        if close:
+            self._out.append(Close(conn))
+        if table.state is None:
+            if all(s.gone for s in table.seats):  # nobody left waiting: the table closes
+                self.tables.remove(table)
+                if self.open is table:
+                    self.open = None
+            return
+        PLUGIN.remove_seat(table.state, index)
+        table.deadline = None
+        self._turns(table, now)

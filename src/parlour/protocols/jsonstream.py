@@ -1,0 +1,59 @@
+"""A tolerant incremental reader of JSON values from a byte stream (fish-tsuro-notes F1, T1).
+
+TCP delivers bytes, not messages: one ``recv`` may hold half a message or several. The reader
+keeps a buffer and yields every complete JSON value in it, whether the values are separated by
+newlines, by other whitespace, or not at all.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+__all__ = ["JsonStream", "StreamError"]
+
+_DECODER = json.JSONDecoder()
+_WHITESPACE = " \t\r\n"
+
+
+class StreamError(ValueError):
+    """The stream holds something that can never become JSON, or too much of it."""
+
+
+class JsonStream:
+    def __init__(self, limit: int = 65_536) -> None:
+        self.limit = limit
+        self._bytes = b""
+        self._text = ""
+
+    def feed(self, data: bytes) -> list[Any]:
+        """Every complete value now available, in order; raises StreamError on garbage."""
+        self._bytes += data
+        try:
+            self._text += self._bytes.decode()
+            self._bytes = b""
+        except UnicodeDecodeError as error:
+            if error.start < len(self._bytes) - 3:  # not just a character cut in two
+                raise StreamError("the stream is not UTF-8 text") from None
+            self._text += self._bytes[: error.start].decode()
+            self._bytes = self._bytes[error.start :]
+        values = []
+        text = self._text
+        position = 0
+        while True:
+            while position < len(text) and text[position] in _WHITESPACE:
+                position += 1
+            if position == len(text):
+                break
+            try:
+                value, position = _DECODER.raw_decode(text, position)
+            except json.JSONDecodeError as error:
+                # Running out of text (or inside a string) means the rest has not arrived yet.
+                if error.pos >= len(text) or error.msg.startswith("Unterminated string"):
+                    break
+                raise StreamError(f"malformed JSON: {error.msg}") from None
+            values.append(value)
+        self._text = text[position:]
+        if len(self._text) > self.limit:
+            raise StreamError(f"a message longer than {self.limit} bytes")
+        return values

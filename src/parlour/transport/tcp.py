@@ -1,0 +1,90 @@
+"""The TCP listener for the line protocols (Fish, Tsuro): raw chunks in, text lines out.
+
+The service reassembles messages from chunks itself (a tolerant stream reader), so the transport
+hands over whatever each read returns. Output goes through the same per-connection outboxes as
+websocket output.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
+from dataclasses import dataclass
+
+from parlour.core.effects import Close
+from parlour.core.service import Service
+from parlour.transport.outbox import Outbox
+from parlour.transport.runtime import Runtime
+
+__all__ = ["TcpListener", "serve_tcp"]
+
+log = logging.getLogger("parlour.transport")
+READ_SIZE = 65_536
+
+
+@dataclass
+class TcpListener:
+    service: Service
+    runtime: Runtime
+    server: asyncio.Server | None = None
+
+    @property
+    def port(self) -> int:
+        assert self.server is not None
+        port: int = self.server.sockets[0].getsockname()[1]
+        return port
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        runtime, service = self.runtime, self.service
+        conn = runtime.new_conn()
+
+        async def write(lines: list[str]) -> None:
+            writer.write("".join(lines).encode())
+            await writer.drain()
+
+        async def close(code: int, reason: str) -> None:
+            writer.close()
+
+        outbox = Outbox(write, close)
+        runtime.outboxes[conn] = outbox
+        sender = asyncio.create_task(outbox.run())
+        try:
+            runtime.execute(service.connected(conn, runtime.clock()))
+            while not writer.is_closing():
+                data = await reader.read(READ_SIZE)
+                if not data:
+                    break
+                try:
+                    effects = service.received(conn, data, runtime.clock())
+                except Exception:  # a service answers its own errors; this is a last resort
+                    log.exception("service failed on data from connection %d", conn)
+                    break
+                runtime.execute(effects)
+        except (ConnectionError, OSError):
+            pass
+        finally:
+            runtime.execute(service.disconnected(conn, runtime.clock()))
+            runtime.outboxes.pop(conn, None)
+            outbox.put(Close(conn))  # ends the sender once what is queued has gone out
+            with suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(asyncio.shield(sender), 1.0)  # let queued lines go out
+            sender.cancel()
+            writer.close()
+
+
+@asynccontextmanager
+async def serve_tcp(
+    service: Service, host: str, port: int, runtime: Runtime | None = None
+) -> AsyncIterator[TcpListener]:
+    """Run the listener for the duration of the block; ``listener.port`` is the bound port."""
+    listener = TcpListener(service, runtime or Runtime())
+    server = await asyncio.start_server(listener._handle, host, port)
+    listener.server = server
+    try:
+        yield listener
+    finally:
+        server.close()
+        with suppress(Exception):
+            await asyncio.wait_for(server.wait_closed(), 2.0)
