@@ -201,3 +201,11 @@ def test_decode_accepts_the_later_message_shapes() -> None:
     )
     with pytest.raises(Malformed):
         decode({"type": "MovePenguin", "penguin_id": True, "next_tile_id": 4})
+
+
+def test_a_connection_after_the_start_is_refused_when_no_table_is_free() -> None:
+    tables = Tables(2, max_in_progress_games=1)
+    tables.join(1)
+    tables.join(2)  # the only table allowed has started
+    assert tables.join(3) == {"type": "PlayerConnected", "error_message": "no table is free; try again later"}
+    assert 3 in tables.closed and 1 not in tables.closed
