@@ -11,6 +11,7 @@ from random import Random
 from parlour.core.service import Service
 from parlour.protocols.apologies_ws import ApologiesService
 from parlour.protocols.fish_tcp import FishService
+from parlour.protocols.tsuro_tcp import TsuroService
 from parlour.settings import Settings
 from parlour.transport.runtime import Runtime
 from parlour.transport.tcp import serve_tcp
@@ -46,6 +47,13 @@ async def run_server(settings: Settings, stop: asyncio.Event | None = None) -> i
             )
             services.append(fish)
             log.info("Fish tables listening on tcp://%s:%d", settings.host, tables.port)
+        if settings.tsuro_port:
+            tsuro = TsuroService(settings, Random())
+            tsuro_tables = await stack.enter_async_context(
+                serve_tcp(tsuro, settings.host, settings.tsuro_port, runtime)
+            )
+            services.append(tsuro)
+            log.info("Tsuro tables listening on tcp://%s:%d", settings.host, tsuro_tables.port)
         ticker = asyncio.create_task(runtime.tick_forever(services, settings.tick_seconds))
         await stop.wait()
         log.info("shutting down")

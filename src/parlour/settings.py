@@ -18,6 +18,7 @@ __all__ = ["ROBOT_CHOICES", "SettingError", "Settings", "load_settings"]
 
 ROBOT_CHOICES = ("random", "greedy", "search")
 FISH_ROBOTS = ("random", "search")
+TSURO_ROBOTS = ("random", "lookahead")
 MINUTE = 60.0
 
 
@@ -66,6 +67,15 @@ class Settings:
     fish_timeout: float = 30.0
     fish_robot: str = "search"
 
+    #: Tsuro tables over TCP (0 disables the listener), as for Fish; ``tsuro_deal`` is
+    #: "cyclic" (the reference's deal, T6) or "random".
+    tsuro_port: int = 8000
+    tsuro_players: int = 3
+    tsuro_wait: float = 30.0
+    tsuro_timeout: float = 30.0
+    tsuro_robot: str = "lookahead"
+    tsuro_deal: str = "cyclic"
+
     def __post_init__(self) -> None:
         if self.robot not in ROBOT_CHOICES:
             raise SettingError(f"robot must be one of {', '.join(ROBOT_CHOICES)}, not {self.robot!r}")
@@ -83,6 +93,16 @@ class Settings:
             raise SettingError(f"fish_players must be 2, 3 or 4, not {self.fish_players}")
         if not 0 <= self.fish_port <= 65535:
             raise SettingError(f"fish_port must be between 0 and 65535, not {self.fish_port}")
+        if not 3 <= self.tsuro_players <= 5:
+            raise SettingError(f"tsuro_players must be 3, 4 or 5, not {self.tsuro_players}")
+        if not 0 <= self.tsuro_port <= 65535:
+            raise SettingError(f"tsuro_port must be between 0 and 65535, not {self.tsuro_port}")
+        if self.tsuro_robot not in TSURO_ROBOTS:
+            raise SettingError(
+                f"tsuro_robot must be one of {', '.join(TSURO_ROBOTS)}, not {self.tsuro_robot!r}"
+            )
+        if self.tsuro_deal not in ("cyclic", "random"):
+            raise SettingError(f"tsuro_deal must be cyclic or random, not {self.tsuro_deal!r}")
         if self.fish_robot not in FISH_ROBOTS:
             raise SettingError(f"fish_robot must be one of {', '.join(FISH_ROBOTS)}, not {self.fish_robot!r}")
 

@@ -1,0 +1,248 @@
+"""Tsuro tables behind a TCP listener (a parlour.core.service.Service), sans-I/O.
+
+Each connection is asked for its player info and must JOIN in time (T4). A table starts with
+``tsuro_players`` players, or after ``tsuro_wait`` seconds with robots in the empty seats; the
+next connection opens a new table. Colours go to everyone first (T5); every turn every connected
+player gets the state and the mover is asked for its move. A legal move is accepted; anything else
+(out of turn, malformed, the wrong colour, illegal, too slow) ejects the sender with a reason and
+closes its connection (T11-T14). The game ends with GAME_END to everyone still connected.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from random import Random
+from typing import Any
+
+from parlour.core.effects import Close, ConnId, Effect, Send
+from parlour.games.base import Robot
+from parlour.games.tsuro import PLUGIN
+from parlour.games.tsuro.rules import TsuroState, check, legal_moves
+from parlour.protocols.jsonstream import JsonStream, StreamError
+from parlour.protocols.tsuro_tcp.messages import (
+    Bad,
+    Join,
+    MoveRequest,
+    ask_for_move,
+    decode,
+    game_end,
+    game_state,
+    line,
+)
+from parlour.robots.registry import robot
+from parlour.settings import Settings
+
+__all__ = ["TsuroService"]
+
+log = logging.getLogger("parlour.tsuro")
+
+
+@dataclass(slots=True, eq=False)
+class Seat:
+    conn: ConnId | None
+    name: str
+    robot: Robot[Any, Any] | None = None
+    gone: bool = False
+
+
+@dataclass(slots=True, eq=False)
+class Table:
+    number: int
+    opened: float
+    seats: list[Seat] = field(default_factory=list)
+    state: TsuroState | None = None
+    deadline: float | None = None
+
+
+class TsuroService:
+    def __init__(self, settings: Settings, rng: Random | None = None) -> None:
+        self.settings = settings
+        self.rng = rng if rng is not None else Random()
+        self.robot = robot("tsuro", settings.tsuro_robot)
+        self.streams: dict[ConnId, JsonStream] = {}
+        self.join_by: dict[ConnId, float] = {}
+        self.seated: dict[ConnId, tuple[Table, int]] = {}
+        self.tables: list[Table] = []
+        self.open: Table | None = None
+        self._out: list[Effect] = []
+        self._numbers = 0
+
+    def _drain(self) -> list[Effect]:
+        out, self._out = self._out, []
+        return out
+
+    def _send(self, conn: ConnId, text: str) -> None:
+        self._out.append(Send(conn, text))
+
+    # Service
+    def connected(self, conn: ConnId, now: float) -> list[Effect]:
+        if len(self.streams) >= self.settings.max_connections:
+            self._send(conn, line("EJECTED", reason="server full"))
+            self._out.append(Close(conn))
+            return self._drain()
+        self.streams[conn] = JsonStream(self.settings.max_message_bytes)
+        self.join_by[conn] = now + self.settings.tsuro_timeout
+        self._send(conn, line("ASK_FOR_PLAYER_INFO"))
+        return self._drain()
+
+    def received(self, conn: ConnId, data: str | bytes, now: float) -> list[Effect]:
+        stream = self.streams.get(conn)
+        if stream is None:
+            return []
+        try:
+            values = stream.feed(data.encode() if isinstance(data, str) else data)
+        except StreamError as error:
+            self._eject(conn, str(error), now)
+            return self._drain()
+        for value in values:
+            if conn not in self.streams:
+                break
+            try:
+                self._handle(conn, decode(value), now)
+            except Bad as error:
+                self._eject(conn, str(error), now)
+        return self._drain()
+
+    def disconnected(self, conn: ConnId, now: float) -> list[Effect]:
+        if conn in self.streams:
+            self._eject(conn, "disconnected", now, tell=False)
+        return self._drain()
+
+    def tick(self, now: float) -> list[Effect]:
+        for conn, deadline in list(self.join_by.items()):
+            if now >= deadline:
+                self._eject(conn, "timeout", now)
+        table = self.open
+        if table is not None and table.seats and now - table.opened >= self.settings.tsuro_wait:
+            self._start(table, now)
+        for table in list(self.tables):
+            state = table.state
+            if (
+                table.deadline is not None
+                and now >= table.deadline
+                and state is not None
+                and state.current is not None
+            ):
+                late = table.seats[state.current].conn
+                if late is not None:
+                    self._eject(late, "timeout", now)
+        return self._drain()
+
+    def shutdown(self, now: float) -> list[Effect]:
+        for conn in list(self.streams):
+            self._out.append(Close(conn, 1001, "server shutdown"))
+        return self._drain()
+
+    def stats(self) -> dict[str, int]:
+        return {"connections": len(self.streams), "tables": len(self.tables)}
+
+    # Joining and playing
+    def _handle(self, conn: ConnId, request: Join | MoveRequest, now: float) -> None:
+        place = self.seated.get(conn)
+        if place is None:
+            if not isinstance(request, Join):
+                raise Bad("send JOIN first")
+            self._join(conn, request, now)
+            return
+        table, seat = place
+        state = table.state
+        if not isinstance(request, MoveRequest) or state is None or state.current != seat:
+            raise Bad("not your turn")
+        if request.color != state.players[seat].color:
+            raise Bad("wrong color")  # T11: the colour field is checked, never trusted
+        reason = check(state, seat, request.placement)
+        if reason is not None:
+            raise Bad(reason)
+        self._send(conn, line("MOVE_ACCEPTED"))
+        PLUGIN.apply(state, request.placement, self.rng)
+        self._turns(table, now)
+
+    def _join(self, conn: ConnId, request: Join, now: float) -> None:
+        self.join_by.pop(conn, None)
+        table = self.open
+        if table is None:
+            if len(self.tables) >= self.settings.max_in_progress_games:
+                raise Bad("no table is free; try again later")
+            self._numbers += 1
+            table = self.open = Table(self._numbers, now)
+            self.tables.append(table)
+        table.seats.append(Seat(conn, request.name[:40]))
+        self.seated[conn] = (table, len(table.seats) - 1)
+        log.info("tsuro table %d: %s joined", table.number, request.name[:40])
+        if len(table.seats) >= self.settings.tsuro_players:
+            self._start(table, now)
+
+    def _start(self, table: Table, now: float) -> None:
+        self.open = None
+        while len(table.seats) < self.settings.tsuro_players:
+            table.seats.append(Seat(None, f"robot {len(table.seats)}", robot=self.robot))
+        table.state = PLUGIN.new_game(len(table.seats), {"deal": self.settings.tsuro_deal}, self.rng)
+        for index, seat in enumerate(table.seats):
+            if seat.gone:
+                seat.robot = self.robot  # left before the start: a robot plays its seat
+            elif seat.conn is not None:
+                self._send(seat.conn, line("RECEIVE_COLOR", color=table.state.players[index].color))
+        log.info("tsuro table %d starts with %d players", table.number, len(table.seats))
+        self._turns(table, now)
+
+    def _turns(self, table: Table, now: float) -> None:
+        state = table.state
+        assert state is not None
+        while True:
+            if PLUGIN.outcome(state) is not None:
+                self._finish(table)
+                return
+            for index, seat in enumerate(table.seats):
+                if seat.conn is not None and not seat.gone:
+                    self._send(seat.conn, game_state(state, index))
+            mover = state.current
+            assert mover is not None
+            seat = table.seats[mover]
+            if seat.robot is not None:
+                moves = legal_moves(state, mover)
+                PLUGIN.apply(state, seat.robot.choose(state, mover, moves, self.rng), self.rng)
+                continue
+            assert seat.conn is not None
+            self._send(seat.conn, ask_for_move(state))
+            table.deadline = now + self.settings.tsuro_timeout
+            return
+
+    def _finish(self, table: Table) -> None:
+        assert table.state is not None
+        text = game_end(table.state)
+        for seat in table.seats:
+            if seat.conn is not None and not seat.gone:
+                self._send(seat.conn, text)
+                self._out.append(Close(seat.conn))
+                self.seated.pop(seat.conn, None)
+                self.streams.pop(seat.conn, None)
+        table.deadline = None
+        self.tables.remove(table)
+        log.info("tsuro table %d is over", table.number)
+
+    def _eject(self, conn: ConnId, reason: str, now: float, tell: bool = True) -> None:
+        """EJECTED with a reason, then the connection closes; the others play on (T13)."""
+        self.streams.pop(conn, None)
+        self.join_by.pop(conn, None)
+        if tell:
+            self._send(conn, line("EJECTED", reason=reason))
+            self._out.append(Close(conn))
+        place = self.seated.pop(conn, None)
+        if place is None:
+            log.info("tsuro: connection refused: %s", reason)
+            return
+        table, index = place
+        table.seats[index].gone = True
+        log.info("tsuro table %d: %s ejected (%s)", table.number, table.seats[index].name, reason)
+        if table.state is None:
+            if all(seat.gone for seat in table.seats):
+                self.tables.remove(table)
+                if self.open is table:
+                    self.open = None
+            return
+        was_current = table.state.current == index
+        PLUGIN.remove_seat(table.state, index)
+        if was_current or table.state.finished:
+            table.deadline = None
+            self._turns(table, now)

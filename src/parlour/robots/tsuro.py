@@ -1,0 +1,90 @@
+"""Tsuro robots: ``random`` (any legal placement) and ``lookahead`` (survive, and steer others off)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from random import Random
+
+from parlour.games.base import Robot
+from parlour.games.tsuro.rules import ALIVE, SIZE, Placement, TsuroState, _beyond, _follow, _simulate
+from parlour.games.tsuro.tiles import MATCH, TILES, exit_port
+
+__all__ = ["ROBOTS", "LookaheadRobot", "RandomTsuroRobot"]
+
+
+class RandomTsuroRobot:
+    name = "random"
+
+    def choose(self, state: TsuroState, seat: int, moves: Sequence[Placement], rng: Random) -> Placement:
+        return moves[rng.randrange(len(moves))]
+
+
+class LookaheadRobot:
+    """Scores each placement by what follows at once: staying in play first, opponents knocked
+    out next, then its freedom: how many tiles and turns would keep it alive on its next square."""
+
+    name = "lookahead"
+
+    def choose(self, state: TsuroState, seat: int, moves: Sequence[Placement], rng: Random) -> Placement:
+        best, best_score = moves[0], float("-inf")
+        upcoming = self._next_hand(state, seat)
+        for move in moves:
+            board, results = _simulate(state, move, seat)
+            where, outcome = results[seat]
+            score = 100.0 * sum(1 for index, (_, o) in results.items() if index != seat and o != ALIVE)
+            if outcome == ALIVE:
+                score += 10_000 + (self._freedom(board, where) if not move.initial else self._room(where))
+                if upcoming and not move.initial:
+                    score += 40 * self._freedom(board, where, upcoming)
+                # A square another avatar also faces may be filled by that player first.
+                ahead = _beyond(*where)
+                score -= 60 * sum(
+                    1
+                    for index, (theirs, o) in results.items()
+                    if index != seat and o == ALIVE and _beyond(*theirs) == ahead
+                )
+            score += rng.random() * 0.5  # break ties without a fixed bias
+            if score > best_score:
+                best, best_score = move, score
+        return best
+
+    @staticmethod
+    def _room(where: tuple[int, int, int]) -> float:
+        x, y = _beyond(*where)
+        return 5.0 * min(x, y, SIZE - 1 - x, SIZE - 1 - y)
+
+    @staticmethod
+    def _next_hand(state: TsuroState, seat: int) -> list[int]:
+        """The tiles the cyclic deal (T6, public) will give this seat next turn; none when dealt at random."""
+        if state.random_deal:
+            return []
+        others = sum(1 for i, p in enumerate(state.players) if i != seat and p.state == ALIVE)
+        start = state.dealt + 2 * others
+        return [(start + i) % len(TILES) for i in range(2)]
+
+    @staticmethod
+    def _freedom(
+        board: list[list[tuple[int, int] | None]],
+        where: tuple[int, int, int],
+        tiles: Sequence[int] | None = None,
+    ) -> float:
+        """Of the tiles (every tile by default) in every rotation, how many would keep the avatar
+        on the board next turn."""
+        x, y = _beyond(*where)
+        if not (0 <= x < SIZE and 0 <= y < SIZE) or board[y][x] is not None:
+            return 0.0
+        safe = 0
+        entry = MATCH[where[2]]
+        for index in tiles if tiles is not None else range(len(TILES)):
+            for rotation in (0, 90, 180, 270):
+                board[y][x] = (index, rotation)
+                _, ending = _follow(board, (x, y, exit_port(index, rotation, entry)))
+                safe += ending is None
+        board[y][x] = None
+        return float(safe)
+
+
+ROBOTS: dict[str, Robot[TsuroState, Placement]] = {
+    "random": RandomTsuroRobot(),
+    "lookahead": LookaheadRobot(),
+}
