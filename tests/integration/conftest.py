@@ -41,7 +41,18 @@ def parlour_port(tmp_path: Path) -> Iterator[int]:
     """Port of a fresh ``parlour serve``; its log goes to tmp_path."""
     port = free_port()
     log = (tmp_path / "server.log").open("wb")
-    command = [str(BIN / "parlour"), "serve", "--host", "127.0.0.1", "--port", str(port), "--fish-port", "0", "--tsuro-port", "0"]
+    command = [
+        str(BIN / "parlour"),
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--fish-port",
+        "0",
+        "--tsuro-port",
+        "0",
+    ]
     env = {key: value for key, value in os.environ.items() if not key.startswith("PARLOUR_")}
     process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
     try:
