@@ -36,6 +36,8 @@ class LookaheadRobot:
                 score += 10_000 + (self._freedom(board, where) if not move.initial else self._room(where))
                 if upcoming and not move.initial:
                     score += 40 * self._freedom(board, where, upcoming)
+                    score += self.depth * self._best_next(board, where, upcoming)
+                score += self.space * self._space(board, where)
                 # A square another avatar also faces may be filled by that player first.
                 ahead = _beyond(*where)
                 score -= 60 * sum(
@@ -47,6 +49,44 @@ class LookaheadRobot:
             if score > best_score:
                 best, best_score = move, score
         return best
+
+    space = 8.0
+    depth = 5.0
+
+    def _best_next(
+        self, board: list[list[tuple[int, int] | None]], where: tuple[int, int, int], hand: Sequence[int]
+    ) -> float:
+        """With the hand the robot will hold next turn, the most freedom one of its placements
+        would leave it (0 when every placement kills it)."""
+        x, y = _beyond(*where)
+        if not (0 <= x < SIZE and 0 <= y < SIZE) or board[y][x] is not None:
+            return 0.0
+        entry = MATCH[where[2]]
+        best = 0.0
+        for index in hand:
+            for rotation in (0, 90, 180, 270):
+                board[y][x] = (index, rotation)
+                after, ending = _follow(board, (x, y, exit_port(index, rotation, entry)))
+                if ending is None:
+                    best = max(best, self._freedom(board, after))
+                board[y][x] = None
+        return best
+
+    @staticmethod
+    def _space(board: list[list[tuple[int, int] | None]], where: tuple[int, int, int]) -> float:
+        """Empty squares within two steps of the square ahead: room to manoeuvre later."""
+        x, y = _beyond(*where)
+        return float(
+            sum(
+                1
+                for dy in range(-2, 3)
+                for dx in range(-2, 3)
+                if abs(dx) + abs(dy) <= 2
+                and 0 <= x + dx < SIZE
+                and 0 <= y + dy < SIZE
+                and board[y + dy][x + dx] is None
+            )
+        )
 
     @staticmethod
     def _room(where: tuple[int, int, int]) -> float:

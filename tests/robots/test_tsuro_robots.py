@@ -1,0 +1,16 @@
+"""Tsuro robots: lookahead outlasts random players (first place, alone or tied) in >= 80% of
+3-player games, each robot taking every seat in turn."""
+
+from __future__ import annotations
+
+from parlour.simulate import _lineup, play_game
+
+
+def test_lookahead_outlasts_random_players() -> None:
+    games = 60
+    first = 0
+    for number in range(games):
+        lineup = _lineup(["lookahead", "random", "random"], number, True)
+        result = play_game("tsuro", lineup, {}, seed=number)
+        first += lineup.index("lookahead") in result.winners
+    assert first / games >= 0.8, first
