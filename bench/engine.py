@@ -20,13 +20,13 @@ import sys
 import time
 from pathlib import Path
 
-from apologies.game import CardType, Game, PlayerColor
+from apologies.game import Game, PlayerColor
 from apologies.rules import Rules
 from apologies.source import RewardV1InputSource
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.games.apologies.library_oracle import LIB_MODE, samples
+from tests.games.apologies.library_oracle import LIB_MODE, play_library_move, samples
 
 from parlour.games.apologies.engine import apply_move, legal_moves, new_game
 from parlour.games.apologies.model import Mode
@@ -75,17 +75,8 @@ def library_game(mode: Mode, rng: random.Random) -> int:
         card = game.deck.draw() if mode is Mode.STANDARD else None
         moves = rules.construct_legal_moves(view, card=card)
         move = source.choose_move(LIB_MODE[mode], view, moves, Rules.evaluate_move)
-        if move.actions:
-            rules.execute_move(game, player, move)
-        else:
-            game.track(f"Turn is forfeit; discarded card {move.card.cardtype.value}", player, move.card)
-        if mode is Mode.ADULT:
-            player.hand.remove(move.card)
-        game.deck.discard(move.card)
-        if mode is Mode.ADULT:
-            player.hand.append(game.deck.draw())
         played += 1
-        if not (move.actions and move.card.cardtype is CardType.CARD_2):
+        if play_library_move(game, rules, mode, player, move):
             turn = (turn + 1) % 4
     return played
 

@@ -1,6 +1,7 @@
 import pytest
 
 from parlour.games.registry import GAMES, plugin
+from parlour.robots.registry import robot, robots
 
 
 def test_unknown_game_names_the_known_ones() -> None:
@@ -8,10 +9,13 @@ def test_unknown_game_names_the_known_ones() -> None:
         plugin("chess")
 
 
-def test_every_registered_game_is_named_by_its_plugin() -> None:
+def test_every_registered_game_is_named_by_its_plugin_and_has_robots() -> None:
     for name in GAMES:
-        try:
-            found = plugin(name)
-        except ModuleNotFoundError:  # a game whose package has not landed yet
-            continue
-        assert found.name == name
+        found = plugin(name)
+        assert found.name == name and found.min_seats <= found.max_seats
+        assert "random" in robots(name)
+
+
+def test_unknown_robot_names_the_choices() -> None:
+    with pytest.raises(KeyError, match="choose from greedy, random, search"):
+        robot("apologies", "genius")

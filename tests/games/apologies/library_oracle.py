@@ -85,18 +85,22 @@ def samples(mode: Mode, players: int, seed: int, every: int = 1) -> Iterator[Sam
         if count % every == 0:
             yield Sample(game, mode, color, card, moves)
         count += 1
-        move = moves[chooser.randrange(len(moves))]
-        if move.actions:
-            rules.execute_move(game, player, move)
-        else:
-            game.track(f"Turn is forfeit; discarded card {move.card.cardtype.value}", player, move.card)
-        if mode is Mode.ADULT:
-            player.hand.remove(move.card)
-        game.deck.discard(move.card)
-        if mode is Mode.ADULT:
-            player.hand.append(game.deck.draw())
-        if not (move.actions and move.card.cardtype is CardType.CARD_2):
+        if play_library_move(game, rules, mode, player, moves[chooser.randrange(len(moves))]):
             turn = (turn + 1) % players
+
+
+def play_library_move(game: Game, rules: Rules, mode: Mode, player: object, move: LibMove) -> bool:
+    """Play one library move the way its server does; True when the turn passes on."""
+    if move.actions:
+        rules.execute_move(game, player, move)  # type: ignore[arg-type]
+    else:
+        game.track(f"Turn is forfeit; discarded card {move.card.cardtype.value}", player, move.card)  # type: ignore[arg-type]
+    if mode is Mode.ADULT:
+        player.hand.remove(move.card)  # type: ignore[attr-defined]
+    game.deck.discard(move.card)
+    if mode is Mode.ADULT:
+        player.hand.append(game.deck.draw())  # type: ignore[attr-defined]
+    return not (move.actions and move.card.cardtype is CardType.CARD_2)
 
 
 def board_of(game: Game) -> dict[tuple[int, int], int]:

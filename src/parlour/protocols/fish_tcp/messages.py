@@ -12,6 +12,7 @@ from typing import Any
 
 from parlour.games.fish.board import DIRECTIONS
 from parlour.games.fish.rules import FishMove, FishState, Move, Place
+from parlour.protocols.streamed import Violation
 
 __all__ = ["COLORS", "Connect", "Malformed", "decode", "game_state", "new_game_state", "player_connected"]
 
@@ -19,7 +20,7 @@ __all__ = ["COLORS", "Connect", "Malformed", "decode", "game_state", "new_game_s
 COLORS = ("blue", "green", "pink", "purple")
 
 
-class Malformed(ValueError):
+class Malformed(Violation):
     """A message this protocol does not accept; the sender is kicked (F13)."""
 
 

@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from random import Random
 from typing import Any
 
-from parlour.core.effects import Close, ConnId, Effect, Send
+from parlour.core.effects import ConnId, Effect
 from parlour.games.base import Robot
 from parlour.games.fish import PLUGIN
 from parlour.games.fish.rules import FishMove, FishState, legal_moves
 from parlour.protocols.fish_tcp.messages import Connect, Malformed, decode, new_game_state, player_connected
-from parlour.protocols.jsonstream import JsonStream, StreamError
+from parlour.protocols.streamed import StreamedService
 from parlour.robots.registry import robot
 from parlour.settings import Settings
 
@@ -48,49 +48,29 @@ class Table:
     over: bool = False
 
 
-class FishService:
+class FishService(StreamedService):
     def __init__(
         self, settings: Settings, rng: Random | None = None, board: dict[str, Any] | None = None
     ) -> None:
-        self.settings = settings
-        self.rng = rng if rng is not None else Random()
+        super().__init__(settings, rng)
         self.board = board or {}  # game options: rows, columns, fish (fixed boards), holes
         self.robot = robot("fish", settings.fish_robot)
-        self.streams: dict[ConnId, JsonStream] = {}
         self.seated: dict[ConnId, tuple[Table, int]] = {}
         self.tables: list[Table] = []
         self.open: Table | None = None
-        self._out: list[Effect] = []
         self._numbers = 0
 
     # -----------------------------------------------------------------------------------------
     # Service
 
     def connected(self, conn: ConnId, now: float) -> list[Effect]:
-        if len(self.streams) >= self.settings.max_connections:
-            self._out.append(Send(conn, player_connected(error="the server is full; try again later")))
-            self._out.append(Close(conn))
-        else:
-            self.streams[conn] = JsonStream(self.settings.max_message_bytes)
+        if not self._open_stream(conn):
+            self._send(conn, player_connected(error="the server is full; try again later"))
+            self._close(conn)
         return self._drain()
 
-    def received(self, conn: ConnId, data: str | bytes, now: float) -> list[Effect]:
-        stream = self.streams.get(conn)
-        if stream is None:
-            return []
-        try:
-            values = stream.feed(data.encode() if isinstance(data, str) else data)
-        except StreamError as error:
-            self._reject(conn, str(error), now)
-            return self._drain()
-        for value in values:
-            if conn not in self.streams:
-                break  # kicked by an earlier message of the same chunk
-            try:
-                self._handle(conn, decode(value), now)
-            except Malformed as error:
-                self._reject(conn, str(error), now)
-        return self._drain()
+    def decode(self, message: Any) -> Connect | FishMove:
+        return decode(message)
 
     def disconnected(self, conn: ConnId, now: float) -> list[Effect]:
         self.streams.pop(conn, None)
@@ -109,22 +89,13 @@ class FishService:
                     self._kick(mover.conn, "took too long", now)
         return self._drain()
 
-    def shutdown(self, now: float) -> list[Effect]:
-        for conn in list(self.streams):
-            self._out.append(Close(conn, 1001, "server shutdown"))
-        return self._drain()
-
     def stats(self) -> dict[str, int]:
         return {"connections": len(self.streams), "tables": len(self.tables)}
-
-    def _drain(self) -> list[Effect]:
-        out, self._out = self._out, []
-        return out
 
     # -----------------------------------------------------------------------------------------
     # Joining
 
-    def _handle(self, conn: ConnId, request: Connect | FishMove, now: float) -> None:
+    def handle(self, conn: ConnId, request: Connect | FishMove, now: float) -> None:
         place = self.seated.get(conn)
         if place is None:
             if not isinstance(request, Connect):
@@ -133,7 +104,7 @@ class FishService:
             return
         table, seat = place
         if isinstance(request, Connect):
-            self._out.append(Send(conn, player_connected(error="already connected to a game")))
+            self._send(conn, player_connected(error="already connected to a game"))
             self._kick(conn, "connected twice", now)
             return
         state = table.state
@@ -150,8 +121,8 @@ class FishService:
         table = self.open
         if table is None:
             if len(self.tables) >= self.settings.max_in_progress_games:
-                self._out.append(Send(conn, player_connected(error="no table is free; try again later")))
-                self._out.append(Close(conn))
+                self._send(conn, player_connected(error="no table is free; try again later"))
+                self._close(conn)
                 self.streams.pop(conn, None)
                 return
             self._numbers += 1
@@ -159,7 +130,7 @@ class FishService:
             self.tables.append(table)
         table.seats.append(Seat(conn, age))
         self.seated[conn] = (table, len(table.seats) - 1)
-        self._out.append(Send(conn, player_connected(player_id=len(table.seats) - 1)))
+        self._send(conn, player_connected(player_id=len(table.seats) - 1))
         log.info("fish table %d: player %d joined (age %d)", table.number, len(table.seats) - 1, age)
         if len(table.seats) >= self.settings.fish_players:
             self._start(table, now)
@@ -182,7 +153,7 @@ class FishService:
     def _broadcast(self, table: Table, text: str) -> None:
         for seat in table.seats:
             if seat.conn is not None and not seat.gone:
-                self._out.append(Send(seat.conn, text))
+                self._send(seat.conn, text)
 
     def _turns(self, table: Table, now: float) -> None:
         """Announce each turn; robots play at once; stop at a human's turn or at the end."""
@@ -211,19 +182,19 @@ class FishService:
         log.info("fish table %d is over; winners %s", table.number, winners)
         for seat in table.seats:
             if seat.conn is not None and not seat.gone:
-                self._out.append(Close(seat.conn))
+                self._close(seat.conn)
                 self.seated.pop(seat.conn, None)
                 self.streams.pop(seat.conn, None)
         table.over, table.deadline = True, None
         self.tables.remove(table)
 
-    def _reject(self, conn: ConnId, reason: str, now: float) -> None:
+    def refuse(self, conn: ConnId, reason: str, now: float) -> None:
         if conn in self.seated:
             self._kick(conn, reason, now)
         else:
             log.info("fish: refused a connection: %s", reason)
-            self._out.append(Send(conn, player_connected(error=reason)))
-            self._out.append(Close(conn))
+            self._send(conn, player_connected(error=reason))
+            self._close(conn)
             self.streams.pop(conn, None)
 
     def _kick(self, conn: ConnId, reason: str, now: float, close: bool = True) -> None:
@@ -234,7 +205,7 @@ class FishService:
         seat.gone = True
         log.info("fish table %d: player %d kicked (%s)", table.number, index, reason)
         if close:
-            self._out.append(Close(conn))
+            self._close(conn)
         if table.state is None:
             if all(s.gone for s in table.seats):  # nobody left waiting: the table closes
                 self.tables.remove(table)

@@ -12,11 +12,12 @@ from typing import Any
 
 from parlour.games.tsuro.rules import SIZE, Placement, TsuroState, ranking
 from parlour.games.tsuro.tiles import PORTS, TILES
+from parlour.protocols.streamed import Violation
 
 __all__ = ["Bad", "Join", "MoveRequest", "decode", "line"]
 
 
-class Bad(ValueError):
+class Bad(Violation):
     """A message to eject for; the text is the EJECTED reason."""
 
 

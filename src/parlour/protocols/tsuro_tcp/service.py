@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from random import Random
 from typing import Any
 
-from parlour.core.effects import Close, ConnId, Effect, Send
+from parlour.core.effects import ConnId, Effect
 from parlour.games.base import Robot
 from parlour.games.tsuro import PLUGIN
 from parlour.games.tsuro.rules import TsuroState, check, legal_moves
-from parlour.protocols.jsonstream import JsonStream, StreamError
+from parlour.protocols.streamed import StreamedService
 from parlour.protocols.tsuro_tcp.messages import (
     Bad,
     Join,
@@ -55,54 +55,31 @@ class Table:
     deadline: float | None = None
 
 
-class TsuroService:
+class TsuroService(StreamedService):
     def __init__(self, settings: Settings, rng: Random | None = None) -> None:
-        self.settings = settings
-        self.rng = rng if rng is not None else Random()
+        super().__init__(settings, rng)
         self.robot = robot("tsuro", settings.tsuro_robot)
-        self.streams: dict[ConnId, JsonStream] = {}
         self.join_by: dict[ConnId, float] = {}
         self.seated: dict[ConnId, tuple[Table, int]] = {}
         self.tables: list[Table] = []
         self.open: Table | None = None
-        self._out: list[Effect] = []
         self._numbers = 0
-
-    def _drain(self) -> list[Effect]:
-        out, self._out = self._out, []
-        return out
-
-    def _send(self, conn: ConnId, text: str) -> None:
-        self._out.append(Send(conn, text))
 
     # Service
     def connected(self, conn: ConnId, now: float) -> list[Effect]:
-        if len(self.streams) >= self.settings.max_connections:
+        if not self._open_stream(conn):
             self._send(conn, line("EJECTED", reason="server full"))
-            self._out.append(Close(conn))
+            self._close(conn)
             return self._drain()
-        self.streams[conn] = JsonStream(self.settings.max_message_bytes)
         self.join_by[conn] = now + self.settings.tsuro_timeout
         self._send(conn, line("ASK_FOR_PLAYER_INFO"))
         return self._drain()
 
-    def received(self, conn: ConnId, data: str | bytes, now: float) -> list[Effect]:
-        stream = self.streams.get(conn)
-        if stream is None:
-            return []
-        try:
-            values = stream.feed(data.encode() if isinstance(data, str) else data)
-        except StreamError as error:
-            self._eject(conn, str(error), now)
-            return self._drain()
-        for value in values:
-            if conn not in self.streams:
-                break
-            try:
-                self._handle(conn, decode(value), now)
-            except Bad as error:
-                self._eject(conn, str(error), now)
-        return self._drain()
+    def decode(self, message: Any) -> Join | MoveRequest:
+        return decode(message)
+
+    def refuse(self, conn: ConnId, reason: str, now: float) -> None:
+        self._eject(conn, reason, now)
 
     def disconnected(self, conn: ConnId, now: float) -> list[Effect]:
         if conn in self.streams:
@@ -129,16 +106,11 @@ class TsuroService:
                     self._eject(late, "timeout", now)
         return self._drain()
 
-    def shutdown(self, now: float) -> list[Effect]:
-        for conn in list(self.streams):
-            self._out.append(Close(conn, 1001, "server shutdown"))
-        return self._drain()
-
     def stats(self) -> dict[str, int]:
         return {"connections": len(self.streams), "tables": len(self.tables)}
 
     # Joining and playing
-    def _handle(self, conn: ConnId, request: Join | MoveRequest, now: float) -> None:
+    def handle(self, conn: ConnId, request: Join | MoveRequest, now: float) -> None:
         place = self.seated.get(conn)
         if place is None:
             if not isinstance(request, Join):
@@ -214,7 +186,7 @@ class TsuroService:
         for seat in table.seats:
             if seat.conn is not None and not seat.gone:
                 self._send(seat.conn, text)
-                self._out.append(Close(seat.conn))
+                self._close(seat.conn)
                 self.seated.pop(seat.conn, None)
                 self.streams.pop(seat.conn, None)
         table.deadline = None
@@ -227,7 +199,7 @@ class TsuroService:
         self.join_by.pop(conn, None)
         if tell:
             self._send(conn, line("EJECTED", reason=reason))
-            self._out.append(Close(conn))
+            self._close(conn)
         place = self.seated.pop(conn, None)
         if place is None:
             log.info("tsuro: connection refused: %s", reason)
