@@ -8,6 +8,7 @@ import signal
 from contextlib import AsyncExitStack
 from random import Random
 
+from parlour.core.ledger import Ledger
 from parlour.core.service import Service
 from parlour.protocols.apologies_ws import ApologiesService
 from parlour.protocols.fish_tcp import FishService
@@ -33,7 +34,8 @@ async def run_server(settings: Settings, stop: asyncio.Event | None = None) -> i
     for sig in SHUTDOWN_SIGNALS:
         loop.add_signal_handler(sig, stop.set)
     runtime = Runtime()
-    apologies = ApologiesService(settings, Random())
+    ledger = Ledger(settings.max_in_progress_games)  # one limit for every game of the server
+    apologies = ApologiesService(settings, Random(), ledger)
     services: list[Service] = [apologies]
     async with AsyncExitStack() as stack:
         listener = await stack.enter_async_context(
@@ -41,14 +43,14 @@ async def run_server(settings: Settings, stop: asyncio.Event | None = None) -> i
         )
         log.info("Apologies websocket server listening on ws://%s:%d/", settings.host, listener.port)
         if settings.fish_port:
-            fish = FishService(settings, Random())
+            fish = FishService(settings, Random(), ledger=ledger)
             tables = await stack.enter_async_context(
                 serve_tcp(fish, settings.host, settings.fish_port, runtime)
             )
             services.append(fish)
             log.info("Fish tables listening on tcp://%s:%d", settings.host, tables.port)
         if settings.tsuro_port:
-            tsuro = TsuroService(settings, Random())
+            tsuro = TsuroService(settings, Random(), ledger)
             tsuro_tables = await stack.enter_async_context(
                 serve_tcp(tsuro, settings.host, settings.tsuro_port, runtime)
             )

@@ -52,6 +52,7 @@ from parlour.core.events import (
     Sink,
 )
 from parlour.core.ids import new_hex_id, new_id
+from parlour.core.ledger import Ledger
 from parlour.core.records import (
     Connection,
     Game,
@@ -80,6 +81,7 @@ class Lobby:
         sink: Sink,
         game: str = "apologies",
         robot_handles: Sequence[str] = (),
+        ledger: Ledger | None = None,
     ) -> None:
         self.settings = settings
         self.rng = rng
@@ -94,7 +96,8 @@ class Lobby:
         self.handles: dict[str, Player] = {}
         #: Games by id, in creation order, until they are forgotten as obsolete.
         self.games: dict[str, Game] = {}
-        self.in_progress = 0
+        #: Games in progress here and in the server's other services, against one limit.
+        self.ledger = ledger if ledger is not None else Ledger(settings.max_in_progress_games)
 
     # -----------------------------------------------------------------------------------------
     # Output
@@ -249,7 +252,7 @@ class Lobby:
         )
         game.seats.append(Seat(player.handle, PlayerType.HUMAN, SeatState.JOINED, player))
         self.games[game.id] = game
-        self.in_progress += 1
+        self.ledger.opened()
         player.game = game
         self.tell(player, GameJoined(player.handle, game))
         self.broadcast(game, GamePlayerChange(game, "Player joined game"))
@@ -275,7 +278,7 @@ class Lobby:
         self.broadcast(game, GamePlayerChange(game, "Player joined game"))
         # A full game starts at once, unless the in-progress limit is reached: then it waits
         # for its advertiser's START_GAME (wire-notes 6.7).
-        if game.joined_humans() >= game.players and self.in_progress <= self.settings.max_in_progress_games:
+        if game.joined_humans() >= game.players and self.ledger.in_progress <= self.ledger.limit:
             self._start(game, now)
 
     def quit(self, player: Player, now: float) -> None:
@@ -331,7 +334,7 @@ class Lobby:
         if game.advertiser != player.handle:
             raise NotAdvertiser(handle=player.handle)
         # The game being started counts itself: with limit N, N games may be in progress.
-        if self.in_progress > self.settings.max_in_progress_games:
+        if self.ledger.in_progress > self.ledger.limit:
             raise GameLimit(handle=player.handle)
         self._start(game, now)
 
@@ -344,7 +347,7 @@ class Lobby:
 
     def finish(self, game: Game, state: GameState, now: float) -> None:
         if game.in_progress:
-            self.in_progress -= 1
+            self.ledger.closed()
         game.state = state
         game.finished = now
         game.pending.clear()

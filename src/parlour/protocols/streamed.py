@@ -7,6 +7,7 @@ from random import Random
 from typing import Any
 
 from parlour.core.effects import Close, ConnId, Effect, Send
+from parlour.core.ledger import Ledger
 from parlour.protocols.jsonstream import JsonStream, StreamError
 from parlour.settings import Settings
 
@@ -20,9 +21,11 @@ class Violation(ValueError):
 class StreamedService:
     """Base of the table services: subclasses decode messages, handle them, and refuse senders."""
 
-    def __init__(self, settings: Settings, rng: Random | None = None) -> None:
+    def __init__(self, settings: Settings, rng: Random | None = None, ledger: Ledger | None = None) -> None:
         self.settings = settings
         self.rng = rng if rng is not None else Random()
+        #: Tables count as games in progress, with the server's other games (shared limit).
+        self.ledger = ledger if ledger is not None else Ledger(settings.max_in_progress_games)
         self.streams: dict[ConnId, JsonStream] = {}
         self._out: list[Effect] = []
 

@@ -160,3 +160,20 @@ def test_random_games_end_with_a_ranking_and_ejected_players_last() -> None:
         assert sum(1 for p in state.players if p.state == ALIVE) <= 1 or all(
             cell is not None for row in state.board for cell in row
         )
+
+
+def test_a_full_board_ends_the_game() -> None:
+    state = empty()
+    for y in range(10):
+        for x in range(10):
+            state.board[y][x] = (34, 0)
+    state.board[5][5] = None
+    for index, player in enumerate(state.players):
+        player.at = (5, 4, 4) if index == 0 else (0, index, 6)
+        player.start = (0, 0, 0)
+    state.current, state.hand, state.round = 0, [34, 0], 3
+    move = Placement(False, 0, 0, 5, 5)
+    assert check(state, 0, move) in (None, "player does not survive")
+    apply_placement(state, legal_moves(state, 0)[0])
+    assert state.finished and state.current is None
+    assert PLUGIN.outcome(state) is not None

@@ -198,3 +198,65 @@ def test_coalesced_frames() -> None:
     tables.send(1, b'{"type":"JO')
     tables.send(1, b'IN","name":"a","strategy":"x"}\n')
     assert 1 not in tables.closed and 1 in tables.service.seated
+
+
+def test_the_remaining_rule_reasons() -> None:
+    tables, mover, _ = scene()
+    request = tables.request(mover)
+    tables.send(mover, {**request, "x": 4, "y": 0, "port": "E"})
+    assert tables.inbox[mover][-1] == {"type": "EJECTED", "reason": "port not on outside edge"}
+    tables = Tables(3)
+    for conn in (1, 2, 3):
+        tables.join(conn)
+    for _ in range(3):  # everyone places a first tile
+        conn = tables.asked()
+        assert conn is not None
+        tables.send(conn, tables.request(conn))
+    conn = tables.asked()
+    assert conn is not None
+    request = tables.request(conn)
+    tables.send(conn, {**request, "x": (request["x"] + 5) % 10})
+    assert tables.inbox[conn][-1] == {"type": "EJECTED", "reason": "not adjacent to occupied port"}
+
+
+def test_a_suicidal_move_is_refused_while_another_survives() -> None:
+    from parlour.games.tsuro.rules import Placement, check
+
+    for seed in range(30):
+        tables = Tables(3)
+        tables.service.rng = Random(seed)
+        for conn in (1, 2, 3):
+            tables.join(conn)
+        for _ in range(60):
+            conn = tables.asked()
+            if conn is None:
+                break
+            table, seat = tables.service.seated[conn]
+            state = table.state
+            assert state is not None
+            player = state.players[seat]
+            if player.at is not None:
+                x, y = tables.request(conn)["x"], tables.request(conn)["y"]
+                for tile in state.hand:
+                    for rotation in (0, 90, 180, 270):
+                        if (
+                            check(state, seat, Placement(False, tile, rotation, x, y))
+                            == "player does not survive"
+                        ):
+                            body = {
+                                "type": "MOVE_REQUEST",
+                                "placement_type": "INTERMEDIATE",
+                                "index": tile,
+                                "rotation": rotation,
+                                "color": tables.color(conn),
+                                "x": x,
+                                "y": y,
+                            }
+                            tables.send(conn, body)
+                            assert tables.inbox[conn][-1] == {
+                                "type": "EJECTED",
+                                "reason": "player does not survive",
+                            }
+                            return
+            tables.send(conn, tables.request(conn, index=-1))
+    raise AssertionError("no position with a refusable suicide was found")

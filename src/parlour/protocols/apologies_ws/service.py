@@ -16,6 +16,7 @@ from parlour.core.checks import Schedule
 from parlour.core.effects import Close, ConnId, Effect, Send
 from parlour.core.errors import ConnectionLimit, InternalError, ParlourError, UnknownPlayer
 from parlour.core.events import Event, RequestFailed
+from parlour.core.ledger import Ledger
 from parlour.core.lobby import Lobby
 from parlour.core.records import Player, Visibility
 from parlour.games.apologies.model import Mode
@@ -109,11 +110,13 @@ _ = (JoinGame, ExecuteMove, SendMessage)  # the context types the handlers above
 class ApologiesService:
     """One Apologies lobby behind a websocket listener."""
 
-    def __init__(self, settings: Settings, rng: Random | None = None) -> None:
+    def __init__(self, settings: Settings, rng: Random | None = None, ledger: Ledger | None = None) -> None:
         self.settings = settings
         self.rng = rng if rng is not None else Random()
         self.renderer = Renderer(settings.history_length)
-        self.lobby: Lobby = Lobby(settings, self.rng, self, game="apologies", robot_handles=ROBOT_HANDLES)
+        self.lobby: Lobby = Lobby(
+            settings, self.rng, self, game="apologies", robot_handles=ROBOT_HANDLES, ledger=ledger
+        )
         self.schedule: Schedule | None = None
         self._out: list[Effect] = []
 
@@ -210,5 +213,5 @@ class ApologiesService:
             "connections": len(self.lobby.connections),
             "players": len(self.lobby.players),
             "games": len(self.lobby.games),
-            "games_in_progress": self.lobby.in_progress,
+            "games_in_progress": self.lobby.ledger.in_progress,
         }

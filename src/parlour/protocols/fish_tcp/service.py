@@ -17,6 +17,7 @@ from random import Random
 from typing import Any
 
 from parlour.core.effects import ConnId, Effect
+from parlour.core.ledger import Ledger
 from parlour.games.base import Robot
 from parlour.games.fish import PLUGIN
 from parlour.games.fish.rules import FishMove, FishState, legal_moves
@@ -50,9 +51,13 @@ class Table:
 
 class FishService(StreamedService):
     def __init__(
-        self, settings: Settings, rng: Random | None = None, board: dict[str, Any] | None = None
+        self,
+        settings: Settings,
+        rng: Random | None = None,
+        board: dict[str, Any] | None = None,
+        ledger: Ledger | None = None,
     ) -> None:
-        super().__init__(settings, rng)
+        super().__init__(settings, rng, ledger)
         self.board = board or {}  # game options: rows, columns, fish (fixed boards), holes
         self.robot = robot("fish", settings.fish_robot)
         self.seated: dict[ConnId, tuple[Table, int]] = {}
@@ -114,13 +119,14 @@ class FishService(StreamedService):
         if request not in legal_moves(state, seat):
             self._kick(conn, f"illegal {type(request).__name__}", now)
             return
+        log.info("fish table %d: player %d %s", table.number, seat, request)
         PLUGIN.apply(state, request, self.rng)
         self._turns(table, now)
 
     def _join(self, conn: ConnId, age: int, now: float) -> None:
         table = self.open
         if table is None:
-            if len(self.tables) >= self.settings.max_in_progress_games:
+            if not self.ledger.has_room():
                 self._send(conn, player_connected(error="no table is free; try again later"))
                 self._close(conn)
                 self.streams.pop(conn, None)
@@ -128,6 +134,7 @@ class FishService(StreamedService):
             self._numbers += 1
             table = self.open = Table(self._numbers, now)
             self.tables.append(table)
+            self.ledger.opened()
         table.seats.append(Seat(conn, age))
         self.seated[conn] = (table, len(table.seats) - 1)
         self._send(conn, player_connected(player_id=len(table.seats) - 1))
@@ -187,6 +194,7 @@ class FishService(StreamedService):
                 self.streams.pop(seat.conn, None)
         table.over, table.deadline = True, None
         self.tables.remove(table)
+        self.ledger.closed()
 
     def refuse(self, conn: ConnId, reason: str, now: float) -> None:
         if conn in self.seated:
@@ -209,6 +217,7 @@ class FishService(StreamedService):
         if table.state is None:
             if all(s.gone for s in table.seats):  # nobody left waiting: the table closes
                 self.tables.remove(table)
+                self.ledger.closed()
                 if self.open is table:
                     self.open = None
             return

@@ -16,6 +16,7 @@ from random import Random
 from typing import Any
 
 from parlour.core.effects import ConnId, Effect
+from parlour.core.ledger import Ledger
 from parlour.games.base import Robot
 from parlour.games.tsuro import PLUGIN
 from parlour.games.tsuro.rules import TsuroState, check, legal_moves
@@ -56,8 +57,8 @@ class Table:
 
 
 class TsuroService(StreamedService):
-    def __init__(self, settings: Settings, rng: Random | None = None) -> None:
-        super().__init__(settings, rng)
+    def __init__(self, settings: Settings, rng: Random | None = None, ledger: Ledger | None = None) -> None:
+        super().__init__(settings, rng, ledger)
         self.robot = robot("tsuro", settings.tsuro_robot)
         self.join_by: dict[ConnId, float] = {}
         self.seated: dict[ConnId, tuple[Table, int]] = {}
@@ -126,6 +127,7 @@ class TsuroService(StreamedService):
         reason = check(state, seat, request.placement)
         if reason is not None:
             raise Bad(reason)
+        log.info("tsuro table %d: %s %s", table.number, table.seats[seat].name, request.placement)
         self._send(conn, line("MOVE_ACCEPTED"))
         PLUGIN.apply(state, request.placement, self.rng)
         self._turns(table, now)
@@ -134,11 +136,12 @@ class TsuroService(StreamedService):
         self.join_by.pop(conn, None)
         table = self.open
         if table is None:
-            if len(self.tables) >= self.settings.max_in_progress_games:
+            if not self.ledger.has_room():
                 raise Bad("no table is free; try again later")
             self._numbers += 1
             table = self.open = Table(self._numbers, now)
             self.tables.append(table)
+            self.ledger.opened()
         table.seats.append(Seat(conn, request.name[:40]))
         self.seated[conn] = (table, len(table.seats) - 1)
         log.info("tsuro table %d: %s joined", table.number, request.name[:40])
@@ -191,6 +194,7 @@ class TsuroService(StreamedService):
                 self.streams.pop(seat.conn, None)
         table.deadline = None
         self.tables.remove(table)
+        self.ledger.closed()
         log.info("tsuro table %d is over", table.number)
 
     def _eject(self, conn: ConnId, reason: str, now: float, tell: bool = True) -> None:
@@ -210,6 +214,7 @@ class TsuroService(StreamedService):
         if table.state is None:
             if all(seat.gone for seat in table.seats):
                 self.tables.remove(table)
+                self.ledger.closed()
                 if self.open is table:
                     self.open = None
             return
