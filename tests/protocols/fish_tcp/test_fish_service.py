@@ -209,3 +209,15 @@ def test_a_connection_after_the_start_is_refused_when_no_table_is_free() -> None
     tables.join(2)  # the only table allowed has started
     assert tables.join(3) == {"type": "PlayerConnected", "error_message": "no table is free; try again later"}
     assert 3 in tables.closed and 1 not in tables.closed
+
+
+def test_a_silent_connection_is_closed_after_the_action_timeout() -> None:
+    tables = Tables(2, fish_timeout=30)
+    tables.take(tables.service.connected(7, tables.now))
+    tables.now += 29
+    tables.take(tables.service.tick(tables.now))
+    assert 7 not in tables.closed
+    tables.now += 1
+    tables.take(tables.service.tick(tables.now))
+    assert tables.inbox[7] == [{"type": "PlayerConnected", "error_message": "no PlayerConnect in time"}]
+    assert 7 in tables.closed and 7 not in tables.service.streams

@@ -160,13 +160,17 @@ def test_more_rule_reasons() -> None:
     assert second is not None
     request = tables.request(second)
     tables.send(second, {**request, "x": first["x"], "y": first["y"]})
-    assert tables.inbox[second][-1]["reason"] in ("space occupied", "has neighbor")
+    assert tables.inbox[second][-1] == {"type": "EJECTED", "reason": "space occupied"}
     third = tables.asked()
     assert third is not None
     request = tables.request(third)
-    port = "E" if request["y"] == 0 else "A"
-    tables.send(third, {**request, "port": port, "x": request["x"], "y": request["y"]})
-    assert tables.inbox[third][-1]["type"] == "EJECTED"
+    # Next to the first tile, on the border, with a port facing off the board.
+    x, y = first["x"], first["y"]
+    beside = [(x + dx, y + dy) for dx, dy in ((1, 0), (-1, 0), (0, 1), (0, -1))]
+    bx, by = next((a, b) for a, b in beside if 0 <= a <= 9 and 0 <= b <= 9 and (a in (0, 9) or b in (0, 9)))
+    port = "A" if by == 0 else "E" if by == 9 else "H" if bx == 0 else "C"
+    tables.send(third, {**request, "x": bx, "y": by, "port": port})
+    assert tables.inbox[third][-1] == {"type": "EJECTED", "reason": "has neighbor"}
 
 
 def test_out_of_turn_malformed_and_timeouts() -> None:

@@ -64,6 +64,8 @@ class FishService(StreamedService):
         self.tables: list[Table] = []
         self.open: Table | None = None
         self._numbers = 0
+        #: Connections that have not sent PlayerConnect yet, and when they must have.
+        self.join_by: dict[ConnId, float] = {}
 
     # -----------------------------------------------------------------------------------------
     # Service
@@ -72,6 +74,8 @@ class FishService(StreamedService):
         if not self._open_stream(conn):
             self._send(conn, player_connected(error="the server is full; try again later"))
             self._close(conn)
+        else:
+            self.join_by[conn] = now + self.settings.fish_timeout
         return self._drain()
 
     def decode(self, message: Any) -> Connect | FishMove:
@@ -79,11 +83,15 @@ class FishService(StreamedService):
 
     def disconnected(self, conn: ConnId, now: float) -> list[Effect]:
         self.streams.pop(conn, None)
+        self.join_by.pop(conn, None)
         if conn in self.seated:
             self._kick(conn, "disconnected", now, close=False)
         return self._drain()
 
     def tick(self, now: float) -> list[Effect]:
+        for conn, deadline in list(self.join_by.items()):
+            if now >= deadline:  # connected but silent: the idle check of this protocol
+                self.refuse(conn, "no PlayerConnect in time", now)
         table = self.open
         if table is not None and table.seats and now - table.opened >= self.settings.fish_wait:
             self._start(table, now)  # robots take the empty seats
@@ -124,6 +132,7 @@ class FishService(StreamedService):
         self._turns(table, now)
 
     def _join(self, conn: ConnId, age: int, now: float) -> None:
+        self.join_by.pop(conn, None)
         table = self.open
         if table is None:
             if not self.ledger.has_room():
@@ -201,6 +210,7 @@ class FishService(StreamedService):
             self._kick(conn, reason, now)
         else:
             log.info("fish: refused a connection: %s", reason)
+            self.join_by.pop(conn, None)
             self._send(conn, player_connected(error=reason))
             self._close(conn)
             self.streams.pop(conn, None)
