@@ -19,18 +19,18 @@ import asyncio
 import os
 import random
 import re
-import socket
 import statistics
-import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import msgspec
 from websockets.asyncio.client import ClientConnection, connect
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.processes import free_port, running
 
 BIN = Path(sys.executable).parent
 DECODE = msgspec.json.Decoder()
@@ -53,37 +53,6 @@ class Load:
     moves: int = 0
     latencies: list[float] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-@contextmanager
-def running(command: list[str], port: int) -> Iterator[subprocess.Popen[bytes]]:
-    """Start a server subprocess and wait until it accepts connections on ``port``."""
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"server did not start: {' '.join(command)}") from None
-                time.sleep(0.05)
-        yield process
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def parlour_command(port: int) -> list[str]:

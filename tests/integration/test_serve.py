@@ -13,7 +13,9 @@ from pathlib import Path
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from .conftest import BIN, free_port, wait_for_port
+from tests.processes import free_port, wait_for_port
+
+from .conftest import BIN
 
 
 def test_sigterm_sends_server_shutdown_then_closes_1001(tmp_path: Path) -> None:
