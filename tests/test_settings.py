@@ -12,7 +12,7 @@ from parlour.settings import SettingError, Settings, load_settings
 
 def test_defaults_are_sized_for_one_machine() -> None:
     settings = Settings()
-    assert (settings.host, settings.port, settings.robot) == ("127.0.0.1", 8080, "greedy")
+    assert (settings.host, settings.port, settings.robot) == ("127.0.0.1", 8080, "search")
     assert (settings.max_connections, settings.max_players, settings.max_in_progress_games) == (
         10_000,
         10_000,

@@ -30,8 +30,8 @@ class SettingError(ValueError):
 class Settings:
     host: str = "127.0.0.1"
     port: int = 8080
-    #: The robot that plays programmatic seats and OPTIMAL_MOVE.
-    robot: str = "greedy"
+    #: The robot that plays programmatic seats and OPTIMAL_MOVE ("greedy" is the reference's).
+    robot: str = "search"
     log_level: str = "INFO"
 
     max_connections: int = 10_000

@@ -73,3 +73,12 @@ def test_search_takes_a_winning_move() -> None:
     moves = legal_moves(state, Color.RED)
     chosen = ROBOTS["search"].choose(state, 0, moves, Random(0))
     assert chosen.actions[0].end == 65
+
+
+def test_search_beats_greedy_players_in_adult_mode_too() -> None:
+    report = simulate(
+        "apologies", ["search", "greedy", "greedy", "greedy"], 120, seed=5, options={"mode": Mode.ADULT}
+    )
+    assert report.by_seat[0].win_rate > 0.3, report.table()
+    timing = next(t for t in report.timing if t.robot == "search")
+    assert timing.median_ms <= 5

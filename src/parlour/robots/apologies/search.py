@@ -119,7 +119,7 @@ class SearchRobot:
     name = "search"
 
     def __init__(
-        self, samples: int = 5, caution: float = 1.0, adult_caution: float = 0.5, thrift: float = 0.5
+        self, samples: int = 8, caution: float = 1.0, adult_caution: float = 0.5, thrift: float = 0.5
     ) -> None:
         self.samples = samples
         self.caution = caution
