@@ -4,7 +4,7 @@ Prints search's win rate with its 95% confidence interval next to parity, greedy
 greedy-only field measured in the same run (the baseline), and decision times. The line-up rotates
 every game, so each robot plays every seat equally often.
 
-    python bench/robots.py [--games 400] [--workers 2]
+    python bench/robots.py [--games 2000] [--workers 2]
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from parlour.simulate import simulate
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--games", type=int, default=400, help="games per mode and line-up")
+    parser.add_argument("--games", type=int, default=2000, help="games per mode and line-up")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
