@@ -116,6 +116,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         logging.basicConfig(
             level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
         )
+        # websockets logs every plain HTTP answer as a "rejected" handshake: not news here.
+        logging.getLogger("websockets").setLevel(logging.WARNING)
         from parlour.app import run_server
 
         try:
