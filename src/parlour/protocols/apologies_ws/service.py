@@ -21,15 +21,7 @@ from parlour.core.lobby import Lobby
 from parlour.core.records import Player, Visibility
 from parlour.games.apologies.model import Mode
 from parlour.protocols.apologies_ws.render import Renderer, failure_reason
-from parlour.protocols.apologies_ws.requests import (
-    AdvertiseGame,
-    ExecuteMove,
-    JoinGame,
-    Request,
-    SendMessage,
-    WithHandle,
-    decode_request,
-)
+from parlour.protocols.apologies_ws.requests import AdvertiseGame, Request, WithHandle, decode_request
 from parlour.settings import Settings
 
 __all__ = ["ROBOT_HANDLES", "ApologiesService"]
@@ -104,7 +96,6 @@ HANDLERS: dict[str, Handler] = {
     "RETRIEVE_GAME_STATE": lambda s, c, p, x, now: s.lobby.retrieve(p, now),
     "SEND_MESSAGE": lambda s, c, p, x, now: s.lobby.send_message(p, x.recipient_handles, x.message),
 }
-_ = (JoinGame, ExecuteMove, SendMessage)  # the context types the handlers above receive
 
 
 class ApologiesService:
