@@ -214,11 +214,12 @@ class Lobby:
     # Advertising, joining, leaving
 
     def list_games(self, player: Player) -> None:
+        # Public games, private ones the player is invited to, and its own (wire-notes 6.6).
         games = [
             game
             for game in self.games.values()
             if game.state is GameState.ADVERTISED
-            and (game.visibility is Visibility.PUBLIC or player.handle in game.invited)
+            and (game.visibility is Visibility.PUBLIC or player.handle in game.invited or player.game is game)
         ]
         self.tell(player, AvailableGames(games))
 

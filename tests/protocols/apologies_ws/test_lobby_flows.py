@@ -104,6 +104,10 @@ def test_advertise_sequence_and_invitations() -> None:
         game["game_id"]
     ]
     assert fry.request("LIST_AVAILABLE_GAMES")[0]["context"]["games"] == []
+    # The advertiser sees its own private game although it did not invite itself.
+    assert [g["game_id"] for g in leela.request("LIST_AVAILABLE_GAMES")[0]["context"]["games"]] == [
+        game["game_id"]
+    ]
     assert failure(fry.request("JOIN_GAME", {"game_id": game["game_id"]}))[0] == "INVALID_GAME"
     assert failure(leela.advertise())[0] == "ALREADY_PLAYING"
 
