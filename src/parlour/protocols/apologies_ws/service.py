@@ -61,12 +61,6 @@ TRY_AGAIN_LATER = 1013
 Handler = Callable[["ApologiesService", ConnId, Player, Any, float], None]
 
 
-def _reregister(
-    service: ApologiesService, conn: ConnId, player_id: str, context: WithHandle, now: float
-) -> Player:
-    return service.lobby.reregister(conn, player_id, context.handle, now)
-
-
 def _advertise(
     service: ApologiesService, conn: ConnId, player: Player, context: AdvertiseGame, now: float
 ) -> None:
@@ -161,7 +155,7 @@ class ApologiesService:
         assert request.player_id is not None
         if request.message == "REREGISTER_PLAYER":
             assert isinstance(request.context, WithHandle)
-            player = _reregister(self, conn, request.player_id, request.context, now)
+            player = self.lobby.reregister(conn, request.player_id, request.context.handle, now)
             log.info("REREGISTER_PLAYER by %s", player.handle)
             return
         player = self.lobby.lookup(request.player_id, now)
