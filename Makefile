@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test lint typecheck pytest bench clean
+.PHONY: install browser run test lint typecheck pytest bench clean
 
 install: $(STAMP)
 
@@ -25,7 +25,13 @@ lint: install
 typecheck: install
 	$(BIN)/mypy
 
-pytest: install
+# The browser tests drive Debian's Chromium (never a downloaded browser build); install it once.
+browser:
+	@test -x /usr/bin/chromium || { \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium; }
+
+pytest: install browser
 	$(BIN)/pytest -q
 
 test: lint typecheck pytest
