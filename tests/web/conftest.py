@@ -1,18 +1,34 @@
-"""A real ``parlour serve`` and Debian's Chromium driven by Playwright (installed by `make test`)."""
+"""The browser client against a real server, in Debian's Chromium driven by Playwright.
+
+The server is ``parlour serve`` on a free loopback port (ready once ``GET /healthz`` answers). Only
+when Parlour's Apologies protocol is missing (early development), or PARLOUR_WEB_SERVER=reference
+asks for it, is the reference pair used: the
+reference ``apologies-server`` plus a static file server for ``src/parlour/web``, the page being told
+where the websocket is with ``?ws=``. Chromium comes from the distribution (``make test`` installs it);
+no browser build is ever downloaded.
+"""
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import os
+import subprocess
 import sys
-from collections.abc import Iterator
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.processes import free_port, running
+from tests.processes import free_port, wait_for_port
 
 CHROMIUM = "/usr/bin/chromium"
-ARGS = [
+CHROMIUM_ARGS = [
     "--no-sandbox",
     "--headless=new",
     "--disable-gpu",
@@ -22,27 +38,110 @@ ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "build" / "screenshots"
+ROOT = Path(__file__).resolve().parents[2]
+WEB = ROOT / "src" / "parlour" / "web"
+SCREENSHOTS = ROOT / "build" / "screenshots"
+BIN = Path(sys.executable).parent
+LAPTOP = {"width": 1280, "height": 860}
+PHONE = {"width": 390, "height": 844}
 
 
-@pytest.fixture(scope="module")
-def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    port = free_port()
-    command = [str(Path(sys.executable).parent / "parlour"), "serve", "--port", str(port)]
-    command += ["--fish-port", "0", "--tsuro-port", "0", "--robot", "greedy"]
+@dataclass(frozen=True)
+class WebServer:
+    url: str  # the page to open
+    kind: str  # "parlour" or "reference"
+
+
+@contextmanager
+def _process(command: list[str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
     env = {key: value for key, value in os.environ.items() if not key.startswith("PARLOUR_")}
-    log = tmp_path_factory.mktemp("server") / "server.log"
-    with log.open("wb") as out, running(command, port, out, env):
-        yield f"http://127.0.0.1:{port}/"
+    with log.open("wb") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
+        try:
+            yield process
+        finally:
+            if process.poll() is None:
+                process.terminate()
+                try:
+                    process.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
+def _wait_for_health(process: subprocess.Popen[bytes], port: int, seconds: float = 20) -> None:
+    deadline = time.monotonic() + seconds
+    while True:
+        if process.poll() is not None:
+            raise RuntimeError(f"parlour serve exited with {process.returncode}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1) as reply:
+                if json.load(reply).get("status") == "ok":
+                    return
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            raise TimeoutError("parlour serve did not answer GET /healthz")
+        time.sleep(0.05)
+
+
+@pytest.fixture(scope="module")  # a fresh lobby for each test module
+def web_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebServer]:
+    logs = tmp_path_factory.mktemp("web-server")
+    with ExitStack() as stack:
+        # PARLOUR_WEB_SERVER=reference runs the page against the reference server on purpose.
+        wanted = os.environ.get("PARLOUR_WEB_SERVER", "parlour")
+        if wanted == "parlour" and importlib.util.find_spec("parlour.protocols.apologies_ws") is not None:
+            port = free_port()
+            # The greedy robot (the reference's strategy) keeps robot seats and OPTIMAL_MOVE quick.
+            command = [str(BIN / "parlour"), "serve", "--host", "127.0.0.1", "--port", str(port)]
+            command += ["--fish-port", "0", "--tsuro-port", "0", "--robot", "greedy"]
+            process = stack.enter_context(_process(command, logs / "parlour.log"))
+            _wait_for_health(process, port)
+            yield WebServer(f"http://127.0.0.1:{port}/", "parlour")
+        else:
+            ws_port, http_port = free_port(), free_port()
+            reference = [str(BIN / "apologies-server"), "--override", f"server_port:{ws_port}"]
+            files = [sys.executable, "-m", "http.server", str(http_port), "--bind", "127.0.0.1"]
+            server = stack.enter_context(_process(reference, logs / "reference.log"))
+            static = stack.enter_context(_process([*files, "--directory", str(WEB)], logs / "static.log"))
+            wait_for_port(server, ws_port)
+            wait_for_port(static, http_port)
+            yield WebServer(f"http://127.0.0.1:{http_port}/?ws=ws://localhost:{ws_port}/", "reference")
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
     if not Path(CHROMIUM).exists():
-        pytest.fail("Chromium is missing: `make test` installs the chromium package")
+        pytest.fail("Chromium is missing: `make test` installs Debian's chromium package")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield launched
-        launched.close()
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture
+def new_page(browser: Any) -> Iterator[Callable[..., Any]]:
+    """Pages in contexts of their own (own localStorage, like separate browsers). Script or console
+    errors on any page fail the test."""
+    contexts: list[Any] = []
+    errors: list[str] = []
+
+    def make(viewport: dict[str, int] | None = None) -> Any:
+        context = browser.new_context(viewport=viewport or LAPTOP, reduced_motion="reduce")
+        context.set_default_timeout(10_000)
+        contexts.append(context)
+        page = context.new_page()
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        # Console errors include failed loads (a missing module or stylesheet answers 404).
+        page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+        return page
+
+    yield make
+    for context in contexts:
+        context.close()
+    assert not errors, f"script errors in the page: {errors}"

@@ -1,0 +1,668 @@
+// Parlour's Apologies page: registration, lobby, chat and the game view. Protocol details live in
+// protocol.js, move logic in apologies-moves.js, drawing in boards/. Event and request names and
+// shapes: apologies-event-model.rst and apologies-wire-notes.md sections 2-6.
+
+import { ApologiesClient, socketUrl } from "./protocol.js";
+import { createBoard } from "./boards/index.js";
+import {
+  COLOR_ORDER, cardFace, cardHelp, describeHistory, describeMove, indexMoves, nextColor, pawnKey, titleCase,
+} from "./apologies-moves.js";
+
+const $ = (id) => document.getElementById(id);
+
+// The handle and player id survive reloads so that the page can send REREGISTER_PLAYER (wire
+// notes 6.2); the game the player was in is kept to explain what a reload did to it.
+const KEYS = { handle: "parlour.apologies.handle", id: "parlour.apologies.player_id", game: "parlour.apologies.game" };
+
+const REASONS = {
+  INVALID_REQUEST: "Invalid request",
+  DUPLICATE_USER: "Handle already in use",
+  INVALID_AUTH: "Not authorised",
+  WEBSOCKET_LIMIT: "Too many connections",
+  USER_LIMIT: "Too many players",
+  GAME_LIMIT: "Too many games",
+  INVALID_PLAYER: "Unknown player",
+  INVALID_GAME: "Game not available",
+  NOT_PLAYING: "You are not in a game",
+  NOT_ADVERTISER: "Only the advertiser can do that",
+  ALREADY_PLAYING: "You are already in a game",
+  NO_MOVE_PENDING: "It is not your turn",
+  ILLEGAL_MOVE: "Illegal move",
+  ADVERTISER_MAY_NOT_QUIT: "The advertiser cannot quit (cancel the game instead)",
+  INTERNAL_ERROR: "Server error",
+};
+
+const CANCEL_REASONS = {
+  CANCELLED: "cancelled by its advertiser",
+  NOT_VIABLE: "too few players left",
+  INACTIVE: "inactive for too long",
+  SHUTDOWN: "the server is shutting down",
+};
+
+const client = new ApologiesClient(socketUrl());
+const state = { me: null, resuming: false, players: [], games: [], invitations: new Map(), messages: [], game: null };
+let board = null;
+let refreshTimer = null;
+
+// ---------------------------------------------------------------- small helpers
+
+function node(tag, attrs = {}, ...children) {
+  const element = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key === "class") element.className = value;
+    else if (key === "onclick") element.addEventListener("click", value);
+    else if (key.startsWith("data-") || key === "title" || key === "type" || key === "style") element.setAttribute(key, value);
+    else element[key] = value;
+  }
+  for (const child of children) if (child !== null && child !== undefined) element.append(child);
+  return element;
+}
+
+function act(request) {
+  try {
+    request();
+  } catch (error) {
+    showError("Not sent", error.message);
+  }
+}
+
+function showError(title, comment, reason = "") {
+  const box = $("errors");
+  const item = node("div", { class: "error", "data-testid": "error", "data-reason": reason },
+    node("strong", {}, title), comment ? `: ${comment}` : "",
+    node("button", { type: "button", class: "dismiss", title: "Dismiss", "data-testid": "dismiss-error", onclick: () => item.remove() }, "×"));
+  box.prepend(item);
+  while (box.children.length > 4) box.lastChild.remove();
+}
+
+function showNotice(text) {
+  const box = $("notice");
+  box.replaceChildren(node("span", {}, text),
+    node("button", { type: "button", class: "dismiss", title: "Dismiss", onclick: () => { box.hidden = true; } }, "×"));
+  box.hidden = false;
+}
+
+function addMessage(kind, text, extra = null) {
+  state.messages.unshift({ kind, text, extra, at: new Date() });
+  state.messages.length = Math.min(state.messages.length, 50);
+  renderMessages();
+}
+
+function handles(text) {
+  return text.split(/[\s,]+/).map((h) => h.trim()).filter(Boolean);
+}
+
+function refreshLobby() {
+  // Several events often arrive together (join, player change, start): ask once for all of them.
+  if (refreshTimer !== null) return;
+  refreshTimer = setTimeout(() => {
+    refreshTimer = null;
+    if (client.connected && state.me) {
+      client.listPlayers();
+      client.listGames();
+    }
+  }, 50);
+}
+
+function rememberGame(game) {
+  if (game) localStorage.setItem(KEYS.game, JSON.stringify({ id: game.id, name: game.name, mode: game.mode, advertiser: game.advertiser }));
+  else localStorage.removeItem(KEYS.game);
+}
+
+function storedGame() {
+  try {
+    return JSON.parse(localStorage.getItem(KEYS.game) ?? "null");
+  } catch {
+    return null;
+  }
+}
+
+function newGame({ id, name = "Apologies", mode = "STANDARD", advertiser = null, phase }) {
+  return { id, name, mode, advertiser, phase, seats: [], view: null, turn: null, sent: false, selected: null, card: null, choices: [], outcome: null };
+}
+
+// ---------------------------------------------------------------- connection and registration
+
+client.on("open", () => {
+  $("connection").textContent = "connected";
+  $("connection").className = "pill ok";
+  $("reconnect").hidden = true;
+  const id = localStorage.getItem(KEYS.id);
+  const handle = localStorage.getItem(KEYS.handle);
+  if (id && handle) {
+    state.resuming = true;
+    act(() => client.reregister(id, handle));
+  } else {
+    showRegister();
+  }
+});
+
+client.on("close", ({ code }) => {
+  $("connection").textContent = `disconnected${code ? ` (${code})` : ""}`;
+  $("connection").className = "pill bad";
+  $("reconnect").hidden = false;
+  state.me = null;
+  client.playerId = null;
+  if (state.game && state.game.phase !== "over") {
+    finish({ kind: "disconnected" });
+  }
+});
+
+client.on("garbled", (text) => showError("Unreadable message from the server", text));
+
+function showRegister() {
+  $("register").hidden = false;
+  $("app").hidden = true;
+  $("sign-out").hidden = true;
+  $("who").textContent = "";
+  const handle = localStorage.getItem(KEYS.handle);
+  if (handle && !$("handle").value) $("handle").value = handle;
+  $("handle").focus();
+}
+
+client.on("PLAYER_REGISTERED", (m) => {
+  const previous = localStorage.getItem(KEYS.id);
+  state.me = { id: m.player_id, handle: m.context.handle };
+  client.playerId = m.player_id;
+  localStorage.setItem(KEYS.id, m.player_id);
+  localStorage.setItem(KEYS.handle, m.context.handle);
+  if (state.resuming && previous && previous !== m.player_id) {
+    // An unknown id registers anew (wire notes 6.2): the server no longer knew this player.
+    showNotice(`The server did not know you any more (it may have restarted), so you are registered again as ${m.context.handle}.`);
+  }
+  $("who").textContent = m.context.handle;
+  $("register").hidden = true;
+  $("app").hidden = false;
+  $("sign-out").hidden = false;
+  refreshLobby();
+  render();
+});
+
+client.on("PLAYER_UNREGISTERED", () => {
+  localStorage.removeItem(KEYS.id);
+  rememberGame(null);
+  state.me = null;
+  state.game = null;
+  client.playerId = null;
+  showNotice("You are signed out; your handle is free again.");
+  showRegister();
+});
+
+client.on("REQUEST_FAILED", (m) => {
+  const { reason, comment } = m.context;
+  showError(`Request failed: ${REASONS[reason] ?? reason}`, comment, reason);
+  if (!state.me) {
+    if (state.resuming && reason === "DUPLICATE_USER") localStorage.removeItem(KEYS.id);
+    state.resuming = false;
+    showRegister();
+  }
+  const game = state.game;
+  if (game && game.sent) {
+    // The move was refused: the turn (if still ours) is offered again.
+    game.sent = false;
+    // After a resume the server has now said it is not our turn: the next one will be sent.
+    if (reason === "NO_MOVE_PENDING") game.resumed = false;
+    render();
+  }
+});
+
+// ---------------------------------------------------------------- lobby
+
+client.on("REGISTERED_PLAYERS", (m) => {
+  state.players = m.context.players;
+  renderPlayers();
+  if (state.resuming) resolveResume(state.players.find((p) => p.handle === state.me?.handle));
+});
+
+/** After REREGISTER_PLAYER: the listing says whether the player is still in a game. Normally not:
+ * closing the page disconnected it, and a disconnect takes a player out of its game (wire notes
+ * 6.16; Parlour's fix of 7.5: its seat is played by a robot and it hears nothing more of it). */
+function resolveResume(entry) {
+  state.resuming = false;
+  const stored = storedGame();
+  if (entry && entry.game_id) {
+    if (!state.game || state.game.id !== entry.game_id) {
+      const known = stored && stored.id === entry.game_id ? stored : {};
+      state.game = newGame({ ...known, id: entry.game_id, phase: entry.player_state === "PLAYING" ? "playing" : "joined" });
+      if (state.game.phase === "playing") act(() => client.retrieveState());
+    }
+    // A pending turn is never sent again (wire notes 5.3): "Optimal move" stays available instead.
+    state.game.adopted = false;
+    state.game.resumed = true;
+    rememberGame(state.game);
+    showNotice("You are back in your game: the server still had you in it.");
+    render();
+    return;
+  }
+  if (state.game && state.game.adopted) state.game = null;
+  if (stored) {
+    render();
+    showNotice(`Welcome back, ${state.me.handle}. Leaving the page took you out of “${stored.name}”: by the protocol a disconnected player leaves its game, so a robot now plays your seat, or the game was cancelled if you advertised it or too few players were left.`);
+    rememberGame(null);
+  }
+}
+
+client.on("AVAILABLE_GAMES", (m) => {
+  state.games = m.context.games;
+  renderGames();
+  render();
+});
+
+client.on("GAME_ADVERTISED", (m) => {
+  const game = currentGame(m.context.game.game_id);
+  if (game) game.total = m.context.game.players;
+  addMessage("info", `You advertised “${m.context.game.name}”.`);
+  refreshLobby();
+});
+
+client.on("GAME_INVITATION", (m) => {
+  const game = m.context.game;
+  state.invitations.set(game.game_id, game);
+  const join = node("button", { type: "button", "data-testid": "invitation-join", onclick: () => act(() => client.join(game.game_id)) }, "Join");
+  addMessage("invite", `${game.advertiser_handle} invites you to “${game.name}” (${titleCase(game.mode)}, ${game.players} seats).`, join);
+  refreshLobby();
+});
+
+client.on("PLAYER_MESSAGE_RECEIVED", (m) => {
+  addMessage("chat", `${m.context.sender_handle}: ${m.context.message}`);
+});
+
+for (const [event, text] of [
+  ["PLAYER_IDLE", "You have been idle for a while."],
+  ["PLAYER_INACTIVE", "You were inactive for too long and have been signed out."],
+  ["WEBSOCKET_IDLE", "This connection has been idle for a while."],
+  ["WEBSOCKET_INACTIVE", "This connection was inactive for too long."],
+  ["SERVER_SHUTDOWN", "The server is shutting down."],
+  ["GAME_IDLE", "Your game has been idle for a while."],
+  ["GAME_INACTIVE", "Your game was inactive for too long."],
+]) {
+  client.on(event, () => {
+    addMessage("info", text);
+    if (event === "SERVER_SHUTDOWN" || event === "PLAYER_INACTIVE") showNotice(text);
+  });
+}
+
+// ---------------------------------------------------------------- games
+
+function currentGame(gameId) {
+  return state.game && state.game.id === gameId ? state.game : null;
+}
+
+client.on("GAME_JOINED", (m) => {
+  const c = m.context;
+  state.game = newGame({ id: c.game_id, name: c.name, mode: c.mode, advertiser: c.advertiser_handle, phase: "joined" });
+  const known = state.games.find((g) => g.game_id === c.game_id) ?? state.invitations.get(c.game_id);
+  if (known) state.game.total = known.players;
+  rememberGame(state.game);
+  ensureBoard();
+  refreshLobby();
+  render();
+});
+
+client.on("GAME_PLAYER_CHANGE", (m) => {
+  const game = currentGame(m.context.game_id);
+  if (game) game.seats = m.context.players;
+  if (m.context.comment !== "Player joined game" || !game || game.phase !== "joined") {
+    addMessage("info", m.context.comment);
+  } else {
+    addMessage("info", `${m.context.players.at(-1)?.handle ?? "A player"} joined “${game.name}”.`);
+  }
+  refreshLobby();
+  render();
+});
+
+client.on("GAME_STARTED", (m) => {
+  const game = currentGame(m.context.game_id);
+  if (game) game.phase = "playing";
+  refreshLobby();
+  render();
+});
+
+client.on("GAME_STATE_CHANGE", (m) => {
+  let game = currentGame(m.context.game_id);
+  if (!game) {
+    // Reregistered before the server saw the old socket close, the player may still be in its game:
+    // show it (the player listing will confirm or undo this). Any other game's events are stale
+    // (the reference server keeps sending them to players who left, wire notes 7.5): ignored.
+    const stored = storedGame();
+    if (!state.resuming || !stored || stored.id !== m.context.game_id) return;
+    state.game = game = newGame({ ...stored, id: m.context.game_id, phase: "playing" });
+    game.adopted = true;
+  }
+  if (game.phase === "joined") game.phase = "playing";
+  game.view = m.context;
+  if (game.sent) {
+    game.turn = null;
+    game.sent = false;
+    game.selected = null;
+    game.choices = [];
+  }
+  render();
+});
+
+client.on("GAME_PLAYER_TURN", (m) => {
+  const game = currentGame(m.context.game_id);
+  if (!game) return;
+  game.turn = m.context;
+  game.resumed = false;
+  game.sent = false;
+  game.selected = null;
+  game.card = null;
+  game.choices = [];
+  render();
+});
+
+client.on("GAME_COMPLETED", (m) => {
+  if (currentGame(m.context.game_id)) finish({ kind: "completed", winner: m.context.winner, comment: m.context.comment });
+});
+
+client.on("GAME_CANCELLED", (m) => {
+  if (currentGame(m.context.game_id)) finish({ kind: "cancelled", reason: m.context.reason, comment: m.context.comment });
+});
+
+client.on("GAME_PLAYER_QUIT", (m) => {
+  if (currentGame(m.context.game_id)) finish({ kind: "quit", started: state.game.phase === "playing" });
+});
+
+function finish(outcome) {
+  const game = state.game;
+  game.phase = "over";
+  game.outcome = outcome;
+  game.turn = null;
+  game.sent = false;
+  game.selected = null;
+  game.choices = [];
+  // A lost connection keeps the record: after reconnecting, the page explains what happened.
+  if (outcome.kind !== "disconnected") rememberGame(null);
+  refreshLobby();
+  render();
+}
+
+function ensureBoard() {
+  if (!board) {
+    board = createBoard("apologies", $("board-host"), {
+      onPawn(key) {
+        const game = state.game;
+        game.selected = game.selected === key ? null : key;
+        game.choices = [];
+        render();
+      },
+      onTarget(target) {
+        if (target.moves.length === 1) execute(target.moves[0]);
+        else {
+          state.game.choices = target.moves;
+          render();
+        }
+      },
+    });
+  }
+}
+
+function execute(move) {
+  const game = state.game;
+  act(() => client.execute(move.move_id));
+  game.sent = true;
+  game.selected = null;
+  game.choices = [];
+  render();
+}
+
+// ---------------------------------------------------------------- rendering
+
+function seatHandle(game, color) {
+  return game.seats.find((s) => s.player_color === color)?.handle ?? titleCase(color);
+}
+
+function banner(game) {
+  const o = game.outcome;
+  if (!o) return null;
+  if (o.kind === "completed") {
+    const mine = o.winner === state.me?.handle;
+    return { cls: mine ? "win" : "done", text: `${mine ? "You won!" : `Game over: ${o.winner} won.`} ${o.comment ?? ""}`.trim() };
+  }
+  if (o.kind === "cancelled") {
+    return { cls: "cancelled", text: `Game cancelled: ${CANCEL_REASONS[o.reason] ?? o.reason}${o.comment ? ` (${o.comment})` : ""}.` };
+  }
+  if (o.kind === "quit") {
+    return { cls: "cancelled", text: o.started ? "You quit this game; a robot plays your seat." : "You left this game." };
+  }
+  return { cls: "cancelled", text: "Connection lost: a disconnected player leaves its game." };
+}
+
+function render() {
+  const game = state.game;
+  $("game").hidden = !game;
+  $("app").classList.toggle("with-game", Boolean(game));
+  renderGames();
+  if (!game) return;
+  ensureBoard();
+  const mine = game.advertiser && game.advertiser === state.me?.handle;
+  const live = game.phase === "joined" || game.phase === "playing";
+  $("game-title").textContent = `${game.name} · ${titleCase(game.mode)}`;
+  $("start-game").hidden = !(mine && game.phase === "joined");
+  $("cancel-game").hidden = !(mine && live);
+  $("quit-game").hidden = !(!mine && live);
+  $("close-game").hidden = live;
+  const b = banner(game);
+  $("banner").hidden = !b;
+  if (b) {
+    $("banner").textContent = b.text;
+    $("banner").className = `banner ${b.cls}`;
+  }
+
+  const view = game.view;
+  const myTurn = Boolean(game.turn) && !game.sent && game.phase === "playing";
+  const moves = myTurn ? Object.values(game.turn.moves) : [];
+  const myColor = view?.player.color ?? null;
+  const index = indexMoves(moves, myColor, game.card);
+  const colors = view ? COLOR_ORDER.filter((c) => [view.player, ...view.opponents].some((p) => p.color === c)) : [];
+  const toMove = myTurn ? myColor : game.phase === "playing" && view ? nextColor(view.recent_history, colors) : null;
+
+  // Who is to move.
+  let turnText = "";
+  if (game.phase === "joined") {
+    const listed = state.games.find((g) => g.game_id === game.id);
+    const total = listed?.players ?? game.total;
+    const taken = game.seats.length || (listed ? listed.players - listed.available : 0);
+    const seats = total && taken ? ` (${taken} of ${total} seats taken)` : "";
+    turnText = mine ? `Waiting for players${seats}. Start when ready: robots take the empty seats.` : `Waiting for ${game.advertiser ?? "the advertiser"} to start${seats}.`;
+  } else if (game.phase === "over") turnText = "Game over";
+  else if (myTurn) turnText = "Your turn";
+  else if (game.sent) turnText = "Move sent…";
+  else if (toMove) turnText = `Waiting for ${seatHandle(game, toMove)} (${titleCase(toMove)})`;
+  else turnText = "Waiting for the first player";
+  $("turn").textContent = turnText;
+  $("turn").className = `turn${myTurn ? " mine" : ""}`;
+
+  renderSeats(game, view, colors, toMove);
+
+  // The card: STANDARD shows the drawn card on our turn, else the last card played; ADULT shows the hand.
+  const lastPlayed = view ? [...view.recent_history].reverse().find((e) => e.card) : null;
+  let card = null;
+  let caption = "";
+  if (myTurn && game.turn.drawn_card && game.mode === "STANDARD") {
+    card = game.turn.drawn_card;
+    caption = "your card";
+  } else if (game.card) {
+    card = game.card;
+    caption = "chosen card";
+  } else if (lastPlayed) {
+    card = lastPlayed.card;
+    caption = `${titleCase(lastPlayed.color)} played`;
+  }
+  renderHand(game, view, myTurn, moves);
+
+  if (game.selected && !index.byPawn.has(game.selected)) game.selected = null;
+  const targets = game.selected ? [...index.byPawn.get(game.selected).values()] : [];
+  const pawns = view ? [view.player, ...view.opponents].flatMap((p) => p.pawns) : [];
+  const movable = new Map([...index.byPawn].map(([key, places]) => [key, [...places.keys()]]));
+  board.render({ pawns, movable, selected: game.selected, targets, card, caption });
+
+  // Choices: forfeits when nothing can move, or the moves sharing one pawn and destination.
+  let choices = game.choices;
+  if (myTurn && !index.byPawn.size && index.forfeits.length) choices = index.forfeits;
+  $("choices").replaceChildren(...choices.map((move) =>
+    node("button", { type: "button", class: "choice", "data-testid": "choice", "data-move-id": move.move_id, onclick: () => execute(move) }, describeMove(move))));
+
+  let hint = "";
+  if (myTurn) {
+    if (choices.length && !index.byPawn.size) hint = "No pawn can move: discard a card to end your turn.";
+    else if (choices.length) hint = "Several moves take that pawn there: pick one.";
+    else if (game.selected) hint = "Now pick where it goes (the dashed rings), or another pawn.";
+    else if (game.mode === "ADULT" && !game.card) hint = "Pick a pawn (or a card to see only its moves).";
+    else hint = "Pick a pawn to move, or let the server choose the optimal move.";
+  }
+  const unsure = game.resumed && game.phase === "playing" && !game.turn && !game.sent;
+  if (unsure && !hint) hint = "Your choices for a turn are not sent again after a reload: if it is your turn, use Optimal move.";
+  $("hint").textContent = hint;
+  $("optimal").disabled = !(myTurn || unsure);
+
+  const history = view ? [...view.recent_history].reverse() : [];
+  $("history").replaceChildren(...history.map((entry) =>
+    node("li", { title: entry.action, "data-color": entry.color ?? "" },
+      entry.color ? node("span", { class: `swatch ${entry.color.toLowerCase()}` }) : null,
+      entry.color ? `${seatHandle(game, entry.color)} ${describeHistory(entry)}` : describeHistory(entry))));
+}
+
+function renderSeats(game, view, colors, toMove) {
+  const parts = view ? new Map([view.player, ...view.opponents].map((p) => [p.color, p])) : new Map();
+  const seats = game.seats.length ? game.seats : colors.map((c) => ({ handle: titleCase(c), player_color: c, player_type: "HUMAN", player_state: "PLAYING" }));
+  $("seats").replaceChildren(...seats.map((seat) => {
+    const color = seat.player_color;
+    const part = color ? parts.get(color) : null;
+    const home = part ? part.pawns.filter((p) => p.home).length : 0;
+    const tags = [];
+    if (seat.handle === state.me?.handle) tags.push("you");
+    if (seat.player_type === "PROGRAMMATIC") tags.push("robot");
+    if (seat.player_state === "QUIT") tags.push("left: robot plays");
+    return node("li", { class: `seat${color && color === toMove ? " to-move" : ""}`, "data-testid": `seat-${color ?? seat.handle}` },
+      node("span", { class: `swatch ${(color ?? "none").toLowerCase()}` }),
+      node("span", { class: "seat-name" }, seat.handle),
+      tags.length ? node("span", { class: "tags" }, tags.join(", ")) : null,
+      part ? node("span", { class: "home-count", title: "pawns home" }, `${home}/4 home`) : null);
+  }));
+}
+
+function renderHand(game, view, myTurn, moves) {
+  const host = $("hand");
+  if (game.mode === "ADULT" && view) {
+    const playable = new Set(moves.filter((m) => m.actions.length).map((m) => m.card));
+    host.replaceChildren(...view.player.hand.map((card) =>
+      node("button", {
+        type: "button", class: `playing-card${game.card === card ? " selected" : ""}`, "data-testid": "hand-card",
+        "data-card": card, title: cardHelp(card), disabled: !myTurn || !playable.has(card),
+        onclick: () => {
+          game.card = game.card === card ? null : card;
+          game.selected = null;
+          game.choices = [];
+          render();
+        },
+      }, cardFace(card))));
+    host.prepend(node("span", { class: "hand-label" }, "Your hand"));
+    return;
+  }
+  if (myTurn && game.turn.drawn_card) {
+    const card = game.turn.drawn_card;
+    host.replaceChildren(node("span", { class: "playing-card drawn", "data-testid": "drawn-card", "data-card": card }, cardFace(card)),
+      node("span", { class: "card-help" }, cardHelp(card)));
+    return;
+  }
+  host.replaceChildren();
+}
+
+function renderGames() {
+  const list = $("games");
+  const inGame = state.game && state.game.phase !== "over";
+  if (!state.games.length) {
+    list.replaceChildren(node("li", { class: "empty" }, "No games are waiting for players. Advertise one!"));
+    return;
+  }
+  list.replaceChildren(...state.games.map((g) => {
+    const own = state.game && state.game.id === g.game_id;
+    const taken = g.players - g.available;
+    return node("li", { class: "game-item", "data-testid": "game-item", "data-game-id": g.game_id },
+      node("div", { class: "game-name" }, g.name, g.visibility === "PRIVATE" ? node("span", { class: "badge" }, "private") : null),
+      node("div", { class: "game-meta" }, `${titleCase(g.mode)} · by ${g.advertiser_handle} · ${taken}/${g.players} seats`),
+      own ? node("span", { class: "badge mine" }, "your game")
+        : node("button", { type: "button", "data-testid": "join-game", disabled: Boolean(inGame), onclick: () => act(() => client.join(g.game_id)) }, "Join"));
+  }));
+}
+
+function renderPlayers() {
+  const list = $("players");
+  const chosen = new Set(handles($("chat-to").value));
+  const ticked = new Set([...list.querySelectorAll("input:checked")].map((box) => box.value));
+  // Connected players first, in registration order (wire notes 6.4), then the disconnected.
+  const players = [...state.players].sort((a, b) => (a.connection_state === "DISCONNECTED") - (b.connection_state === "DISCONNECTED"));
+  list.replaceChildren(...players.map((p) => {
+    const me = p.handle === state.me?.handle;
+    const status = p.connection_state === "DISCONNECTED" ? "disconnected" : p.player_state.toLowerCase();
+    return node("li", { "data-testid": `player-${p.handle}`, class: `player ${status}` },
+      me ? node("span", { class: "tick-space" }) : node("input", { type: "checkbox", value: p.handle, title: `message ${p.handle}`, "data-testid": `chat-pick-${p.handle}`, checked: ticked.has(p.handle) || chosen.has(p.handle) }),
+      node("span", { class: "player-name" }, p.handle, me ? " (you)" : ""),
+      node("span", { class: `badge ${status}` }, status));
+  }));
+}
+
+function renderMessages() {
+  $("messages").replaceChildren(...state.messages.map((m) =>
+    node("li", { class: `message msg-${m.kind}`, "data-testid": `message-${m.kind}` },
+      node("time", {}, m.at.toTimeString().slice(0, 5)), " ", m.text, m.extra ? " " : null, m.extra)));
+}
+
+// ---------------------------------------------------------------- controls
+
+$("register-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  state.resuming = false;
+  act(() => client.register($("handle").value.trim()));
+});
+
+$("advertise-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  act(() => client.advertise({
+    name: $("game-name").value.trim(),
+    mode: $("game-mode").value,
+    players: Number($("game-seats").value),
+    visibility: $("game-visibility").value,
+    invitedHandles: handles($("game-invites").value),
+  }));
+});
+
+$("chat-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const ticked = [...$("players").querySelectorAll("input:checked")].map((box) => box.value);
+  const to = [...new Set([...handles($("chat-to").value), ...ticked])];
+  if (!to.length) {
+    showError("No recipients", "type handles or tick players to send a message to");
+    return;
+  }
+  act(() => client.sendMessage($("chat-text").value, to));
+  addMessage("sent", `You to ${to.join(", ")}: ${$("chat-text").value}`);
+  $("chat-text").value = "";
+});
+
+$("refresh").addEventListener("click", () => act(() => { client.listPlayers(); client.listGames(); }));
+$("start-game").addEventListener("click", () => act(() => client.start()));
+$("quit-game").addEventListener("click", () => act(() => client.quit()));
+$("cancel-game").addEventListener("click", () => act(() => client.cancel()));
+$("close-game").addEventListener("click", () => {
+  state.game = null;
+  render();
+});
+$("optimal").addEventListener("click", () => {
+  act(() => client.optimal());
+  state.game.sent = true;
+  state.game.selected = null;
+  state.game.choices = [];
+  render();
+});
+$("sign-out").addEventListener("click", () => act(() => client.unregister()));
+$("reconnect").addEventListener("click", () => {
+  $("connection").textContent = "connecting…";
+  client.connect();
+});
+
+renderMessages();
+client.connect();
