@@ -37,7 +37,7 @@ pytest: install browser
 test: lint typecheck pytest
 
 bench: install
-	@set -e; for b in bench/*.py; do echo "== $$b"; $(BIN)/python $$b; done
+	@set -e; for b in bench/[!_]*.py; do echo "== $$b"; $(BIN)/python $$b; done
 
 clean:
 	rm -rf $(VENV) build .mypy_cache .pytest_cache .ruff_cache

@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import msgspec
-from websockets.asyncio.client import ClientConnection, connect
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench._wsclient import WireClient, open_client
 from tests.processes import free_port, running
 
 BIN = Path(sys.executable).parent
@@ -38,13 +38,12 @@ ENCODE = msgspec.json.Encoder()
 # The client only needs the type of most events (a GAME_STATE_CHANGE per move): read it from the
 # head of the frame instead of decoding the whole body, so the load generator stays cheap and does
 # not cap the faster server. Works for compact and pretty-printed JSON alike.
-KIND = re.compile(r'"message"\s*:\s*"([A-Z_]+)"')
+KIND = re.compile(rb'"message"\s*:\s*"([A-Z_]+)"')
 
 
-def kind_of(frame: str | bytes) -> str:
-    text = frame if isinstance(frame, str) else frame.decode()
-    found = KIND.search(text, 0, 80)
-    return found.group(1) if found else ""
+def kind_of(frame: bytes) -> bytes:
+    found = KIND.search(frame, 0, 80)
+    return found.group(1) if found else b""
 
 
 @dataclass
@@ -85,23 +84,22 @@ def reference_command(port: int) -> list[str]:
     return command
 
 
-async def request(
-    ws: ClientConnection, message: str, player_id: str | None = None, **context: object
-) -> None:
+def request(ws: WireClient, message: str, player_id: str | None = None, **context: object) -> None:
     body: dict[str, object] = {"message": message}
     if player_id is not None:
         body["player_id"] = player_id
     if context:
         body["context"] = context
-    await ws.send(ENCODE.encode(body).decode())
+    ws.send(ENCODE.encode(body))
 
 
 async def client(
-    uri: str, index: int, mode: str, load: Load, stop_at: float, max_games: int, rng: random.Random
+    port: int, index: int, mode: str, load: Load, stop_at: float, max_games: int, rng: random.Random
 ) -> None:
     """One player: game after game against three programmatic seats until time or games run out."""
-    async with connect(uri, max_size=2**22) as ws:
-        await request(ws, "REGISTER_PLAYER", handle=f"bench{index}")
+    ws = await open_client("127.0.0.1", port)
+    try:
+        request(ws, "REGISTER_PLAYER", handle=f"bench{index}")
         player_id = None
         while player_id is None:
             reply = DECODE.decode(await ws.recv())
@@ -110,7 +108,7 @@ async def client(
             elif reply["message"] == "REQUEST_FAILED":
                 raise RuntimeError(f"register failed: {reply}")
         while time.monotonic() < stop_at and load.games < max_games:
-            await request(
+            request(
                 ws,
                 "ADVERTISE_GAME",
                 player_id,
@@ -120,37 +118,39 @@ async def client(
                 visibility="PRIVATE",
                 invited_handles=[],
             )
-            await request(ws, "START_GAME", player_id)
+            request(ws, "START_GAME", player_id)
             sent_at: float | None = None
             while True:
                 frame = await ws.recv()
                 kind = kind_of(frame)
-                if kind == "GAME_PLAYER_TURN":
+                if kind == b"GAME_PLAYER_TURN":
                     if sent_at is not None:
                         load.latencies.append(time.perf_counter() - sent_at)
                     event = DECODE.decode(frame)
                     move_id = rng.choice(list(event["context"]["moves"]))
                     sent_at = time.perf_counter()
                     load.moves += 1
-                    await request(ws, "EXECUTE_MOVE", player_id, move_id=move_id)
-                elif kind == "GAME_COMPLETED":
+                    request(ws, "EXECUTE_MOVE", player_id, move_id=move_id)
+                elif kind == b"GAME_COMPLETED":
                     load.games += 1
                     break
-                elif kind in ("GAME_CANCELLED", "REQUEST_FAILED"):
-                    load.errors.append(f"{kind}: {DECODE.decode(frame).get('context')}")
+                elif kind in (b"GAME_CANCELLED", b"REQUEST_FAILED"):
+                    load.errors.append(f"{kind.decode()}: {DECODE.decode(frame).get('context')}")
                     return
-        await request(ws, "UNREGISTER_PLAYER", player_id)
+        request(ws, "UNREGISTER_PLAYER", player_id)
+    finally:
+        await ws.close()
 
 
 async def drive(
     port: int, clients: int, seconds: float, max_games: int, mode: str, seed: int
 ) -> tuple[Load, float]:
     load = Load()
-    uri = f"ws://127.0.0.1:{port}/"
     started = time.monotonic()
     stop_at = started + seconds
     tasks = [
-        client(uri, i, mode, load, stop_at, max_games, random.Random(seed * 1000 + i)) for i in range(clients)
+        client(port, i, mode, load, stop_at, max_games, random.Random(seed * 1000 + i))
+        for i in range(clients)
     ]
     # A hard ceiling on top of the soft budget: a game in flight finishes, a stuck server does not hang us.
     await asyncio.wait_for(asyncio.gather(*tasks), timeout=seconds + 120)

@@ -33,14 +33,14 @@ def test_tables_and_lobby_games_share_the_in_progress_limit() -> None:
 
     fish.connected(2, 0.0)
     refused = fish.received(2, b'{"type": "PlayerConnect", "age": 9}', 0.0)
-    assert any(isinstance(e, Send) and "no table is free" in e.data for e in refused)
+    assert any(isinstance(e, Send) and b"no table is free" in e.data for e in refused)
     tsuro.connected(3, 0.0)
     refused = tsuro.received(3, b'{"type": "JOIN", "name": "t", "strategy": "s"}', 0.0)
-    assert any(isinstance(e, Send) and "no table is free" in e.data for e in refused)
+    assert any(isinstance(e, Send) and b"no table is free" in e.data for e in refused)
 
     apologies.received(1, json.dumps({"message": "CANCEL_GAME", "player_id": player_id}), 0.0)
     assert ledger.in_progress == 0
     fish.connected(4, 0.0)
     joined = fish.received(4, b'{"type": "PlayerConnect", "age": 9}', 0.0)
-    assert joined and isinstance(joined[0], Send) and '"player_id":0' in joined[0].data
+    assert joined and isinstance(joined[0], Send) and b'"player_id":0' in joined[0].data
     assert ledger.in_progress == 1

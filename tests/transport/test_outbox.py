@@ -9,11 +9,11 @@ from parlour.transport.outbox import Outbox
 
 
 def test_order_batches_and_close() -> None:
-    async def scenario() -> tuple[list[list[str]], list[tuple[int, str]]]:
-        writes: list[list[str]] = []
+    async def scenario() -> tuple[list[list[bytes]], list[tuple[int, str]]]:
+        writes: list[list[bytes]] = []
         closes: list[tuple[int, str]] = []
 
-        async def write(batch: list[str]) -> None:
+        async def write(batch: list[bytes]) -> None:
             writes.append(batch)
 
         async def close(code: int, reason: str) -> None:
@@ -21,15 +21,15 @@ def test_order_batches_and_close() -> None:
 
         outbox = Outbox(write, close)
         task = asyncio.create_task(outbox.run())
-        for text in ("a", "b", "c"):
+        for text in (b"a", b"b", b"c"):
             outbox.put(text)
         outbox.put(Close(1, 4000, "bye"))
-        outbox.put("after close")  # ignored: the connection is closing
+        outbox.put(b"after close")  # ignored: the connection is closing
         await asyncio.wait_for(task, 1)
         return writes, closes
 
     writes, closes = asyncio.run(scenario())
-    assert writes == [["a", "b", "c"]] and closes == [(4000, "bye")]
+    assert writes == [[b"a", b"b", b"c"]] and closes == [(4000, "bye")]
 
 
 def test_a_client_that_falls_too_far_behind_is_closed() -> None:
@@ -37,7 +37,7 @@ def test_a_client_that_falls_too_far_behind_is_closed() -> None:
         stuck = asyncio.Event()
         closes: list[tuple[int, str]] = []
 
-        async def write(batch: list[str]) -> None:
+        async def write(batch: list[bytes]) -> None:
             await stuck.wait()  # the peer never reads
 
         async def close(code: int, reason: str) -> None:
@@ -45,10 +45,10 @@ def test_a_client_that_falls_too_far_behind_is_closed() -> None:
 
         outbox = Outbox(write, close, limit=10)
         task = asyncio.create_task(outbox.run())
-        outbox.put("first")
+        outbox.put(b"first")
         await asyncio.sleep(0)  # the writer takes "first" and blocks on the socket
         for i in range(11):
-            outbox.put(str(i))
+            outbox.put(str(i).encode())
         pending = outbox.pending
         stuck.set()
         await asyncio.wait_for(task, 1)
@@ -57,3 +57,45 @@ def test_a_client_that_falls_too_far_behind_is_closed() -> None:
     pending, closes = asyncio.run(scenario())
     assert pending == 1  # everything unsent was dropped for the close
     assert closes == [(1008, "too many unsent messages")]
+
+
+def test_flush_now_writes_at_once_and_falls_back_to_the_writer_in_order() -> None:
+    async def scenario() -> tuple[list[list[bytes]], list[list[bytes]], list[tuple[int, str]]]:
+        direct: list[list[bytes]] = []
+        queued: list[list[bytes]] = []
+        closes: list[tuple[int, str]] = []
+        socket_open = True
+
+        def write_now(batch: list[bytes]) -> bool:
+            if socket_open:
+                direct.append(batch)
+            return socket_open
+
+        async def write(batch: list[bytes]) -> None:
+            queued.append(batch)
+
+        async def close(code: int, reason: str) -> None:
+            closes.append((code, reason))
+
+        outbox = Outbox(write, close, write_now=write_now)
+        task = asyncio.create_task(outbox.run())
+        outbox.put(b"a")
+        outbox.put(b"b")
+        outbox.flush_now()
+        assert direct == [[b"a", b"b"]] and outbox.pending == 0  # sent before any task ran
+        socket_open = False  # e.g. paused by flow control: the writer task takes over
+        outbox.put(b"c")
+        outbox.flush_now()
+        assert outbox.pending == 1
+        await asyncio.sleep(0)
+        socket_open = True
+        outbox.put(b"d")
+        outbox.put(Close(1, 4000, "bye"))
+        outbox.flush_now()  # "d" goes now; the close waits for the writer, after it
+        await asyncio.wait_for(task, 1)
+        return direct, queued, closes
+
+    direct, queued, closes = asyncio.run(scenario())
+    assert direct == [[b"a", b"b"], [b"d"]]
+    assert queued == [[b"c"]]
+    assert closes == [(4000, "bye")]

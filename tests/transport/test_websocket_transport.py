@@ -27,19 +27,19 @@ class Echo:
 
     def connected(self, conn: ConnId, now: float) -> list[Effect]:
         self.conns.append(conn)
-        return [Send(conn, f"hello {conn}")]
+        return [Send(conn, f"hello {conn}".encode())]
 
     def received(self, conn: ConnId, data: str | bytes, now: float) -> list[Effect]:
         self.frames.append((conn, data))
         if isinstance(data, bytes):
-            return [Send(conn, f"bytes:{len(data)}")]
+            return [Send(conn, f"bytes:{len(data)}".encode())]
         if data.startswith("broadcast:"):
-            return [Send(c, data) for c in self.conns]
+            return [Send(c, data.encode()) for c in self.conns]
         if data.startswith("burst:"):
-            return [Send(conn, str(i)) for i in range(int(data[6:]))]
+            return [Send(conn, str(i).encode()) for i in range(int(data[6:]))]
         if data.startswith("close:"):
-            return [Send(conn, "bye"), Close(conn, int(data[6:]), "asked")]
-        return [Send(conn, f"{conn}:{data}")]
+            return [Send(conn, b"bye"), Close(conn, int(data[6:]), "asked")]
+        return [Send(conn, f"{conn}:{data}".encode())]
 
     def disconnected(self, conn: ConnId, now: float) -> list[Effect]:
         self.conns.remove(conn)
@@ -50,7 +50,7 @@ class Echo:
         return []
 
     def shutdown(self, now: float) -> list[Effect]:
-        return [e for c in self.conns for e in (Send(c, "goodbye"), Close(c, 1001, "shutdown"))]
+        return [e for c in self.conns for e in (Send(c, b"goodbye"), Close(c, 1001, "shutdown"))]
 
     def stats(self) -> dict[str, int]:
         return {"connections": len(self.conns), "players": 0, "games": 0}

@@ -14,12 +14,14 @@ __all__ = ["Close", "ConnId", "Effect", "Send"]
 ConnId = int
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: a server builds one Send per message and recipient, and frozen dataclasses
+# initialise through object.__setattr__, several times slower. Effects are never mutated.
+@dataclass(slots=True)
 class Send:
-    """Queue one message (a complete frame or line, already encoded) on a connection."""
+    """Queue one message (a complete frame or line, already encoded as UTF-8) on a connection."""
 
     conn: ConnId
-    data: str
+    data: bytes
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,7 +44,7 @@ class StreamedService:
         return out
 
     def _send(self, conn: ConnId, text: str) -> None:
-        self._out.append(Send(conn, text))
+        self._out.append(Send(conn, text.encode()))
 
     def _close(self, conn: ConnId) -> None:
         self._out.append(Close(conn))

@@ -1,6 +1,10 @@
 """One ordered outbox per connection: effects are queued without awaiting any socket, and one
 writer task per connection sends them in order. A slow or dead client therefore never blocks
-the loop or delays anyone else's messages; one that falls too far behind is disconnected."""
+the loop or delays anyone else's messages; one that falls too far behind is disconnected.
+
+When the socket can take data right away (the common case), :meth:`Outbox.flush_now` hands the
+queue to it synchronously, saving the writer task a wake-up per request; the queue stays the
+single order of messages either way."""
 
 from __future__ import annotations
 
@@ -16,18 +20,22 @@ __all__ = ["Outbox"]
 class Outbox:
     def __init__(
         self,
-        write: Callable[[list[str]], Awaitable[None]],
+        write: Callable[[list[bytes]], Awaitable[None]],
         close: Callable[[int, str], Awaitable[None]],
         limit: int = 10_000,
+        write_now: Callable[[list[bytes]], bool] | None = None,
     ) -> None:
         self._write = write
+        #: Writes a batch at once and returns True, or returns False when the socket cannot
+        #: take it now (not open, or paused by flow control): the writer task then sends it.
+        self._write_now = write_now
         self._close = close
         self._limit = limit
-        self._queue: deque[str | Close] = deque()
+        self._queue: deque[bytes | Close] = deque()
         self._ready = asyncio.Event()
         self._closing = False
 
-    def put(self, item: str | Close) -> None:
+    def put(self, item: bytes | Close) -> None:
         if self._closing:
             return
         if isinstance(item, Close):
@@ -38,7 +46,21 @@ class Outbox:
             self._closing = True
             item = Close(0, 1008, "too many unsent messages")
         self._queue.append(item)
-        self._ready.set()
+        if self._write_now is None:
+            self._ready.set()
+        # else the owner calls flush_now once it has put everything of this round
+
+    def flush_now(self) -> None:
+        """Send what is queued at once if the socket can take it; the writer task sends the rest."""
+        queue = self._queue
+        if self._write_now is not None and queue and not isinstance(queue[0], Close):
+            batch: list[bytes] = []
+            while queue and not isinstance(queue[0], Close):
+                batch.append(queue.popleft())  # type: ignore[arg-type]
+            if not self._write_now(batch):
+                queue.extendleft(reversed(batch))
+        if queue:
+            self._ready.set()
 
     @property
     def pending(self) -> int:
@@ -55,7 +77,7 @@ class Outbox:
             await self._ready.wait()
             self._ready.clear()
             while queue:
-                batch: list[str] = []
+                batch: list[bytes] = []
                 while queue and not isinstance(queue[0], Close):
                     batch.append(queue.popleft())  # type: ignore[arg-type]
                 if batch:

@@ -34,14 +34,20 @@ class Runtime:
         return next(self._ids)
 
     def execute(self, effects: list[Effect]) -> None:
+        touched: dict[ConnId, Outbox] = {}
         for effect in effects:
-            outbox = self.outboxes.get(effect.conn)
+            conn = effect.conn
+            outbox = self.outboxes.get(conn)
             if outbox is None:
                 continue  # the connection is already gone
             if isinstance(effect, Send):
                 outbox.put(effect.data)
             elif isinstance(effect, Close):
                 outbox.put(effect)
+            touched[conn] = outbox
+        # All of one input's messages to a connection leave together, in one write.
+        for outbox in touched.values():
+            outbox.flush_now()
 
     async def tick_forever(self, services: list[Service], seconds: float) -> None:
         while True:

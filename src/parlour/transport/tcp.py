@@ -40,8 +40,8 @@ class TcpListener:
         runtime, service = self.runtime, self.service
         conn = runtime.new_conn()
 
-        async def write(lines: list[str]) -> None:
-            writer.write("".join(lines).encode())
+        async def write(lines: list[bytes]) -> None:
+            writer.write(b"".join(lines))
             await writer.drain()
 
         async def close(code: int, reason: str) -> None:

@@ -22,6 +22,7 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
+from websockets.protocol import State
 
 from parlour.core.service import Service
 from parlour.transport.outbox import Outbox
@@ -45,10 +46,25 @@ class BatchingConnection(ServerConnection):
     here they let a burst of messages share one socket write.
     """
 
-    async def send_texts(self, texts: list[str]) -> None:
+    def write_now(self, texts: list[bytes]) -> bool:
+        """Send UTF-8 encoded text messages in one write, now, if nothing stands in the way.
+
+        False (nothing sent) when the connection is not open, a fragmented send is in progress,
+        or flow control paused writing: ``send_texts`` then waits its turn with ``send_context``.
+        """
+        if self.protocol.state is not State.OPEN or self.paused or self.send_in_progress is not None:
+            return False
+        protocol = self.protocol
+        for text in texts:
+            protocol.send_text(text)
+        self.send_data()
+        return True
+
+    async def send_texts(self, texts: list[bytes]) -> None:
+        """Send UTF-8 encoded text messages, in order, in one write."""
         async with self.send_context():
             for text in texts:
-                self.protocol.send_text(text.encode())
+                self.protocol.send_text(text)
 
     def send_data(self) -> None:
         chunks = self.protocol.data_to_send()
@@ -105,7 +121,7 @@ class WebsocketListener:
         async def close(code: int, reason: str) -> None:
             await ws.close(code, reason)
 
-        outbox = Outbox(ws.send_texts, close)
+        outbox = Outbox(ws.send_texts, close, write_now=ws.write_now)
         runtime.outboxes[conn] = outbox
         writer = asyncio.create_task(outbox.run())
         try:

@@ -33,7 +33,7 @@ class Server:
         for effect in effects:
             if isinstance(effect, Send):
                 if self.strict_wire:
-                    Message.for_json(effect.data)  # every message parses with the reference client
+                    Message.for_json(effect.data.decode())  # every message parses with the reference client
                 self.sent += 1
                 message = json.loads(effect.data)
                 self.inbox.setdefault(effect.conn, []).append(message)

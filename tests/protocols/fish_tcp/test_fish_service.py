@@ -31,7 +31,7 @@ class Tables:
     def take(self, effects: list[Any]) -> None:
         for effect in effects:
             if isinstance(effect, Send):
-                assert effect.data.endswith("\n") and effect.data.count("\n") == 1
+                assert effect.data.endswith(b"\n") and effect.data.count(b"\n") == 1
                 self.inbox.setdefault(effect.conn, []).append(json.loads(effect.data))
             elif isinstance(effect, Close):
                 self.closed.add(effect.conn)

@@ -26,7 +26,7 @@ class Tables:
     def take(self, effects: list[Any]) -> None:
         for effect in effects:
             if isinstance(effect, Send):
-                assert effect.data.endswith("\n")
+                assert effect.data.endswith(b"\n")
                 self.inbox.setdefault(effect.conn, []).append(json.loads(effect.data))
             elif isinstance(effect, Close):
                 self.closed.add(effect.conn)

@@ -6,6 +6,7 @@ are the contract with reference clients. Output is compact JSON (wire-notes 11).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -58,7 +59,7 @@ from parlour.core.events import (
 )
 from parlour.core.records import Game, GameState, Player
 from parlour.games.apologies.engine import GameState as Play
-from parlour.games.apologies.model import HOME, SAFE, START, Card, Color, Move, PawnMove
+from parlour.games.apologies.model import HOME, SAFE, START, Card, Color, HistoryEntry, Move, PawnMove
 
 __all__ = ["FAILURES", "Renderer", "failure_reason", "timestamp"]
 
@@ -94,11 +95,26 @@ def failure_reason(error: ParlourError) -> tuple[str, str]:
     return "INTERNAL_ERROR", "Internal error"
 
 
-@lru_cache(maxsize=8192)
 def timestamp(seconds: float) -> str:
-    """``2026-11-22T11:29:57,878+0000``: UTC, comma before truncated milliseconds (wire-notes 2.2)."""
-    moment = datetime.fromtimestamp(seconds, UTC)
-    return f"{moment:%Y-%m-%dT%H:%M:%S},{moment.microsecond // 1000:03d}+0000"
+    """``2026-11-22T11:29:57,878+0000``: UTC, comma before truncated milliseconds (wire-notes 2.2).
+
+    One history entry per move makes this hot: the date and time of day are formatted once per
+    second, and microseconds are rounded as ``datetime.fromtimestamp`` rounds them.
+    """
+    fraction, whole = math.modf(seconds)
+    micros = round(fraction * 1_000_000)
+    if micros >= 1_000_000:
+        whole += 1
+        micros -= 1_000_000
+    elif micros < 0:  # before 1970
+        whole -= 1
+        micros += 1_000_000
+    return f"{_second(int(whole))},{micros // 1000:03d}+0000"
+
+
+@lru_cache(maxsize=256)
+def _second(seconds: int) -> str:
+    return f"{datetime.fromtimestamp(seconds, UTC):%Y-%m-%dT%H:%M:%S}"
 
 
 def _pawn(color: Color, index: int, position: int) -> dict[str, Any]:
@@ -114,7 +130,9 @@ def _pawn(color: Color, index: int, position: int) -> dict[str, Any]:
 
 
 COLOR_NAMES = tuple(color.name.encode() for color in Color)
-CARD_NAMES = {card: card.name for card in Card}
+#: JSON values of history fields that may be null, by colour and by card.
+COLOR_JSON: dict[Color | None, bytes] = {None: b"null", **{c: b'"%s"' % c.name.encode() for c in Color}}
+CARD_JSON: dict[Card | None, bytes] = {None: b"null", **{c: b'"%s"' % c.name.encode() for c in Card}}
 
 #: Every pawn object pre-encoded: PAWNS[color][index][position] (position 0..66).
 PAWNS: tuple[tuple[tuple[bytes, ...], ...], ...] = tuple(
@@ -139,17 +157,17 @@ def _part(color: int, pawns: list[int], turns: int, hand: bytes) -> bytes:
 
 def _step(step: PawnMove) -> bytes:
     table = PAWNS[step.color][step.pawn]
-    return b'{"start":' + table[step.start] + b',"end":' + table[step.end] + b"}"
+    return b'{"start":%s,"end":%s}' % (table[step.start], table[step.end])
 
 
-def _move(move_id: str, move: Move) -> bytes:
-    actions = b",".join(_step(s) for s in move.actions)
-    effects = b",".join(_step(s) for s in move.side_effects)
-    return b'{"move_id":"%s","card":"%s","actions":[%s],"side_effects":[%s]}' % (
-        move_id.encode(),
-        move.card.name.encode(),
-        actions,
-        effects,
+def _move(move_id: bytes, move: Move) -> bytes:
+    """One entry of GAME_PLAYER_TURN's moves, keyed by its id."""
+    return b'"%s":{"move_id":"%s","card":%s,"actions":[%s],"side_effects":[%s]}' % (
+        move_id,
+        move_id,
+        CARD_JSON[move.card],
+        b",".join([_step(s) for s in move.actions]),
+        b",".join([_step(s) for s in move.side_effects]),
     )
 
 
@@ -198,6 +216,37 @@ def _message(name: str, context: dict[str, Any] | None = None, player_id: str | 
     if context is not None:
         body["context"] = context
     return ENCODE(body)
+
+
+class _Encoded:
+    """What the renderer keeps about one game between its events, already encoded."""
+
+    __slots__ = ("head", "history", "parts")
+
+    def __init__(self, game_id: str, colors: int) -> None:
+        self.head = b'{"message":"GAME_STATE_CHANGE","context":{"game_id":"%s","recent_history":[' % (
+            game_id.encode()
+        )
+        #: One entry per history entry of the game (history only grows).
+        self.history: list[bytes] = []
+        #: Per colour: [pawns, turns, part] of the last part rendered without a hand.
+        self.parts: list[list[Any]] = [[None, -1, b""] for _ in range(colors)]
+
+    def encode_history(self, entries: list[HistoryEntry], times: list[float]) -> None:
+        # Entry 0 is the start, entry k the k-th move; "Game completed" shares the last move's time.
+        encoded = self.history
+        last = len(times) - 1
+        for index in range(len(encoded), len(entries)):
+            entry = entries[index]
+            encoded.append(
+                b'{"action":%s,"color":%s,"card":%s,"timestamp":"%s"}'
+                % (
+                    ENCODE(entry.action),
+                    COLOR_JSON[entry.color],
+                    CARD_JSON[entry.card],
+                    timestamp(times[index if index < last else last]).encode(),
+                )
+            )
 
 
 class Renderer:
@@ -258,8 +307,8 @@ class Renderer:
             GamePlayerTurn: self._turn,
         }
 
-    def render(self, event: Event) -> str:
-        return self.table[type(event)](event).decode()
+    def render(self, event: Event) -> bytes:
+        return self.table[type(event)](event)
 
     def _failed(self, event: RequestFailed) -> bytes:
         reason, comment = failure_reason(event.error)
@@ -269,73 +318,53 @@ class Renderer:
     def _state(self, event: GameStateChange) -> bytes:
         """GAME_STATE_CHANGE (wire-notes 5.2) from the seat's own view of the game.
 
-        The hot path of a busy server: history entries are encoded once per game, pawns come
-        pre-encoded, and only the seat's own hand is read.
+        The hot path of a busy server (one per move and human): history entries are encoded
+        once per game, pawns come pre-encoded, opponents' parts are kept until their pawns or
+        turn counts change, and only the seat's own hand is read.
         """
         game = event.game
         play: Play = game.play
         seat = event.seat
-        entries = self._entries(game)
-        pawns, turns = play.pawns, play.turns
-        # Opponents' parts (no hand) change only when their pawns or turn counts do.
-        cache: dict[int, tuple[tuple[int, ...], bytes]] = game.memo.setdefault("parts", {})
+        memo: _Encoded | None = game.memo.get("apologies")
+        if memo is None:
+            memo = game.memo["apologies"] = _Encoded(game.id, len(play.pawns))
+        history = memo.history
+        if len(history) < len(play.history):
+            memo.encode_history(play.history, game.times)
+        pawns, turns, parts = play.pawns, play.turns, memo.parts
         mine = b""
         others = []
         for color in play.colors:
             row = pawns[color]
-            key = (*row, turns[color])
-            if color != seat:
-                hit = cache.get(color)
-                if hit is None or hit[0] != key:
-                    hit = cache[color] = (key, _part(color, row, turns[color], b"[]"))
-                others.append(hit[1])
-            else:
-                mine = _part(color, row, turns[color], ENCODE([CARD_NAMES[c] for c in play.hands[color]]))
-        return (
-            b'{"message":"GAME_STATE_CHANGE","context":{"game_id":"%s","recent_history":[%s],"player":%s,"opponents":[%s]}}'
-            % (
-                game.id.encode(),
-                b",".join(entries[-self.history :]),
-                mine,
-                b",".join(others),
-            )
+            count = turns[color]
+            if color == seat:
+                hand = play.hands[color]
+                cards = b"[%s]" % b",".join(CARD_JSON[c] for c in hand) if hand else b"[]"
+                mine = _part(color, row, count, cards)
+                continue
+            part = parts[color]
+            if part[1] != count or part[0] != row:
+                part[:] = row[:], count, _part(color, row, count, b"[]")
+            others.append(part[2])
+        return b'%s%s],"player":%s,"opponents":[%s]}}' % (
+            memo.head,
+            b",".join(history[-self.history :]),
+            mine,
+            b",".join(others),
         )
-
-    def _entries(self, game: Game) -> list[bytes]:
-        """The game's history entries, encoded once each (history only grows)."""
-        play: Play = game.play
-        encoded: list[bytes] = game.memo.setdefault("history", [])
-        history, times = play.history, game.times
-        for index in range(len(encoded), len(history)):
-            entry = history[index]
-            # Entry 0 is the start, entry k the k-th move; "Game completed" shares the last move's time.
-            encoded.append(
-                ENCODE(
-                    {
-                        "action": entry.action,
-                        "color": entry.color.name if entry.color is not None else None,
-                        "card": entry.card.name if entry.card is not None else None,
-                        "timestamp": timestamp(times[min(index, len(times) - 1)]),
-                    }
-                )
-            )
-        return encoded
 
     def _turn(self, event: GamePlayerTurn) -> bytes:
         """GAME_PLAYER_TURN (wire-notes 5.3): moves keyed by id in list order."""
         game = event.game
         moves = game.pending
         cards = {move.card for move in moves.values()}
-        drawn = next(iter(cards)).name if len(cards) == 1 else None
-        body = b",".join(
-            b'"%s":%s' % (move_id.encode(), _move(move_id, move)) for move_id, move in moves.items()
-        )
+        drawn = CARD_JSON[next(iter(cards))] if len(cards) == 1 else b"null"
         return (
             b'{"message":"GAME_PLAYER_TURN","context":{"handle":%s,"game_id":"%s","drawn_card":%s,"moves":{%s}}}'
             % (
                 ENCODE(game.seats[event.seat].handle),
                 game.id.encode(),
-                ENCODE(drawn),
-                body,
+                drawn,
+                b",".join([_move(move_id.encode(), move) for move_id, move in moves.items()]),
             )
         )

@@ -107,8 +107,10 @@ class ApologiesService:
 
     # Sink: events are rendered the moment they are emitted.
     def send(self, conns: Iterable[ConnId], event: Event) -> None:
-        text = self.renderer.render(event)
-        self._out.extend(Send(conn, text) for conn in conns)
+        data = self.renderer.render(event)
+        out = self._out
+        for conn in conns:
+            out.append(Send(conn, data))
 
     def close(self, conn: ConnId, code: int, reason: str) -> None:
         self._out.append(Close(conn, code, reason))

@@ -28,36 +28,34 @@ ALL_HOME_BONUS = 100
 def player_score(color: int, positions: Sequence[int]) -> int:
     """RewardV1's score of one player (rules section 14)."""
     table = SCORE[color]
-    total = 260 + sum(table[p] for p in positions)
-    return total + ALL_HOME_BONUS if all(p == HOME for p in positions) else total
+    a, b, c, d = positions
+    total = 260 + table[a] + table[b] + table[c] + table[d]
+    return total + ALL_HOME_BONUS if a == b == c == d == HOME else total
 
 
-def reward(state: GameState, color: int, move: Move, scores: Sequence[int]) -> int:
-    """RewardV1 of ``move`` for ``color``, given every colour's current score.
+def reward(state: GameState, color: int, move: Move, scores: Sequence[int], total: int | None = None) -> int:
+    """RewardV1 of ``move`` for ``color``, given every colour's current score (and their sum
+    over the colours in play, when the caller has it).
 
     Only the pawns the move touches are re-scored: a pawn's share of the score depends on its
-    own position alone, and only the mover can complete (home pawns are never bumped).
+    own position alone, and only the mover can complete (home pawns are never bumped). A pawn
+    moved twice by one move (a swapped pawn then bumped) has each step start where the last
+    ended, so the changes of its steps add up.
     """
-    pawns = state.pawns
-    ends: dict[tuple[int, int], int] = {}
-    for step in move.actions:
-        ends[(step.color, step.pawn)] = step.end
-    for step in move.side_effects:
-        ends[(step.color, step.pawn)] = step.end
     mine = scores[color]
-    others = sum(scores[c] for c in state.colors) - mine
-    home_before = pawns[color].count(HOME)
-    home_after = home_before
-    for (c, pawn), end in ends.items():
-        table = SCORE[c]
-        before = pawns[c][pawn]
-        change = table[end] - table[before]
-        if c == color:
-            mine += change
-            home_after += (end == HOME) - (before == HOME)
-        else:
-            others += change
-    if home_after == 4 and home_before < 4:
+    if total is None:
+        total = sum(scores[c] for c in state.colors)
+    others = total - mine
+    homed = 0
+    for steps in (move.actions, move.side_effects):
+        for c, _, before, end in steps:
+            table = SCORE[c]
+            if c == color:
+                mine += table[end] - table[before]
+                homed += end == HOME
+            else:
+                others += table[end] - table[before]
+    if homed and state.pawns[color].count(HOME) + homed == 4:
         mine += ALL_HOME_BONUS
     return max(0, (len(state.colors) - 1) * mine - others)
 
@@ -81,10 +79,11 @@ class GreedyRobot:
             return moves[0]
         color = state.colors[seat]
         scores = [player_score(c, state.pawns[c]) for c in range(len(state.pawns))]
+        total = sum(scores[c] for c in state.colors)
         best = moves[0]
         best_reward = -1
         for move in moves:
-            value = reward(state, color, move, scores)
+            value = reward(state, color, move, scores, total)
             if value > best_reward:
                 best, best_reward = move, value
         return best
