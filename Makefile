@@ -8,8 +8,11 @@ STAMP := $(VENV)/.installed
 
 install: $(STAMP)
 
-# Reinstall only when the project's declared dependencies change.
-$(STAMP): pyproject.toml
+# Modules compiled with mypyc (setup.py lists them): editing one means rebuilding it.
+COMPILED := $(shell sed -n 's/^ *"\(src\/parlour\/.*\.py\)",$$/\1/p' setup.py)
+
+# Reinstall only when the project's declared dependencies or its compiled modules change.
+$(STAMP): pyproject.toml setup.py $(COMPILED)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
@@ -19,8 +22,8 @@ run: install
 	$(BIN)/parlour serve
 
 lint: install
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench setup.py
+	$(BIN)/ruff format --check src tests bench setup.py
 
 typecheck: install
 	$(BIN)/mypy

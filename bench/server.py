@@ -9,7 +9,7 @@ Printed for each server: completed games/s, and p50/p99 latency from EXECUTE_MOV
 GAME_PLAYER_TURN received; then the ratios. Targets: >= 50x the reference's games/s and a p99 below
 a tenth of the reference's.
 
-    python bench/server.py [--clients 20] [--seconds 20] [--max-games 2000] [--mode STANDARD]
+    python bench/server.py [--clients 20] [--seconds 20] [--max-games 5000] [--mode STANDARD]
 """
 
 from __future__ import annotations
@@ -175,7 +175,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", type=int, default=20)
     parser.add_argument("--seconds", type=float, default=20.0, help="time budget per server")
-    parser.add_argument("--max-games", type=int, default=2000, help="game budget per server")
+    parser.add_argument("--max-games", type=int, default=5000, help="game budget per server")
     parser.add_argument("--mode", choices=["STANDARD", "ADULT"], default="STANDARD")
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()

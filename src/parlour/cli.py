@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import logging
 import sys
 from collections.abc import Coroutine, Sequence
@@ -93,8 +94,22 @@ def _simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+#: The cyclic garbage collector's thresholds for a server (CPython's defaults: 700, 10, 10).
+GC_THRESHOLDS = (50_000, 20, 100)
+
+
+def _tune_gc() -> None:
+    """Collect garbage less often: a busy server allocates a great many short-lived containers
+    (moves, events, effects) while it holds many long-lived records, and with the defaults the
+    collector spent about a sixth of a loaded server's time walking them. What exists once the
+    server is set up (modules, tables) is frozen out of collections altogether."""
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
+
+
 def _run(main: Coroutine[Any, Any, int]) -> int:
     """Run on uvloop where it is installed (a faster event loop), else on asyncio's own."""
+    _tune_gc()
     try:
         import uvloop
     except ImportError:  # pragma: no cover - uvloop is a dependency, but optional in principle

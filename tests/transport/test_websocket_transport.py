@@ -183,3 +183,14 @@ def test_plain_http_health_static_files_and_refusals() -> None:
                 assert status == 404, path
 
     run(test)
+
+
+def test_text_frame_headers_match_the_library_for_every_length_form() -> None:
+    from websockets.frames import OP_TEXT, Frame
+
+    from parlour.transport.websocket import text_frame
+
+    for size in (0, 1, 125, 126, 127, 65535, 65536, 70000):
+        data = b"x" * size
+        expected = Frame(OP_TEXT, data).serialize(mask=False, extensions=[])
+        assert text_frame(data) + data == expected, size

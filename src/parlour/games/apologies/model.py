@@ -109,9 +109,12 @@ class Move(NamedTuple):
         return not self.actions
 
 
-@dataclass(frozen=True, slots=True)
-class HistoryEntry:
-    """One line of game history with the exact action text of wire-notes section 5.2."""
+class HistoryEntry(NamedTuple):
+    """One line of game history with the exact action text of wire-notes section 5.2.
+
+    A named tuple, like moves: one is made per move, and under mypyc a frozen dataclass is
+    built through ``object.__setattr__``, several times slower.
+    """
 
     action: str
     color: Color | None = None

@@ -48,13 +48,14 @@ def reward(state: GameState, color: int, move: Move, scores: Sequence[int], tota
     others = total - mine
     homed = 0
     for steps in (move.actions, move.side_effects):
-        for c, _, before, end in steps:
-            table = SCORE[c]
-            if c == color:
-                mine += table[end] - table[before]
+        for step in steps:
+            table = SCORE[step.color]
+            end = step.end
+            if step.color == color:
+                mine += table[end] - table[step.start]
                 homed += end == HOME
             else:
-                others += table[end] - table[before]
+                others += table[end] - table[step.start]
     if homed and state.pawns[color].count(HOME) + homed == 4:
         mine += ALL_HOME_BONUS
     return max(0, (len(state.colors) - 1) * mine - others)
