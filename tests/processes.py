@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import IO
 
-__all__ = ["free_port", "running", "wait_for_port"]
+__all__ = ["free_port", "running", "started", "wait_for_port"]
 
 
 def free_port() -> int:
@@ -35,16 +35,12 @@ def wait_for_port(process: subprocess.Popen[bytes], port: int, seconds: float = 
 
 
 @contextmanager
-def running(
-    command: list[str],
-    port: int,
-    output: IO[bytes] | int = subprocess.DEVNULL,
-    env: dict[str, str] | None = None,
+def started(
+    command: list[str], output: IO[bytes] | int = subprocess.DEVNULL, env: dict[str, str] | None = None
 ) -> Iterator[subprocess.Popen[bytes]]:
-    """A server subprocess, ready on ``port`` for the duration of the block, then stopped."""
+    """A subprocess for the duration of the block, then terminated (killed if it lingers)."""
     process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, env=env)
     try:
-        wait_for_port(process, port)
         yield process
     finally:
         if process.poll() is None:
@@ -54,3 +50,16 @@ def running(
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+
+@contextmanager
+def running(
+    command: list[str],
+    port: int,
+    output: IO[bytes] | int = subprocess.DEVNULL,
+    env: dict[str, str] | None = None,
+) -> Iterator[subprocess.Popen[bytes]]:
+    """A server subprocess, ready on ``port`` for the duration of the block, then stopped."""
+    with started(command, output, env) as process:
+        wait_for_port(process, port)
+        yield process

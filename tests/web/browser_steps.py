@@ -46,6 +46,18 @@ def join(page: Any, name: str) -> None:
     page.locator(tid("game-title"), has_text=name).wait_for()
 
 
+def host_and_guest(
+    new_page: Any, url: str, handles: tuple[str, str], game: str, seats: int
+) -> tuple[Any, Any]:
+    """Two pages registered as ``handles``: the first advertises ``game``, the second joins it."""
+    host, guest = new_page(), new_page()
+    register(host, url, handles[0])
+    register(guest, url, handles[1])
+    advertise(host, game, seats=seats)
+    join(guest, game)
+    return host, guest
+
+
 def my_turn(page: Any) -> bool:
     return bool(page.locator(".turn.mine").count())
 

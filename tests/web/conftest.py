@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from tests.processes import free_port, wait_for_port
+from tests.processes import free_port, started, wait_for_port
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -55,18 +55,8 @@ class WebServer:
 @contextmanager
 def _process(command: list[str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
     env = {key: value for key, value in os.environ.items() if not key.startswith("PARLOUR_")}
-    with log.open("wb") as out:
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
-        try:
-            yield process
-        finally:
-            if process.poll() is None:
-                process.terminate()
-                try:
-                    process.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait()
+    with log.open("wb") as out, started(command, out, env) as process:
+        yield process
 
 
 def _wait_for_health(process: subprocess.Popen[bytes], port: int, seconds: float = 20) -> None:
@@ -110,7 +100,9 @@ def web_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebServer]:
             yield WebServer(f"http://127.0.0.1:{http_port}/?ws=ws://localhost:{ws_port}/", "reference")
 
 
-@pytest.fixture(scope="session")
+# Per module: Playwright's sync API keeps an event loop running in this thread while it is
+# open, and tests of other modules call asyncio.run.
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     if not Path(CHROMIUM).exists():
         pytest.fail("Chromium is missing: `make test` installs Debian's chromium package")

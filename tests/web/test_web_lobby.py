@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .browser_steps import advertise, join, register, screenshot, tid
+from .browser_steps import advertise, host_and_guest, register, screenshot, tid
 from .conftest import PHONE
 
 
@@ -96,11 +96,7 @@ def test_request_failures_are_shown_in_words(new_page: Any, web_server: Any) -> 
 
 
 def test_a_join_fills_the_game_and_starts_it(new_page: Any, web_server: Any) -> None:
-    eli, fay = new_page(), new_page()
-    register(eli, web_server.url, "eli")
-    register(fay, web_server.url, "fay")
-    advertise(eli, "Duel", seats=2)
-    join(fay, "Duel")
+    eli, fay = host_and_guest(new_page, web_server.url, ("eli", "fay"), "Duel", seats=2)
     for page in (eli, fay):
         page.locator(tid("seats"), has_text="eli").wait_for()
         assert page.locator("[data-testid^='pawn-']").count() == 8
@@ -124,6 +120,9 @@ def test_sign_out_frees_the_handle(new_page: Any, web_server: Any) -> None:
 def test_an_id_the_server_does_not_know_registers_anew(new_page: Any, web_server: Any) -> None:
     page = new_page()
     page.goto(web_server.url)
+    # Connected, with nothing stored: the form is up. (Stored any earlier, the id would be sent
+    # on this connection too, and the reload would find "tess" taken.)
+    page.locator(tid("register")).wait_for()
     page.evaluate(
         """localStorage.setItem('parlour.apologies.handle', 'tess');
         localStorage.setItem('parlour.apologies.player_id', '00000000-0000-4000-8000-000000000000')"""
