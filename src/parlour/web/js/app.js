@@ -332,26 +332,26 @@ client.on("GAME_STATE_CHANGE", (m) => {
   }
   if (game.phase === "joined") game.phase = "playing";
   game.view = m.context;
-  if (game.sent) {
-    game.turn = null;
-    game.sent = false;
-    game.selected = null;
-    game.choices = [];
-  }
+  if (game.sent) setTurn(game, null); // the move we sent was played
   render();
 });
 
 client.on("GAME_PLAYER_TURN", (m) => {
   const game = currentGame(m.context.game_id);
   if (!game) return;
-  game.turn = m.context;
+  setTurn(game, m.context);
   game.resumed = false;
-  game.sent = false;
-  game.selected = null;
   game.card = null;
-  game.choices = [];
   render();
 });
+
+// A new turn to play (or none): nothing sent for it yet, nothing picked.
+function setTurn(game, turn) {
+  game.turn = turn;
+  game.sent = false;
+  game.selected = null;
+  game.choices = [];
+}
 
 client.on("GAME_COMPLETED", (m) => {
   if (currentGame(m.context.game_id)) finish({ kind: "completed", winner: m.context.winner, comment: m.context.comment });
