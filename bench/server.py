@@ -3,7 +3,8 @@
 N concurrent clients (default 20) each register, advertise a private 4-seat game, start it at once
 (three programmatic seats) and play random legal moves to completion, game after game, until the
 time budget is spent. Both servers run as subprocesses bound to 127.0.0.1 on free ports; the load
-is bounded in games and in time and stops by itself.
+is bounded in games and in time and stops by itself. The clients use a minimal websocket client
+(bench/_wsclient.py), the same for both servers, so that they stay cheap next to the server.
 
 Printed for each server: completed games/s, and p50/p99 latency from EXECUTE_MOVE sent to the next
 GAME_PLAYER_TURN received; then the ratios. Targets: >= 50x the reference's games/s and a p99 below
