@@ -129,9 +129,8 @@ def _pawn(color: Color, index: int, position: int) -> dict[str, Any]:
     }
 
 
-COLOR_NAMES = tuple(color.name.encode() for color in Color)
-#: JSON values of history fields that may be null, by colour and by card.
-COLOR_JSON: dict[Color | None, bytes] = {None: b"null", **{c: b'"%s"' % c.name.encode() for c in Color}}
+#: JSON values of colours and cards (null for history entries without one).
+COLOR_JSON: dict[int | None, bytes] = {None: b"null", **{c: b'"%s"' % c.name.encode() for c in Color}}
 CARD_JSON: dict[Card | None, bytes] = {None: b"null", **{c: b'"%s"' % c.name.encode() for c in Card}}
 
 #: Every pawn object pre-encoded: PAWNS[color][index][position] (position 0..66).
@@ -144,8 +143,8 @@ PAWNS: tuple[tuple[tuple[bytes, ...], ...], ...] = tuple(
 def _part(color: int, pawns: list[int], turns: int, hand: bytes) -> bytes:
     """One player of a GAME_STATE_CHANGE: colour, turns, hand and four pawns."""
     table = PAWNS[color]
-    return b'{"color":"%s","turns":%d,"hand":%s,"pawns":[%s,%s,%s,%s]}' % (
-        COLOR_NAMES[color],
+    return b'{"color":%s,"turns":%d,"hand":%s,"pawns":[%s,%s,%s,%s]}' % (
+        COLOR_JSON[color],
         turns,
         hand,
         table[0][pawns[0]],
