@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+import time
 from contextlib import AsyncExitStack
 from random import Random
+from typing import Any
 
 from parlour.core.ledger import Ledger
 from parlour.core.service import Service
@@ -14,6 +16,7 @@ from parlour.protocols.apologies_ws import ApologiesService
 from parlour.protocols.fish_tcp import FishService
 from parlour.protocols.tsuro_tcp import TsuroService
 from parlour.settings import Settings
+from parlour.storage import Store, open_store
 from parlour.transport.runtime import Runtime
 from parlour.transport.tcp import serve_tcp
 from parlour.transport.websocket import serve_websocket
@@ -31,13 +34,18 @@ async def run_server(settings: Settings, stop: asyncio.Event | None = None) -> i
     """Serve until a shutdown signal (or ``stop``), then say goodbye to everyone and return 0."""
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
+    # StoreRefused (not a store, corrupt, too new) stops the start before anything listens.
+    store = open_store(settings.store, settings.store_sync)
     for sig in SHUTDOWN_SIGNALS:
         loop.add_signal_handler(sig, stop.set)
-    runtime = Runtime()
+    runtime = Runtime(store=store)
     ledger = Ledger(settings.max_in_progress_games)  # one limit for every game of the server
     apologies = ApologiesService(settings, Random(), ledger)
     services: list[Service] = [apologies]
+    restorers: list[Any] = [apologies]
     async with AsyncExitStack() as stack:
+        if store is not None:
+            stack.push_async_callback(runtime.close_store)
         listener = await stack.enter_async_context(
             serve_websocket(apologies, settings.host, settings.port, runtime)
         )
@@ -48,6 +56,7 @@ async def run_server(settings: Settings, stop: asyncio.Event | None = None) -> i
                 serve_tcp(fish, settings.host, settings.fish_port, runtime)
             )
             services.append(fish)
+            restorers.append(fish)
             log.info("Fish tables listening on tcp://%s:%d", settings.host, tables.port)
         if settings.tsuro_port:
             tsuro = TsuroService(settings, Random(), ledger)
@@ -55,14 +64,37 @@ async def run_server(settings: Settings, stop: asyncio.Event | None = None) -> i
                 serve_tcp(tsuro, settings.host, settings.tsuro_port, runtime)
             )
             services.append(tsuro)
+            restorers.append(tsuro)
             log.info("Tsuro tables listening on tcp://%s:%d", settings.host, tsuro_tables.port)
-        ticker = asyncio.create_task(runtime.tick_forever(services, settings.tick_seconds))
+        if store is not None:
+            await _restore(store, runtime, restorers)
+        ticker = asyncio.create_task(
+            runtime.tick_forever(services, settings.tick_seconds, settings.record_retention)
+        )
         await stop.wait()
         log.info("shutting down")
         ticker.cancel()
         for service in services:
-            runtime.execute(service.shutdown(runtime.clock()))
+            runtime.execute(service.shutdown(runtime.clock()), service)
+        await runtime.drain_store()
         await runtime.flush(FLUSH_SECONDS)
     for sig in SHUTDOWN_SIGNALS:
         loop.remove_signal_handler(sig)
     return 0
+
+
+async def _restore(store: Store, runtime: Runtime, services: list[Any]) -> None:
+    """Load what the store holds into every service before the first request is handled
+    (the listeners are bound, but nothing is read until this coroutine yields the loop)."""
+    started = time.perf_counter()
+    snapshot = store.load_live()
+    now = runtime.clock()
+    for service in services:
+        runtime.execute(service.restore(snapshot, now), service)
+    log.info(
+        "store %s: %d players and %d games in progress restored in %.3f s",
+        store.location,
+        len(snapshot.players),
+        len(snapshot.games),
+        time.perf_counter() - started,
+    )

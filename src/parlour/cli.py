@@ -134,9 +134,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         # websockets logs every plain HTTP answer as a "rejected" handshake: not news here.
         logging.getLogger("websockets").setLevel(logging.WARNING)
         from parlour.app import run_server
+        from parlour.storage import StoreRefused
 
         try:
             return _run(run_server(settings))
+        except StoreRefused as error:
+            print(f"parlour: {error}", file=sys.stderr)
+            return 1
         except OSError as error:
             print(
                 f"parlour: cannot listen on {settings.host}:{settings.port}: {error.strerror}",

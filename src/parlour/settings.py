@@ -76,6 +76,16 @@ class Settings:
     tsuro_robot: str = "lookahead"
     tsuro_deal: str = "cyclic"
 
+    #: Where durable state lives: an SQLite file (created on first run), or "none" to keep
+    #: everything in memory. ``store_sync`` is "normal" (commits survive the process dying)
+    #: or "full" (they survive a power cut too); see parlour.storage.sqlite.
+    store: str = "var/parlour.db"
+    store_sync: str = "normal"
+    #: After a restart, how long a player keeps its seat before a robot takes it.
+    restart_grace: float = 2 * MINUTE
+    #: How long finished game records are kept (0: forever).
+    record_retention: float = 0.0
+
     def __post_init__(self) -> None:
         if self.robot not in ROBOT_CHOICES:
             raise SettingError(f"robot must be one of {', '.join(ROBOT_CHOICES)}, not {self.robot!r}")
@@ -103,6 +113,10 @@ class Settings:
             )
         if self.tsuro_deal not in ("cyclic", "random"):
             raise SettingError(f"tsuro_deal must be cyclic or random, not {self.tsuro_deal!r}")
+        if self.store_sync not in ("normal", "full"):
+            raise SettingError(f"store_sync must be normal or full, not {self.store_sync!r}")
+        if not self.store:
+            raise SettingError("store must be a file path or none")
         if self.fish_robot not in FISH_ROBOTS:
             raise SettingError(f"fish_robot must be one of {', '.join(FISH_ROBOTS)}, not {self.fish_robot!r}")
 

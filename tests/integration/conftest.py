@@ -29,6 +29,8 @@ def parlour_port(tmp_path: Path) -> Iterator[int]:
         "0",
         "--tsuro-port",
         "0",
+        "--store",
+        "none",
     ]
     env = {key: value for key, value in os.environ.items() if not key.startswith("PARLOUR_")}
     with (tmp_path / "server.log").open("wb") as log, running(command, port, log, env):

@@ -23,7 +23,18 @@ def test_sigterm_sends_server_shutdown_then_closes_1001(tmp_path: Path) -> None:
     env = {key: value for key, value in os.environ.items() if not key.startswith("PARLOUR_")}
     log = (tmp_path / "server.log").open("wb")
     process = subprocess.Popen(
-        [str(BIN / "parlour"), "serve", "--port", str(port), "--fish-port", "0", "--tsuro-port", "0"],
+        [
+            str(BIN / "parlour"),
+            "serve",
+            "--port",
+            str(port),
+            "--fish-port",
+            "0",
+            "--tsuro-port",
+            "0",
+            "--store",
+            "none",
+        ],
         stdout=log,
         stderr=subprocess.STDOUT,
         env=env,

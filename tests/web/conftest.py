@@ -85,7 +85,7 @@ def web_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebServer]:
             port = free_port()
             # The greedy robot (the reference's strategy) keeps robot seats and OPTIMAL_MOVE quick.
             command = [str(BIN / "parlour"), "serve", "--host", "127.0.0.1", "--port", str(port)]
-            command += ["--fish-port", "0", "--tsuro-port", "0", "--robot", "greedy"]
+            command += ["--fish-port", "0", "--tsuro-port", "0", "--robot", "greedy", "--store", "none"]
             process = stack.enter_context(_process(command, logs / "parlour.log"))
             _wait_for_health(process, port)
             yield WebServer(f"http://127.0.0.1:{port}/", "parlour")

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Close", "ConnId", "Effect", "Send"]
+from parlour.storage.records import Record
+
+__all__ = ["Close", "ConnId", "Effect", "Send", "Store"]
 
 #: Connections are known to the core by opaque ids handed out by the transport.
 ConnId = int
@@ -36,4 +38,15 @@ class Close:
     reason: str = ""
 
 
-Effect = Send | Close
+@dataclass(slots=True)
+class Store:
+    """Make these records durable before any later effect of the same input is carried out.
+
+    The transport commits every Store of one loop iteration in one transaction (on a writer
+    thread) and only then releases the sends that reveal them: stored before shown.
+    """
+
+    records: list[Record]
+
+
+Effect = Send | Close | Store

@@ -23,6 +23,7 @@ __all__ = [
     "ParlourError",
     "PlayerLimit",
     "RuleViolation",
+    "StoreUnavailable",
     "UnknownGame",
     "UnknownPlayer",
 ]
@@ -105,3 +106,10 @@ class GameLimit(LimitReached):
 
 class InternalError(ParlourError):
     """A fault of the server itself; logged with detail, reported without it."""
+
+
+class StoreUnavailable(InternalError):
+    """The change could not be stored, so it did not happen; the client may try again."""
+
+    def __init__(self, comment: str = "The server could not save this change; try again later") -> None:
+        super().__init__(comment)

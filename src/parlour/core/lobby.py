@@ -12,10 +12,11 @@ cannot be joined, reregistration moves a player to its new connection.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from random import Random
 from typing import Any
 
+from parlour.core.durable import OptionsDecoder, game_row, player_row, rebuild
 from parlour.core.effects import ConnId
 from parlour.core.errors import (
     AdvertiserMayNotQuit,
@@ -66,6 +67,7 @@ from parlour.core.records import (
 from parlour.games.registry import plugin
 from parlour.robots.registry import robot
 from parlour.settings import Settings
+from parlour.storage.records import MOVE, GameRow, MoveRow, PlayerGone, PlayerRow, Record, Snapshot
 
 __all__ = ["Lobby"]
 
@@ -98,6 +100,28 @@ class Lobby:
         self.games: dict[str, Game] = {}
         #: Games in progress here and in the server's other services, against one limit.
         self.ledger = ledger if ledger is not None else Ledger(settings.max_in_progress_games)
+        #: With a store, every durable change is also recorded as rows for it to commit.
+        self.recording = False
+        self._records: list[Record] = []
+        self._dirty: dict[str, Game] = {}
+        #: After a restart, until when restored humans keep their seats without a connection.
+        self.grace_until: float | None = None
+
+    # -----------------------------------------------------------------------------------------
+    # Durability
+
+    def _save(self, game: Game) -> None:
+        if self.recording:
+            self._dirty[game.id] = game
+
+    def take_records(self) -> list[Record]:
+        """The rows of every durable change since the last call (each changed game once)."""
+        records = self._records
+        if self._dirty:
+            records.extend(game_row(game, self.game_name) for game in self._dirty.values())
+            self._dirty.clear()
+        self._records = []
+        return records
 
     # -----------------------------------------------------------------------------------------
     # Output
@@ -161,6 +185,8 @@ class Lobby:
         player = Player(new_id(self.rng), handle, conn, now, now)
         self.players[player.id] = player
         self.handles[handle] = player
+        if self.recording:
+            self._records.append(player_row(player))
         self._attach(player, conn, now)
         self.tell(player, PlayerRegistered(player))
         return player
@@ -170,6 +196,7 @@ class Lobby:
         player = self.players.get(player_id)
         if player is None:
             return self.register(conn, handle, now)
+        returning = player.conn is None
         if player.conn is not None and player.conn != conn:
             old = self.connections.get(player.conn)
             if old is not None:
@@ -177,6 +204,14 @@ class Lobby:
         self._attach(player, conn, now)
         self._activate(player, now)
         self.tell(player, PlayerRegistered(player))
+        game = player.game
+        if returning and game is not None and game.state is GameState.PLAYING:
+            # Back after a restart, within the grace: its game as it stands, and its turn if
+            # it is its turn (the same move ids as before the restart).
+            seat = next(i for i, s in enumerate(game.seats) if s.player is player)
+            self.tell(player, GameStateChange(game, seat))
+            if game.pending_seat == seat:
+                self.tell(player, GamePlayerTurn(game, seat))
         return player
 
     def _attach(self, player: Player, conn: ConnId, now: float) -> None:
@@ -193,6 +228,8 @@ class Lobby:
         self._forget(player)
 
     def _forget(self, player: Player) -> None:
+        if self.recording and self.players.get(player.id) is player:
+            self._records.append(PlayerGone(player.id))
         self.players.pop(player.id, None)
         if self.handles.get(player.handle) is player:
             del self.handles[player.handle]
@@ -250,11 +287,13 @@ class Lobby:
             advertiser=player.handle,
             created=now,
             last_active=now,
+            seed=self.rng.getrandbits(63),
         )
         game.seats.append(Seat(player.handle, PlayerType.HUMAN, SeatState.JOINED, player))
         self.games[game.id] = game
         self.ledger.opened()
         player.game = game
+        self._save(game)
         self.tell(player, GameJoined(player.handle, game))
         self.broadcast(game, GamePlayerChange(game, "Player joined game"))
         invitees = (self.handles.get(handle) for handle in invited)
@@ -275,6 +314,7 @@ class Lobby:
         game.seats.append(Seat(player.handle, PlayerType.HUMAN, SeatState.JOINED, player))
         player.game = game
         self._touch(game, now)
+        self._save(game)
         self.tell(player, GameJoined(player.handle, game))
         self.broadcast(game, GamePlayerChange(game, "Player joined game"))
         # A full game starts at once, unless the in-progress limit is reached: then it waits
@@ -303,6 +343,7 @@ class Lobby:
         if game is None:
             return
         player.game = None
+        self._save(game)
         seat_index = next(i for i, seat in enumerate(game.seats) if seat.player is player)
         seat = game.seats[seat_index]
         if game.advertiser == player.handle:
@@ -310,7 +351,7 @@ class Lobby:
             self.send_to(
                 [player.conn, *(p.conn for p in game.audience())], GameCancelled(game, "CANCELLED", comment)
             )
-            self.finish(game, GameState.CANCELLED, now)
+            self.finish(game, GameState.CANCELLED, now, "CANCELLED", comment)
             return
         if game.state is GameState.ADVERTISED:
             del game.seats[seat_index]
@@ -322,7 +363,7 @@ class Lobby:
             return
         if sum(1 for s in game.seats if s.state is not SeatState.QUIT) < 2:
             self.broadcast(game, GameCancelled(game, "NOT_VIABLE", comment))
-            self.finish(game, GameState.CANCELLED, now)
+            self.finish(game, GameState.CANCELLED, now, "NOT_VIABLE", comment)
         elif game.pending_seat == seat_index:
             game.pending.clear()
             game.pending_seat = None
@@ -346,11 +387,16 @@ class Lobby:
         self.broadcast(game, GameCancelled(game, "CANCELLED", None))
         self.finish(game, GameState.CANCELLED, now)
 
-    def finish(self, game: Game, state: GameState, now: float) -> None:
+    def finish(
+        self, game: Game, state: GameState, now: float, reason: str | None = None, comment: str | None = None
+    ) -> None:
         if game.in_progress:
             self.ledger.closed()
         game.state = state
         game.finished = now
+        if game.result is None:
+            game.result = {"reason": reason or state.value, "comment": comment}
+        self._save(game)
         game.pending.clear()
         game.pending_seat = None
         game.memo.clear()  # a finished game is kept only as a record until it is obsolete
@@ -377,9 +423,13 @@ class Lobby:
         for seat in game.seats:
             seat.state = SeatState.PLAYING
         game.state = GameState.PLAYING
-        game.play = self.plugin.new_game(len(game.seats), game.options, self.rng)
+        # The game draws from its own source, seeded when it was created, so that its stored
+        # moves replay to the same states (robots and ids draw from the lobby's).
+        game.rng = Random(game.seed)
+        game.play = self.plugin.new_game(len(game.seats), game.options, game.rng)
         game.times = [now]
         self._touch(game, now)
+        self._save(game)
         self.broadcast(game, GameStarted(game))
         self.broadcast(game, GamePlayerChange(game, "Game started"))
         self._announce_state(game)
@@ -400,6 +450,7 @@ class Lobby:
             if outcome is not None:
                 winner = game.seats[outcome.winners[0]].handle
                 comment = f"Player {winner} won after {outcome.turns} turns"
+                game.result = {"winners": list(outcome.winners), "reason": outcome.reason, "comment": comment}
                 self.broadcast(game, GameCompleted(game, winner, comment))
                 self.finish(game, GameState.COMPLETED, now)
                 return
@@ -409,17 +460,23 @@ class Lobby:
             seat = game.seats[seat_index]
             moves = plugin.legal_moves(game.play, seat_index)
             if seat.player is None or seat.state is SeatState.QUIT:
-                self._apply(game, self.robot.choose(game.play, seat_index, moves, self.rng), now)
+                move = self.robot.choose(game.play, seat_index, moves, self.rng)
+                self._apply(game, seat_index, moves.index(move) if self.recording else 0, move, now)
                 continue
             game.pending = {new_hex_id(self.rng): move for move in moves}
             game.pending_seat = seat_index
             self.tell(seat.player, GamePlayerTurn(game, seat_index))
             return
 
-    def _apply(self, game: Game, move: Any, now: float) -> None:
+    def _apply(self, game: Game, seat: int, choice: int, move: Any, now: float) -> None:
+        """Play ``move``, the ``choice``-th legal move of ``seat`` (the stored form of a move)."""
         game.pending.clear()
         game.pending_seat = None
-        game.play = self.plugin.apply(game.play, move, self.rng)
+        assert game.rng is not None  # set when the game starts
+        game.play = self.plugin.apply(game.play, move, game.rng)
+        if self.recording:
+            self._records.append(MoveRow(game.id, len(game.times) - 1, seat, MOVE, choice, now))
+            self._dirty[game.id] = game
         game.times.append(now)
         self._touch(game, now)
         self._announce_state(game)
@@ -434,17 +491,19 @@ class Lobby:
         return game, seat
 
     def execute(self, player: Player, move_id: str, now: float) -> None:
-        game, _ = self._turn(player)
+        game, seat = self._turn(player)
         move = game.pending.get(move_id)
         if move is None:
             raise IllegalMove(handle=player.handle)
-        self._apply(game, move, now)
+        choice = list(game.pending).index(move_id) if self.recording else 0
+        self._apply(game, seat, choice, move, now)
         self._advance(game, now)
 
     def optimal(self, player: Player, now: float) -> None:
         game, seat = self._turn(player)
-        move = self.robot.choose(game.play, seat, list(game.pending.values()), self.rng)
-        self._apply(game, move, now)
+        moves = list(game.pending.values())
+        move = self.robot.choose(game.play, seat, moves, self.rng)
+        self._apply(game, seat, moves.index(move) if self.recording else 0, move, now)
         self._advance(game, now)
 
     def retrieve(self, player: Player, now: float) -> None:
@@ -461,8 +520,88 @@ class Lobby:
     def shutdown(self, now: float) -> None:
         """SERVER_SHUTDOWN to every connection, games cancelled silently, then close 1001."""
         self.send_to(self.connections, ServerShutdown())
-        for game in self.games.values():
-            if game.in_progress:
-                self.finish(game, GameState.CANCELLED, now)
+        if not self.recording:  # with a store, games in progress wait for the next start
+            for game in self.games.values():
+                if game.in_progress:
+                    self.finish(game, GameState.CANCELLED, now)
         for conn in list(self.connections):
             self.sink.close(conn, GOING_AWAY, "server shutdown")
+
+    # -----------------------------------------------------------------------------------------
+    # Restart and store failures
+
+    def restore(self, snapshot: Snapshot, now: float, decode_options: OptionsDecoder) -> None:
+        """Players and live games from the store after a restart. Nobody is connected yet:
+        humans keep their seats until ``restart_grace`` is over (a restart is not a player's
+        disconnect), and idle clocks are not charged for the downtime."""
+        downtime = max(0.0, now - snapshot.heartbeat) if snapshot.heartbeat is not None else 0.0
+        for row in snapshot.players:
+            self._load_player(row, now)
+        for game_row_ in snapshot.games:
+            if game_row_.protocol == self.game_name:
+                self._load_game(game_row_, snapshot.moves.get(game_row_.id, []), decode_options, downtime)
+        self.grace_until = now + self.settings.restart_grace
+        for game in list(self.games.values()):
+            if game.state is GameState.PLAYING and game.pending_seat is None:
+                self._advance(game, now)  # a robot's turn was interrupted: it plays now
+
+    def _load_player(self, row: PlayerRow, now: float) -> Player:
+        # Player rows are written when players register, not on every request: the idle
+        # clock of a restored player starts again at the restart.
+        player = Player(row.id, row.handle, None, row.registered, now, idle=True)
+        self.players[player.id] = player
+        self.handles[player.handle] = player
+        return player
+
+    def _load_game(
+        self, row: GameRow, moves: Sequence[MoveRow], decode_options: OptionsDecoder, downtime: float
+    ) -> Game:
+        game = rebuild(row, moves, self.plugin, self.players, decode_options)
+        game.last_active += downtime
+        self.games[game.id] = game
+        if game.in_progress:
+            self.ledger.opened()
+        for seat in game.seats:
+            if seat.player is not None and seat.state is not SeatState.QUIT and game.in_progress:
+                seat.player.game = game
+        return game
+
+    def end_grace(self, now: float) -> None:
+        """Humans restored after a restart who have not come back leave their games now."""
+        self.grace_until = None
+        for player in list(self.players.values()):
+            if player.conn is None and player.game is not None:
+                self._leave(player, f"Player {player.handle} disconnected", now)
+
+    def revert(
+        self,
+        players: Mapping[str, PlayerRow | None],
+        games: Mapping[str, tuple[GameRow, list[MoveRow]] | None],
+        decode_options: OptionsDecoder,
+        now: float,
+    ) -> None:
+        """Return the named players and games to what the store holds, after a failed commit:
+        what could not be stored is forgotten, as if it had never been asked for."""
+        self._records.clear()
+        self._dirty.clear()
+        for player_id, row in players.items():
+            current = self.players.get(player_id)
+            if row is None and current is not None:  # registered by the failed change
+                self._forget(current)
+            elif row is not None and current is None:  # unregistered by it
+                self._load_player(row, now)
+        for game_id, stored in games.items():
+            current_game = self.games.pop(game_id, None)
+            if current_game is not None:
+                if current_game.in_progress:
+                    self.ledger.closed()
+                for seat in current_game.seats:
+                    if seat.player is not None and seat.player.game is current_game:
+                        seat.player.game = None
+            if stored is not None:
+                restored = self._load_game(stored[0], stored[1], decode_options, 0.0)
+                if any(seat.player is not None and seat.player.conn is None for seat in restored.seats):
+                    # Seated again but gone meanwhile: as after a restart, it may come back.
+                    self.grace_until = self.grace_until or now + self.settings.restart_grace
+        self._records.clear()
+        self._dirty.clear()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from random import Random
 from typing import Any
 
 from parlour.core.effects import ConnId
@@ -101,6 +102,12 @@ class Game:
     state: GameState = GameState.ADVERTISED
     idle: bool = False
     finished: float | None = None
+    #: The seed of the game's own random source (deals and draws), drawn when it is created:
+    #: replaying the stored moves from it rebuilds every state (core/durable.py).
+    seed: int = 0
+    rng: Random | None = None
+    #: How the game ended, as stored: winners (seats), reason, comment.
+    result: dict[str, Any] | None = None
     seats: list[Seat] = field(default_factory=list)
     #: The plugin's game state once started.
     play: Any = None

@@ -3,23 +3,68 @@ decoded one by one, and a protocol violation ending in the sender's removal."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from random import Random
 from typing import Any
 
-from parlour.core.effects import Close, ConnId, Effect, Send
+import msgspec
+
+from parlour.core.durable import encode_options
+from parlour.core.effects import Close, ConnId, Effect, Send, Store
+from parlour.core.ids import new_id
 from parlour.core.ledger import Ledger
 from parlour.protocols.jsonstream import JsonStream, StreamError
 from parlour.settings import Settings
+from parlour.storage.records import LIVE_STATES, MOVE, GameRow, MoveRow, Record, SeatRow, Snapshot
 
-__all__ = ["StreamedService", "Violation"]
+__all__ = ["StreamedService", "Table", "TableLog", "Violation"]
 
 
 class Violation(ValueError):
     """A message the protocol does not accept; the text says why (it may reach the client)."""
 
 
+@dataclass(slots=True, eq=False)
+class TableLog:
+    """What the store keeps of a table from its start: its id, its random source's seed (the
+    deal or the board and every draw come from it alone), and how many moves it has stored."""
+
+    id: str = ""
+    seed: int = 0
+    rng: Random = field(default_factory=Random)
+    started: float = 0.0
+    options: dict[str, Any] = field(default_factory=dict)
+    moves: int = 0
+
+
+@dataclass(slots=True, eq=False)
+class Table:
+    """A table of a TCP protocol: seats (the protocol's own kind), the rules state once started."""
+
+    number: int
+    opened: float
+    seats: list[Any] = field(default_factory=list)
+    state: Any = None
+    deadline: float | None = None
+    over: bool = False
+    #: From the start: what the store keeps, and how the table stands there.
+    log: TableLog | None = None
+    status: str = "PLAYING"
+    result: dict[str, Any] | None = None
+    finished: float | None = None
+    last_active: float = 0.0
+
+
 class StreamedService:
-    """Base of the table services: subclasses decode messages, handle them, and refuse senders."""
+    """Base of the table services: subclasses decode messages, handle them, and refuse senders.
+
+    Tables are stored from their start (configuration, seats, seed), then move by move, then
+    with their result; Fish and Tsuro connections cannot survive a restart (the protocols have
+    no reconnect), so a table that was in progress when the server stopped is stored as ABORTED.
+    """
+
+    #: The protocol's (and its rules plugin's) name, as stored.
+    protocol = ""
 
     def __init__(self, settings: Settings, rng: Random | None = None, ledger: Ledger | None = None) -> None:
         self.settings = settings
@@ -28,6 +73,110 @@ class StreamedService:
         self.ledger = ledger if ledger is not None else Ledger(settings.max_in_progress_games)
         self.streams: dict[ConnId, JsonStream] = {}
         self._out: list[Effect] = []
+        #: Where each seated connection sits; the tables open or playing; the one filling up.
+        self.seated: dict[ConnId, tuple[Table, int]] = {}
+        self.tables: list[Table] = []
+        self.open: Table | None = None
+        self.recording = False
+        self._records: list[Record] = []
+        self._dirty: dict[str, Table] = {}
+
+    # -----------------------------------------------------------------------------------------
+    # Durability
+
+    def _begin(self, options: dict[str, Any], now: float) -> TableLog:
+        """A table starts: its own random source, seeded from the service's."""
+        seed = self.rng.getrandbits(63)
+        return TableLog(new_id(self.rng), seed, Random(seed), now, options)
+
+    def _save(self, table: Table, now: float) -> None:
+        table.last_active = now
+        if self.recording and table.log is not None:
+            self._dirty[table.log.id] = table
+
+    def _moved(self, table: Table, seat: int, choice: int, now: float, kind: str = MOVE) -> None:
+        log = table.log
+        assert log is not None
+        if self.recording:
+            self._records.append(MoveRow(log.id, log.moves, seat, kind, choice, now))
+        log.moves += 1
+        self._save(table, now)
+
+    def _ended(self, table: Table, status: str, now: float, **result: Any) -> None:
+        table.status, table.finished, table.result = status, now, result
+        self._save(table, now)
+
+    def seat_row(self, seat: Any) -> SeatRow:
+        raise NotImplementedError
+
+    def _table_row(self, table: Table) -> GameRow:
+        log = table.log
+        assert log is not None
+        return GameRow(
+            id=log.id,
+            protocol=self.protocol,
+            game=self.protocol,
+            name=f"{self.protocol} table {table.number}",
+            state=table.status,
+            created=table.opened,
+            last_active=table.last_active,
+            seed=log.seed,
+            moves=log.moves,
+            started=log.started,
+            finished=table.finished,
+            config={"options": encode_options(log.options)},
+            seats=[self.seat_row(seat) for seat in table.seats],
+            result=table.result,
+        )
+
+    def restore(self, snapshot: Snapshot, now: float) -> list[Effect]:
+        """Start recording; tables left in progress by the previous run are aborted."""
+        self.recording = True
+        for row in snapshot.games:
+            if row.protocol == self.protocol and row.state in LIVE_STATES:
+                result = {"reason": "ABORTED", "comment": "the server stopped during the game"}
+                self._records.append(
+                    msgspec.structs.replace(row, state="ABORTED", finished=now, result=result)
+                )
+        return self._drain()
+
+    def store_failed(
+        self, records: list[Record], conns: list[ConnId], reload: Any, now: float
+    ) -> list[Effect]:
+        """A commit failed: a table whose moves cannot be stored cannot go on, so everyone at
+        the touched tables, and every sender whose input was not shown, is removed the way the
+        protocol removes players."""
+        touched = {
+            r.id if isinstance(r, GameRow) else r.game_id for r in records if isinstance(r, GameRow | MoveRow)
+        }
+        self.abandon_tables(touched, now)
+        for conn in conns:
+            if conn in self.streams:
+                self.refuse(conn, "the server could not save the game", now)
+        self._records.clear()
+        self._dirty.clear()
+        return self._drain()
+
+    def abandon_tables(self, ids: set[str], now: float) -> None:
+        """End the tables with these ids after a store failure: every player still seated is
+        removed the protocol's way and the table is gone (at the next start the store, which
+        has it in progress, records it as aborted)."""
+        for table in list(self.tables):
+            if table.log is None or table.log.id not in ids:
+                continue
+            for seat in table.seats:
+                if seat.conn is not None and not seat.gone:
+                    seat.gone = True
+                    self.seated.pop(seat.conn, None)
+                    self.streams.pop(seat.conn, None)
+                    self.goodbye(seat.conn, "the server could not save the game")
+            table.over, table.deadline = True, None
+            self.tables.remove(table)
+            self.ledger.closed()
+
+    def goodbye(self, conn: ConnId, reason: str) -> None:
+        """Tell a removed player why, if the protocol has words for it, and close."""
+        self._close(conn)
 
     def decode(self, message: Any) -> Any:
         raise NotImplementedError
@@ -41,6 +190,12 @@ class StreamedService:
 
     def _drain(self) -> list[Effect]:
         out, self._out = self._out, []
+        if self._dirty:
+            self._records.extend(self._table_row(table) for table in self._dirty.values())
+            self._dirty.clear()
+        if self._records:
+            out.insert(0, Store(self._records))
+            self._records = []
         return out
 
     def _send(self, conn: ConnId, text: str) -> None:

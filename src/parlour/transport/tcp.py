@@ -51,7 +51,7 @@ class TcpListener:
         runtime.outboxes[conn] = outbox
         sender = asyncio.create_task(outbox.run())
         try:
-            runtime.execute(service.connected(conn, runtime.clock()))
+            runtime.execute(service.connected(conn, runtime.clock()), service, conn)
             while not writer.is_closing():
                 data = await reader.read(READ_SIZE)
                 if not data:
@@ -61,11 +61,11 @@ class TcpListener:
                 except Exception:  # a service answers its own errors; this is a last resort
                     log.exception("service failed on data from connection %d", conn)
                     break
-                runtime.execute(effects)
+                runtime.execute(effects, service, conn)
         except (ConnectionError, OSError):
             pass
         finally:
-            runtime.execute(service.disconnected(conn, runtime.clock()))
+            runtime.execute(service.disconnected(conn, runtime.clock()), service)
             runtime.outboxes.pop(conn, None)
             outbox.put(Close(conn))  # ends the sender once what is queued has gone out
             with suppress(asyncio.TimeoutError):

@@ -127,6 +127,7 @@ class WebsocketListener:
             stats: dict[str, Any] = {
                 "status": "ok",
                 "uptime": round(self.runtime.clock() - self.runtime.started, 3),
+                "store": self.runtime.store_status,
             }
             counts = getattr(self.service, "stats", None)
             if callable(counts):
@@ -146,18 +147,18 @@ class WebsocketListener:
         runtime.outboxes[conn] = outbox
         writer = asyncio.create_task(outbox.run())
         try:
-            runtime.execute(service.connected(conn, runtime.clock()))
+            runtime.execute(service.connected(conn, runtime.clock()), service, conn)
             async for message in ws:
                 try:
                     effects = service.received(conn, message, runtime.clock())
                 except Exception:  # a service answers its own errors; this is a last resort
                     log.exception("service failed on a frame from connection %d", conn)
                     continue
-                runtime.execute(effects)
+                runtime.execute(effects, service, conn)
         except ConnectionClosed:
             pass
         finally:
-            runtime.execute(service.disconnected(conn, runtime.clock()))
+            runtime.execute(service.disconnected(conn, runtime.clock()), service)
             del runtime.outboxes[conn]
             writer.cancel()
 

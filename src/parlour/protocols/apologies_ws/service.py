@@ -8,13 +8,13 @@ answered with REQUEST_FAILED to the sending connection, which stays open.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from random import Random
 from typing import Any
 
 from parlour.core.checks import Schedule
-from parlour.core.effects import Close, ConnId, Effect, Send
-from parlour.core.errors import ConnectionLimit, InternalError, ParlourError, UnknownPlayer
+from parlour.core.effects import Close, ConnId, Effect, Send, Store
+from parlour.core.errors import ConnectionLimit, InternalError, ParlourError, StoreUnavailable, UnknownPlayer
 from parlour.core.events import Event, RequestFailed
 from parlour.core.ledger import Ledger
 from parlour.core.lobby import Lobby
@@ -23,6 +23,7 @@ from parlour.games.apologies.model import Mode
 from parlour.protocols.apologies_ws.render import Renderer, failure_reason
 from parlour.protocols.apologies_ws.requests import AdvertiseGame, Request, WithHandle, decode_request
 from parlour.settings import Settings
+from parlour.storage.records import Record, Snapshot
 
 __all__ = ["ROBOT_HANDLES", "ApologiesService"]
 
@@ -55,6 +56,13 @@ ROBOT_HANDLES = [
     "Théoden",
     "Treebeard",
 ]
+
+
+def decode_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """Stored game options back to the lobby's (the mode as an enum)."""
+    return {"mode": Mode(options.get("mode", Mode.STANDARD.value))}
+
+
 #: Close code when the connection limit is reached: "try again later".
 TRY_AGAIN_LATER = 1013
 
@@ -117,6 +125,10 @@ class ApologiesService:
 
     def _drain(self) -> list[Effect]:
         out, self._out = self._out, []
+        if self.lobby.recording:
+            records = self.lobby.take_records()
+            if records:
+                out.insert(0, Store(records))
         return out
 
     def _fail(self, conn: ConnId, error: ParlourError, what: str) -> None:
@@ -182,6 +194,8 @@ class ApologiesService:
         self._start_checks(now)
         assert self.schedule is not None
         try:
+            if self.lobby.grace_until is not None and now >= self.lobby.grace_until:
+                self.lobby.end_grace(now)
             self.schedule.run(self.lobby, now)
         except Exception:
             log.exception("internal error in periodic checks")
@@ -190,6 +204,26 @@ class ApologiesService:
     def _start_checks(self, now: float) -> None:
         if self.schedule is None:
             self.schedule = Schedule(self.settings, now)
+
+    # Durability
+    def restore(self, snapshot: Snapshot, now: float) -> list[Effect]:
+        """Start recording for the store, and load what it holds (parlour.core.durable)."""
+        self.lobby.recording = True
+        self.lobby.restore(snapshot, now, decode_options)
+        return self._drain()
+
+    def store_failed(
+        self, records: list[Record], conns: list[ConnId], reload: Any, now: float
+    ) -> list[Effect]:
+        """A commit failed: what it held never happened. The players and games it touched
+        return to their stored state, and each request among them is refused."""
+        if reload.failed:
+            log.error("cannot return %d changed records to their stored state", len(records))
+        else:
+            self.lobby.revert(reload.players, reload.games, decode_options, now)
+        for conn in conns:
+            self._fail(conn, StoreUnavailable(), "request")
+        return self._drain()
 
     def shutdown(self, now: float) -> list[Effect]:
         self.lobby.shutdown(now)

@@ -12,7 +12,7 @@ the winners, then every connection is closed (F17).
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from random import Random
 from typing import Any
 
@@ -22,9 +22,10 @@ from parlour.games.base import Robot
 from parlour.games.fish import PLUGIN
 from parlour.games.fish.rules import FishMove, FishState, legal_moves
 from parlour.protocols.fish_tcp.messages import Connect, Malformed, decode, new_game_state, player_connected
-from parlour.protocols.streamed import StreamedService
+from parlour.protocols.streamed import StreamedService, Table
 from parlour.robots.registry import robot
 from parlour.settings import Settings
+from parlour.storage.records import REMOVE_SEAT, SeatRow
 
 __all__ = ["FishService", "Table"]
 
@@ -39,17 +40,9 @@ class Seat:
     gone: bool = False  # kicked or disconnected
 
 
-@dataclass(slots=True, eq=False)
-class Table:
-    number: int
-    opened: float
-    seats: list[Seat] = field(default_factory=list)
-    state: FishState | None = None
-    deadline: float | None = None
-    over: bool = False
-
-
 class FishService(StreamedService):
+    protocol = "fish"
+
     def __init__(
         self,
         settings: Settings,
@@ -60,9 +53,6 @@ class FishService(StreamedService):
         super().__init__(settings, rng, ledger)
         self.board = board or {}  # game options: rows, columns, fish (fixed boards), holes
         self.robot = robot("fish", settings.fish_robot)
-        self.seated: dict[ConnId, tuple[Table, int]] = {}
-        self.tables: list[Table] = []
-        self.open: Table | None = None
         self._numbers = 0
         #: Connections that have not sent PlayerConnect yet, and when they must have.
         self.join_by: dict[ConnId, float] = {}
@@ -120,16 +110,27 @@ class FishService(StreamedService):
             self._send(conn, player_connected(error="already connected to a game"))
             self._kick(conn, "connected twice", now)
             return
-        state = table.state
+        state: FishState | None = table.state
         if state is None or state.current != seat:
             self._kick(conn, "played out of turn", now)
             return
-        if request not in legal_moves(state, seat):
+        legal = legal_moves(state, seat)
+        if request not in legal:
             self._kick(conn, f"illegal {type(request).__name__}", now)
             return
         log.info("fish table %d: player %d %s", table.number, seat, request)
-        PLUGIN.apply(state, request, self.rng)
+        self._play(table, seat, legal.index(request), request, now)
         self._turns(table, now)
+
+    def _play(self, table: Table, seat: int, choice: int, move: FishMove, now: float) -> None:
+        assert table.log is not None
+        PLUGIN.apply(table.state, move, table.log.rng)
+        self._moved(table, seat, choice, now)
+
+    def seat_row(self, seat: Seat) -> SeatRow:
+        handle = "robot" if seat.conn is None else f"player (age {seat.age})"
+        state = "QUIT" if seat.gone and seat.robot is None else "PLAYING"
+        return SeatRow(handle, seat.robot is not None, state, extra={"age": seat.age})
 
     def _join(self, conn: ConnId, age: int, now: float) -> None:
         self.join_by.pop(conn, None)
@@ -159,7 +160,9 @@ class FishService(StreamedService):
             if seat.gone:  # left before the start: a robot plays the seat it was given
                 seat.robot = self.robot
         options = {**self.board, "ages": [seat.age for seat in table.seats]}
-        table.state = PLUGIN.new_game(len(table.seats), options, self.rng)
+        table.log = self._begin(options, now)
+        table.state = PLUGIN.new_game(len(table.seats), options, table.log.rng)
+        self._save(table, now)
         log.info("fish table %d starts with %d players", table.number, len(table.seats))
         self._turns(table, now)
 
@@ -178,6 +181,7 @@ class FishService(StreamedService):
         while True:
             outcome = PLUGIN.outcome(state)
             if outcome is not None:
+                self._ended(table, "COMPLETED", now, winners=list(outcome.winners), reason=outcome.reason)
                 self._finish(table, list(outcome.winners))
                 return
             self._broadcast(table, new_game_state(state))
@@ -187,7 +191,8 @@ class FishService(StreamedService):
             seat = table.seats[mover]
             if seat.robot is not None:
                 moves = legal_moves(state, mover)
-                PLUGIN.apply(state, seat.robot.choose(state, mover, moves, self.rng), self.rng)
+                move = seat.robot.choose(state, mover, moves, self.rng)
+                self._play(table, mover, moves.index(move), move, now)
                 continue
             table.deadline = now + self.settings.fish_timeout
             return
@@ -232,5 +237,6 @@ class FishService(StreamedService):
                     self.open = None
             return
         PLUGIN.remove_seat(table.state, index)
+        self._moved(table, index, -1, now, REMOVE_SEAT)
         table.deadline = None
         self._turns(table, now)

@@ -11,7 +11,7 @@ closes its connection (T11-T14). The game ends with GAME_END to everyone still c
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from random import Random
 from typing import Any
 
@@ -20,7 +20,7 @@ from parlour.core.ledger import Ledger
 from parlour.games.base import Robot
 from parlour.games.tsuro import PLUGIN
 from parlour.games.tsuro.rules import TsuroState, check, legal_moves
-from parlour.protocols.streamed import StreamedService
+from parlour.protocols.streamed import StreamedService, Table
 from parlour.protocols.tsuro_tcp.messages import (
     Bad,
     Join,
@@ -33,6 +33,7 @@ from parlour.protocols.tsuro_tcp.messages import (
 )
 from parlour.robots.registry import robot
 from parlour.settings import Settings
+from parlour.storage.records import REMOVE_SEAT, SeatRow
 
 __all__ = ["TsuroService"]
 
@@ -47,23 +48,13 @@ class Seat:
     gone: bool = False
 
 
-@dataclass(slots=True, eq=False)
-class Table:
-    number: int
-    opened: float
-    seats: list[Seat] = field(default_factory=list)
-    state: TsuroState | None = None
-    deadline: float | None = None
-
-
 class TsuroService(StreamedService):
+    protocol = "tsuro"
+
     def __init__(self, settings: Settings, rng: Random | None = None, ledger: Ledger | None = None) -> None:
         super().__init__(settings, rng, ledger)
         self.robot = robot("tsuro", settings.tsuro_robot)
         self.join_by: dict[ConnId, float] = {}
-        self.seated: dict[ConnId, tuple[Table, int]] = {}
-        self.tables: list[Table] = []
-        self.open: Table | None = None
         self._numbers = 0
 
     # Service
@@ -119,7 +110,7 @@ class TsuroService(StreamedService):
             self._join(conn, request, now)
             return
         table, seat = place
-        state = table.state
+        state: TsuroState | None = table.state
         if not isinstance(request, MoveRequest) or state is None or state.current != seat:
             raise Bad("not your turn")
         if request.color != state.players[seat].color:
@@ -129,8 +120,21 @@ class TsuroService(StreamedService):
             raise Bad(reason)
         log.info("tsuro table %d: %s %s", table.number, table.seats[seat].name, request.placement)
         self._send(conn, line("MOVE_ACCEPTED"))
-        PLUGIN.apply(state, request.placement, self.rng)
+        self._play(table, seat, legal_moves(state, seat).index(request.placement), request.placement, now)
         self._turns(table, now)
+
+    def _play(self, table: Table, seat: int, choice: int, move: Any, now: float) -> None:
+        assert table.log is not None
+        PLUGIN.apply(table.state, move, table.log.rng)
+        self._moved(table, seat, choice, now)
+
+    def seat_row(self, seat: Seat) -> SeatRow:
+        state = "QUIT" if seat.gone and seat.robot is None else "PLAYING"
+        return SeatRow(seat.name, seat.robot is not None, state)
+
+    def goodbye(self, conn: ConnId, reason: str) -> None:
+        self._send(conn, line("EJECTED", reason=reason))
+        self._close(conn)
 
     def _join(self, conn: ConnId, request: Join, now: float) -> None:
         self.join_by.pop(conn, None)
@@ -152,7 +156,9 @@ class TsuroService(StreamedService):
         self.open = None
         while len(table.seats) < self.settings.tsuro_players:
             table.seats.append(Seat(None, f"robot {len(table.seats)}", robot=self.robot))
-        table.state = PLUGIN.new_game(len(table.seats), {"deal": self.settings.tsuro_deal}, self.rng)
+        table.log = self._begin({"deal": self.settings.tsuro_deal}, now)
+        table.state = PLUGIN.new_game(len(table.seats), table.log.options, table.log.rng)
+        self._save(table, now)
         for index, seat in enumerate(table.seats):
             if seat.gone:
                 seat.robot = self.robot  # left before the start: a robot plays its seat
@@ -165,7 +171,9 @@ class TsuroService(StreamedService):
         state = table.state
         assert state is not None
         while True:
-            if PLUGIN.outcome(state) is not None:
+            outcome = PLUGIN.outcome(state)
+            if outcome is not None:
+                self._ended(table, "COMPLETED", now, winners=list(outcome.winners), reason=outcome.reason)
                 self._finish(table)
                 return
             for index, seat in enumerate(table.seats):
@@ -176,7 +184,8 @@ class TsuroService(StreamedService):
             seat = table.seats[mover]
             if seat.robot is not None:
                 moves = legal_moves(state, mover)
-                PLUGIN.apply(state, seat.robot.choose(state, mover, moves, self.rng), self.rng)
+                move = seat.robot.choose(state, mover, moves, self.rng)
+                self._play(table, mover, moves.index(move), move, now)
                 continue
             assert seat.conn is not None
             self._send(seat.conn, ask_for_move(state))
@@ -220,6 +229,7 @@ class TsuroService(StreamedService):
             return
         was_current = table.state.current == index
         PLUGIN.remove_seat(table.state, index)
+        self._moved(table, index, -1, now, REMOVE_SEAT)
         if was_current or table.state.finished:
             table.deadline = None
             self._turns(table, now)

@@ -1,0 +1,140 @@
+"""The lobby's records as store rows and back (the store keeps rows, the lobby keeps records).
+
+A game is stored as its configuration, seats, seed and moves; rebuilding it replays the moves
+from the seed with the rules plugin, so the state after a restart is exactly the one the
+players saw, history included. The pending turn's move ids are stored too, so a move id a
+player was sent before a crash can still be played after it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from enum import Enum
+from random import Random
+from typing import Any
+
+from parlour.core.records import Game, GameState, Player, PlayerType, Seat, SeatState, Visibility
+from parlour.games.base import GamePlugin
+from parlour.storage.records import REMOVE_SEAT, GameRow, MoveRow, PlayerRow, SeatRow
+
+__all__ = ["encode_options", "game_row", "player_row", "rebuild", "replay"]
+
+OptionsDecoder = Callable[[Mapping[str, Any]], dict[str, Any]]
+
+
+def encode_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """Options as JSON values (enums by their value)."""
+    return {key: value.value if isinstance(value, Enum) else value for key, value in options.items()}
+
+
+def player_row(player: Player) -> PlayerRow:
+    return PlayerRow(player.id, player.handle, player.registered, player.last_active)
+
+
+def game_row(game: Game, protocol: str) -> GameRow:
+    pending = None
+    if game.pending_seat is not None and game.pending:
+        pending = {"seat": game.pending_seat, "ids": list(game.pending)}
+    return GameRow(
+        id=game.id,
+        protocol=protocol,
+        game=game.game,
+        name=game.name,
+        state=game.state.value,
+        created=game.created,
+        last_active=game.last_active,
+        seed=game.seed,
+        moves=len(game.times) - 1 if game.times else 0,
+        started=game.times[0] if game.times else None,
+        finished=game.finished,
+        config={
+            "options": encode_options(game.options),
+            "players": game.players,
+            "visibility": game.visibility.value,
+            "invited": list(game.invited),
+            "advertiser": game.advertiser,
+        },
+        seats=[
+            SeatRow(
+                seat.handle,
+                seat.kind is PlayerType.PROGRAMMATIC,
+                seat.state.value,
+                None if seat.player is None else seat.player.id,
+            )
+            for seat in game.seats
+        ],
+        pending=pending,
+        result=game.result,
+    )
+
+
+def replay(
+    plugin: GamePlugin[Any, Any, Any],
+    seats: int,
+    options: Mapping[str, Any],
+    rng: Random,
+    moves: Iterable[MoveRow],
+) -> Iterator[tuple[Any, MoveRow | None, Any]]:
+    """Every state of a game, from ``rng`` seeded with the game's seed: (state, the move row that
+    led to it or None, the move value played). The state object may be updated in place by the
+    next step: take what you need of it before advancing. ``rng`` ends as the live game's was."""
+    state = plugin.new_game(seats, options, rng)
+    yield state, None, None
+    for move in moves:
+        if move.kind == REMOVE_SEAT:
+            state = plugin.remove_seat(state, move.seat)
+            yield state, move, None
+            continue
+        legal = plugin.legal_moves(state, move.seat)
+        if not 0 <= move.choice < len(legal):
+            raise ValueError(f"move {move.seq} of game {move.game_id} is not one of the legal moves")
+        value = legal[move.choice]
+        state = plugin.apply(state, value, rng)
+        yield state, move, value
+
+
+def rebuild(
+    row: GameRow,
+    moves: Sequence[MoveRow],
+    plugin: GamePlugin[Any, Any, Any],
+    players: Mapping[str, Player],
+    decode_options: OptionsDecoder,
+) -> Game:
+    """The live game a row and its moves describe, its humans seated again where they are known."""
+    config = row.config
+    game = Game(
+        id=row.id,
+        name=row.name,
+        game=row.game,
+        options=decode_options(config.get("options", {})),
+        players=int(config["players"]),
+        visibility=Visibility(config["visibility"]),
+        invited=list(config.get("invited", [])),
+        advertiser=str(config["advertiser"]),
+        created=row.created,
+        last_active=row.last_active,
+        state=GameState(row.state),
+        seed=row.seed,
+        finished=row.finished,
+        result=row.result,
+    )
+    for stored in row.seats:
+        player = players.get(stored.player_id) if stored.player_id is not None else None
+        kind = PlayerType.PROGRAMMATIC if stored.robot else PlayerType.HUMAN
+        game.seats.append(Seat(stored.handle, kind, SeatState(stored.state), player))
+    if row.started is None:
+        return game
+    game.rng = Random(row.seed)
+    game.times = [row.started]
+    for state, move, _ in replay(plugin, len(game.seats), game.options, game.rng, moves):
+        game.play = state
+        if move is not None:
+            game.times.append(move.at)
+    if row.pending is not None:
+        seat = int(row.pending["seat"])
+        legal = plugin.legal_moves(game.play, seat)
+        ids = row.pending["ids"]
+        if len(ids) == len(legal):
+            game.pending = dict(zip(ids, legal, strict=True))
+            game.pending_seat = seat
+    return game

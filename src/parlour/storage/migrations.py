@@ -1,0 +1,70 @@
+"""Versioned schema migrations, applied in order when a store opens.
+
+Each migration is a function of a DB-API cursor inside the opening transaction; the SQL is
+portable (types and statements PostgreSQL accepts too), and data migrations are done in Python
+rather than with a backend's JSON functions. A store records the version it is at in
+``parlour_meta``; a store at a newer version than this build knows is refused, never touched.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["APPLICATION", "FINISHED_STATES", "LATEST", "MIGRATIONS"]
+
+#: The value of ``parlour_meta.application`` that marks a Parlour store.
+APPLICATION = "parlour"
+FINISHED_STATES = ("COMPLETED", "CANCELLED", "ABORTED")
+
+Cursor = Any
+
+
+def _v1_base(cur: Cursor) -> None:
+    """Players, games (configuration, seats and seed as JSON and numbers) and their moves."""
+    cur.execute("CREATE TABLE parlour_meta (key VARCHAR(64) PRIMARY KEY, value TEXT NOT NULL)")
+    cur.execute(
+        "CREATE TABLE players (id VARCHAR(64) PRIMARY KEY, handle TEXT NOT NULL, "
+        "registered DOUBLE PRECISION NOT NULL, last_active DOUBLE PRECISION NOT NULL)"
+    )
+    cur.execute(
+        "CREATE TABLE games (id VARCHAR(64) PRIMARY KEY, protocol VARCHAR(32) NOT NULL, "
+        "game VARCHAR(32) NOT NULL, name TEXT NOT NULL, state VARCHAR(16) NOT NULL, "
+        "created DOUBLE PRECISION NOT NULL, last_active DOUBLE PRECISION NOT NULL, "
+        "started DOUBLE PRECISION, finished DOUBLE PRECISION, seed BIGINT NOT NULL, "
+        "moves INTEGER NOT NULL, config TEXT NOT NULL, seats TEXT NOT NULL, pending TEXT, result TEXT)"
+    )
+    cur.execute("CREATE INDEX games_by_state ON games (state)")
+    cur.execute("CREATE INDEX games_by_finished ON games (finished, id)")
+    cur.execute(
+        "CREATE TABLE moves (game_id VARCHAR(64) NOT NULL REFERENCES games (id) ON DELETE CASCADE, "
+        "seq INTEGER NOT NULL, seat INTEGER NOT NULL, kind VARCHAR(16) NOT NULL, "
+        "choice INTEGER NOT NULL, at DOUBLE PRECISION NOT NULL, PRIMARY KEY (game_id, seq))"
+    )
+
+
+def _v2_game_seats(cur: Cursor) -> None:
+    """Who sat at each finished game, for GET /api/games?player=: a table with an index,
+    filled from the seats of the games already finished."""
+    cur.execute(
+        "CREATE TABLE game_seats (game_id VARCHAR(64) NOT NULL REFERENCES games (id) ON DELETE CASCADE, "
+        "seat INTEGER NOT NULL, handle TEXT NOT NULL, robot INTEGER NOT NULL, PRIMARY KEY (game_id, seat))"
+    )
+    cur.execute("CREATE INDEX game_seats_by_handle ON game_seats (handle)")
+    marks = ", ".join("?" for _ in FINISHED_STATES)
+    cur.execute(f"SELECT id, seats FROM games WHERE state IN ({marks})", FINISHED_STATES)
+    rows = [
+        (game_id, index, seat["handle"], int(seat["robot"]))
+        for game_id, seats in cur.fetchall()
+        for index, seat in enumerate(json.loads(seats))
+    ]
+    cur.executemany("INSERT INTO game_seats (game_id, seat, handle, robot) VALUES (?, ?, ?, ?)", rows)
+
+
+#: (version, what it does, the migration). Versions are 1, 2, ... with no gaps.
+MIGRATIONS: list[tuple[int, str, Callable[[Cursor], None]]] = [
+    (1, "players, games and moves", _v1_base),
+    (2, "seats of finished games by handle", _v2_game_seats),
+]
+LATEST = MIGRATIONS[-1][0]

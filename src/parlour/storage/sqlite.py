@@ -1,0 +1,427 @@
+"""The embedded default store: one SQLite file (stdlib ``sqlite3``), WAL, foreign keys on.
+
+``sync`` is SQLite's ``synchronous`` setting in WAL mode:
+
+- ``normal``: a commit survives the server process dying (``kill -9``, a crash); a power cut or
+  an operating-system crash may lose the last commits, never corrupt the file.
+- ``full``: every commit is also flushed to the disk before it is acknowledged, so it survives
+  a power cut too, at the price of one fsync per transaction.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from parlour.storage.base import StoreFailure, StoreRefused
+from parlour.storage.migrations import APPLICATION, FINISHED_STATES, LATEST, MIGRATIONS
+from parlour.storage.records import (
+    LIVE_STATES,
+    GameRow,
+    MoveRow,
+    PlayerGone,
+    PlayerRow,
+    Record,
+    SeatRow,
+    Snapshot,
+)
+
+__all__ = ["SQLiteStore"]
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+SYNC_MODES = {"normal": "NORMAL", "full": "FULL"}
+
+_GAME_COLUMNS = (
+    "id, protocol, game, name, state, created, last_active, started, finished, seed, moves, "
+    "config, seats, pending, result"
+)
+_GAME_UPSERT = (
+    f"INSERT INTO games ({_GAME_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (id) DO UPDATE SET state = excluded.state, name = excluded.name, "
+    "last_active = excluded.last_active, started = excluded.started, finished = excluded.finished, "
+    "moves = excluded.moves, config = excluded.config, seats = excluded.seats, "
+    "pending = excluded.pending, result = excluded.result"
+)
+_PLAYER_UPSERT = (
+    "INSERT INTO players (id, handle, registered, last_active) VALUES (?, ?, ?, ?) "
+    "ON CONFLICT (id) DO UPDATE SET handle = excluded.handle, last_active = excluded.last_active"
+)
+_MOVE_INSERT = "INSERT INTO moves (game_id, seq, seat, kind, choice, at) VALUES (?, ?, ?, ?, ?, ?)"
+_META_UPSERT = "INSERT INTO parlour_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+
+_encode = msgspec.json.encode
+_seats = msgspec.json.Decoder(list[SeatRow])
+_json = msgspec.json.Decoder(dict[str, Any])
+
+
+def _game_params(row: GameRow) -> tuple[Any, ...]:
+    return (
+        row.id,
+        row.protocol,
+        row.game,
+        row.name,
+        row.state,
+        row.created,
+        row.last_active,
+        row.started,
+        row.finished,
+        row.seed,
+        row.moves,
+        _encode(row.config).decode(),
+        _encode(row.seats).decode(),
+        None if row.pending is None else _encode(row.pending).decode(),
+        None if row.result is None else _encode(row.result).decode(),
+    )
+
+
+def _game_row(values: Sequence[Any]) -> GameRow:
+    (gid, protocol, game, name, state, created, last_active, started, finished, seed, moves) = values[:11]
+    config, seats, pending, result = values[11:15]
+    return GameRow(
+        id=gid,
+        protocol=protocol,
+        game=game,
+        name=name,
+        state=state,
+        created=created,
+        last_active=last_active,
+        started=started,
+        finished=finished,
+        seed=seed,
+        moves=moves,
+        config=_json.decode(config),
+        seats=_seats.decode(seats),
+        pending=None if pending is None else _json.decode(pending),
+        result=None if result is None else _json.decode(result),
+    )
+
+
+class SQLiteStore:
+    """A Parlour store in one SQLite file; see the module's text for ``sync``."""
+
+    def __init__(self, path: str | Path, sync: str = "normal") -> None:
+        self.path = Path(path)
+        self.location = str(path)
+        if sync not in SYNC_MODES:
+            raise ValueError(f"store_sync must be normal or full, not {sync!r}")
+        self._refuse_foreign_file()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        except (OSError, sqlite3.Error) as error:
+            raise StoreRefused(f"{self.location}: cannot open the store: {error}") from None
+        try:
+            self.db.execute("PRAGMA busy_timeout = 5000")
+            self.db.execute("PRAGMA foreign_keys = ON")
+            self._check_and_migrate()
+            self.db.execute("PRAGMA journal_mode = WAL")
+            self.db.execute(f"PRAGMA synchronous = {SYNC_MODES[sync]}")
+        except StoreRefused:
+            # Closed here, not whenever the collector gets to it: an open connection to a refused
+            # file would keep its WAL and locks alive.
+            self.db.close()
+            raise
+        except sqlite3.OperationalError as error:
+            # Locked, read-only, I/O error...: the file may be fine, so not called corrupt.
+            self.db.close()
+            raise StoreRefused(f"{self.location}: cannot open the store: {error}") from None
+        except sqlite3.DatabaseError as error:
+            self.db.close()
+            raise StoreRefused(f"{self.location}: the file is corrupt ({error})") from None
+
+    # -----------------------------------------------------------------------------------------
+    # Opening
+
+    def _refuse_foreign_file(self) -> None:
+        try:
+            with self.path.open("rb") as file:
+                header = file.read(len(SQLITE_HEADER))
+        except FileNotFoundError:
+            return
+        except OSError as error:
+            raise StoreRefused(f"{self.location}: cannot read the store: {error.strerror}") from None
+        if header and header != SQLITE_HEADER:
+            raise StoreRefused(f"{self.location}: not a Parlour store (not an SQLite database)")
+
+    def _check_and_migrate(self) -> None:
+        cur = self.db.cursor()
+        problems = [row[0] for row in cur.execute("PRAGMA quick_check").fetchall()]
+        if problems != ["ok"]:
+            raise StoreRefused(f"{self.location}: the file is corrupt ({'; '.join(problems[:3])})")
+        if self._version(cur) == LATEST:
+            return
+        cur.execute("BEGIN IMMEDIATE")
+        try:
+            # Read again under the write lock: another process opening the same store may have
+            # migrated it since, and running the migrations twice would fail half-way.
+            version = self._version(cur)
+            for number, _, migrate in MIGRATIONS:
+                if number > version:
+                    migrate(cur)
+            cur.execute(_META_UPSERT, ("application", APPLICATION))
+            cur.execute(_META_UPSERT, ("schema_version", str(LATEST)))
+            cur.execute("COMMIT")
+        except BaseException:
+            cur.execute("ROLLBACK")
+            raise
+
+    def _version(self, cur: sqlite3.Cursor) -> int:
+        """The store's schema version (0 for an empty file); refuses what is not ours to open."""
+        tables = {row[0] for row in cur.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        version = 0
+        if tables:
+            if "parlour_meta" not in tables:
+                raise StoreRefused(
+                    f"{self.location}: not a Parlour store (an SQLite database of something else)"
+                )
+            meta = dict(cur.execute("SELECT key, value FROM parlour_meta").fetchall())
+            if meta.get("application") != APPLICATION or not meta.get("schema_version", "").isdigit():
+                raise StoreRefused(f"{self.location}: not a Parlour store (no Parlour schema version)")
+            version = int(meta["schema_version"])
+            if version > LATEST:
+                raise StoreRefused(
+                    f"{self.location}: the store has schema version {version}, newer than this "
+                    f"build's {LATEST}; run a newer Parlour"
+                )
+        return version
+
+    @property
+    def schema_version(self) -> int:
+        row = self.db.execute("SELECT value FROM parlour_meta WHERE key = 'schema_version'").fetchone()
+        return int(row[0])
+
+    # -----------------------------------------------------------------------------------------
+    # Writing
+
+    def _transaction(self, work: Any, *args: Any) -> Any:
+        """Run ``work(cursor, *args)`` in one write transaction; any failure is a StoreFailure."""
+        cur = self.db.cursor()
+        try:
+            cur.execute("BEGIN IMMEDIATE")
+            try:
+                result = work(cur, *args)
+                cur.execute("COMMIT")
+            except BaseException:
+                if self.db.in_transaction:
+                    cur.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as error:
+            raise StoreFailure(f"{self.location}: {error}") from error
+        return result
+
+    def commit(self, records: Sequence[Record]) -> None:
+        if records:
+            self._transaction(self._write, records)
+
+    @staticmethod
+    def _write(cur: sqlite3.Cursor, records: Sequence[Record]) -> None:
+        games: dict[str, GameRow] = {}
+        moves: list[tuple[Any, ...]] = []
+        for record in records:
+            if type(record) is MoveRow:
+                moves.append((record.game_id, record.seq, record.seat, record.kind, record.choice, record.at))
+            elif type(record) is GameRow:
+                games.pop(record.id, None)
+                games[record.id] = record  # saved once, as it was last
+            elif type(record) is PlayerRow:
+                cur.execute(_PLAYER_UPSERT, (record.id, record.handle, record.registered, record.last_active))
+            elif type(record) is PlayerGone:
+                cur.execute("DELETE FROM players WHERE id = ?", (record.id,))
+        if games:
+            cur.executemany(_GAME_UPSERT, [_game_params(game) for game in games.values()])
+            for game in games.values():
+                if game.state in FINISHED_STATES:
+                    cur.execute("DELETE FROM game_seats WHERE game_id = ?", (game.id,))
+                    cur.executemany(
+                        "INSERT INTO game_seats (game_id, seat, handle, robot) VALUES (?, ?, ?, ?)",
+                        [(game.id, i, seat.handle, int(seat.robot)) for i, seat in enumerate(game.seats)],
+                    )
+        if moves:
+            cur.executemany(_MOVE_INSERT, moves)
+
+    def heartbeat(self, now: float) -> None:
+        self._transaction(lambda cur: cur.execute(_META_UPSERT, ("heartbeat", repr(now))))
+
+    def purge(self, finished_before: float) -> int:
+        marks = ", ".join("?" for _ in FINISHED_STATES)
+        where = f"state IN ({marks}) AND finished < ?"
+        params = (*FINISHED_STATES, finished_before)
+
+        def work(cur: sqlite3.Cursor) -> int:
+            cur.execute(f"DELETE FROM moves WHERE game_id IN (SELECT id FROM games WHERE {where})", params)
+            cur.execute(
+                f"DELETE FROM game_seats WHERE game_id IN (SELECT id FROM games WHERE {where})", params
+            )
+            cur.execute(f"DELETE FROM games WHERE {where}", params)
+            return int(cur.rowcount)
+
+        count: int = self._transaction(work)
+        return count
+
+    # -----------------------------------------------------------------------------------------
+    # Reading
+
+    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        try:
+            return self.db.execute(sql, params).fetchall()
+        except sqlite3.Error as error:
+            raise StoreFailure(f"{self.location}: {error}") from error
+
+    def load_live(self) -> Snapshot:
+        marks = ", ".join("?" for _ in LIVE_STATES)
+        players = [
+            PlayerRow(*row) for row in self._read("SELECT id, handle, registered, last_active FROM players")
+        ]
+        games = [
+            _game_row(row)
+            for row in self._read(
+                f"SELECT {_GAME_COLUMNS} FROM games WHERE state IN ({marks}) ORDER BY created, id",
+                LIVE_STATES,
+            )
+        ]
+        moves: dict[str, list[MoveRow]] = {game.id: [] for game in games}
+        for row in self._read(
+            "SELECT m.game_id, m.seq, m.seat, m.kind, m.choice, m.at FROM moves m JOIN games g ON g.id = m.game_id "
+            f"WHERE g.state IN ({marks}) ORDER BY m.game_id, m.seq",
+            LIVE_STATES,
+        ):
+            moves[row[0]].append(MoveRow(*row))
+        beat = self._read("SELECT value FROM parlour_meta WHERE key = 'heartbeat'")
+        return Snapshot(players, games, moves, float(beat[0][0]) if beat else None)
+
+    def load_player(self, player_id: str) -> PlayerRow | None:
+        rows = self._read(
+            "SELECT id, handle, registered, last_active FROM players WHERE id = ?", (player_id,)
+        )
+        return PlayerRow(*rows[0]) if rows else None
+
+    def load_game(self, game_id: str) -> tuple[GameRow, list[MoveRow]] | None:
+        rows = self._read(f"SELECT {_GAME_COLUMNS} FROM games WHERE id = ?", (game_id,))
+        if not rows:
+            return None
+        moves = [
+            MoveRow(*row)
+            for row in self._read(
+                "SELECT game_id, seq, seat, kind, choice, at FROM moves WHERE game_id = ? ORDER BY seq",
+                (game_id,),
+            )
+        ]
+        return _game_row(rows[0]), moves
+
+    def list_games(
+        self,
+        game_type: str | None = None,
+        player: str | None = None,
+        limit: int = 50,
+        before: tuple[float, str] | None = None,
+    ) -> list[GameRow]:
+        columns = ", ".join(f"g.{name.strip()}" for name in _GAME_COLUMNS.split(","))
+        sql = [f"SELECT {columns} FROM games g"]
+        params: list[Any] = []
+        if player is not None:
+            sql.append("JOIN game_seats s ON s.game_id = g.id AND s.handle = ? AND s.robot = 0")
+            params.append(player)
+        sql.append(f"WHERE g.state IN ({', '.join('?' for _ in FINISHED_STATES)})")
+        params.extend(FINISHED_STATES)
+        if game_type is not None:
+            sql.append("AND g.game = ?")
+            params.append(game_type)
+        if before is not None:
+            sql.append("AND (g.finished < ? OR (g.finished = ? AND g.id < ?))")
+            params.extend((before[0], before[0], before[1]))
+        sql.append("ORDER BY g.finished DESC, g.id DESC LIMIT ?")
+        params.append(limit)
+        return [_game_row(row) for row in self._read(" ".join(sql), params)]
+
+    # -----------------------------------------------------------------------------------------
+    # Operations
+
+    def check(self) -> dict[str, Any]:
+        integrity = [row[0] for row in self._read("PRAGMA integrity_check")]
+        foreign = self._read("PRAGMA foreign_key_check")
+        counts = {
+            table: int(self._read(f"SELECT COUNT(*) FROM {table}")[0][0])
+            for table in ("players", "games", "moves", "game_seats")
+        }
+        states = dict(self._read("SELECT state, COUNT(*) FROM games GROUP BY state ORDER BY state"))
+        # Every game's move rows are numbered 0..moves-1 with no gap.
+        gaps = self._read(
+            "SELECT g.id FROM games g LEFT JOIN moves m ON m.game_id = g.id "
+            "GROUP BY g.id, g.moves HAVING COUNT(m.seq) <> g.moves OR COALESCE(MAX(m.seq), -1) <> g.moves - 1"
+        )
+        ok = integrity == ["ok"] and not foreign and not gaps
+        return {
+            "ok": ok,
+            "schema_version": self.schema_version,
+            "integrity": integrity,
+            "foreign_key_problems": len(foreign),
+            "games_with_missing_moves": len(gaps),
+            "counts": counts,
+            "games_by_state": states,
+        }
+
+    def export(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        # The three tables are read in one transaction, so from one snapshot: read one after the
+        # other while a server commits, the moves could belong to games the export has not got
+        # (and the import would fail), or disagree with their game's count of moves.
+        try:
+            self.db.execute("BEGIN")
+            try:
+                players = self.db.execute(
+                    "SELECT id, handle, registered, last_active FROM players ORDER BY registered, id"
+                ).fetchall()
+                games = self.db.execute(f"SELECT {_GAME_COLUMNS} FROM games ORDER BY created, id").fetchall()
+                moves = self.db.execute(
+                    "SELECT game_id, seq, seat, kind, choice, at FROM moves ORDER BY game_id, seq"
+                ).fetchall()
+            finally:
+                self.db.execute("COMMIT")
+        except sqlite3.Error as error:
+            raise StoreFailure(f"{self.location}: {error}") from error
+        for row in players:
+            yield "player", msgspec.structs.asdict(PlayerRow(*row))
+        for row in games:
+            yield "game", msgspec.to_builtins(_game_row(row))
+        for row in moves:
+            yield "move", msgspec.structs.asdict(MoveRow(*row))
+
+    def import_rows(self, rows: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, int]:
+        kinds = {"player": PlayerRow, "game": GameRow, "move": MoveRow}
+        records: list[Record] = []
+        for kind, fields in rows:
+            if kind not in kinds:
+                raise ValueError(f"unknown kind of row {kind!r}")
+            records.append(msgspec.convert(fields, kinds[kind]))
+        counts = {kind: sum(1 for r in records if isinstance(r, cls)) for kind, cls in kinds.items()}
+        # Games before their moves, whatever the order of the file.
+        records.sort(key=lambda r: 1 if isinstance(r, MoveRow) else 0)
+
+        def work(cur: sqlite3.Cursor) -> None:
+            for table in ("players", "games"):
+                if cur.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]:
+                    raise ValueError("the store is not empty: import only into a new store")
+            self._write(cur, records)
+
+        self._transaction(work)
+        return counts
+
+    def backup(self, target: str) -> None:
+        if Path(target).exists():
+            raise ValueError(f"{target} exists: a backup never overwrites a file")
+        try:
+            copy = sqlite3.connect(target)
+            try:
+                self.db.backup(copy)
+            finally:
+                copy.close()
+        except sqlite3.Error as error:
+            # A half-written copy must not pass for a backup later.
+            Path(target).unlink(missing_ok=True)
+            raise StoreFailure(f"{self.location}: the backup to {target} failed: {error}") from error
+
+    def close(self) -> None:
+        self.db.close()
