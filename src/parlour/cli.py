@@ -59,6 +59,29 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="keep the line-up in its seats (default: rotate every game)",
     )
+    db = commands.add_parser(
+        "db",
+        help="check, export, import or back up a store",
+        description="Operate on a store file, also while a server is serving from it.",
+    )
+    store = argparse.ArgumentParser(add_help=False)  # --store, shared by every db command
+    store.add_argument(
+        "--store",
+        default=_DEFAULTS.store,
+        metavar="PATH",
+        help=f"the store's file (default: the store setting's default, {_DEFAULTS.store})",
+    )
+    actions = db.add_subparsers(dest="db_command", required=True, metavar="COMMAND")
+    check = actions.add_parser(
+        "check", parents=[store], help="integrity check and row counts (exit 1: a problem)"
+    )
+    check.add_argument("--json", action="store_true", help="print the report as JSON")
+    for name, does, where in (
+        ("export", "write every row as JSON lines", "the file to create (- for stdout)"),
+        ("import", "read an export into a new, empty store", "the export (- for stdin)"),
+        ("backup", "copy the whole store consistently, even while it is in use", "the file to create"),
+    ):
+        actions.add_parser(name, parents=[store], help=does).add_argument("file", metavar="FILE", help=where)
     return parser
 
 
@@ -121,6 +144,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "simulate":
         return _simulate(args)
+    if args.command == "db":
+        from parlour.dbcli import run
+
+        return run(args)
     if args.command == "serve":
         overrides = {field.name: getattr(args, field.name) for field in fields(Settings)}
         try:

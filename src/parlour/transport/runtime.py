@@ -11,6 +11,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
+from typing import TypeVar
 
 from parlour.core.effects import Close, ConnId, Effect, Send, Store
 from parlour.core.service import Service
@@ -20,6 +21,8 @@ from parlour.storage.base import StoreFailure
 from parlour.transport.outbox import Outbox
 
 __all__ = ["Reload", "Runtime"]
+
+T = TypeVar("T")
 
 log = logging.getLogger("parlour.transport")
 
@@ -226,6 +229,12 @@ class Runtime:
     async def drain_store(self) -> None:
         """Until every held effect has been committed (or refused) and released."""
         await self._idle.wait()
+
+    async def in_store_thread(self, work: Callable[[], T]) -> T:
+        """Run ``work`` on the store's thread (in line with commits); inline without a store."""
+        if self._writer is None:
+            return work()
+        return await asyncio.get_running_loop().run_in_executor(self._writer, work)
 
     async def _in_writer(self, work: Callable[[], object]) -> None:
         assert self._writer is not None

@@ -24,7 +24,9 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 from websockets.protocol import State
 
+from parlour.api import handle_api
 from parlour.core.service import Service
+from parlour.storage.base import StoreFailure
 from parlour.transport.outbox import Outbox
 from parlour.transport.runtime import Runtime
 
@@ -119,10 +121,12 @@ class WebsocketListener:
         port: int = sockets[0].getsockname()[1]
         return port
 
-    def _http(self, connection: ServerConnection, request: Request) -> Response | None:
+    async def _http(self, connection: ServerConnection, request: Request) -> Response | None:
         if request.headers.get("Upgrade", "").lower() == "websocket":
             return None
         path = request.path.split("?", 1)[0]
+        if path.startswith("/api/"):
+            return await self._api(request.path)
         if path == "/healthz":
             stats: dict[str, Any] = {
                 "status": "ok",
@@ -134,6 +138,17 @@ class WebsocketListener:
                 stats.update(counts())
             return _response(HTTPStatus.OK, json.dumps(stats).encode(), "application/json")
         return _static(path)
+
+    async def _api(self, target: str) -> Response:
+        """Records are read (and replayed) on the store's thread, never on the loop."""
+        runtime = self.runtime
+        try:
+            answer = await runtime.in_store_thread(lambda: handle_api(runtime.store, target))
+        except StoreFailure as failure:
+            log.warning("API read failed: %s", failure)
+            body = json.dumps({"error": "the store cannot be read now"}).encode()
+            return _response(HTTPStatus.SERVICE_UNAVAILABLE, body, "application/json")
+        return _response(answer.status, answer.body, "application/json")
 
     async def _handle(self, ws: ServerConnection) -> None:
         assert isinstance(ws, BatchingConnection)

@@ -1,0 +1,249 @@
+"""``parlour db``: the operator's commands on a store: check, export, import, backup.
+
+Each takes the parsed arguments of its subcommand and returns the exit status: 0 when it did
+its work, 1 when it could not (the reason on one line of stderr, no traceback), 2 when the
+command line cannot name a store. They may run beside a server serving from the same file:
+the SQLite store is in WAL mode, so they read, and back up, while the server writes.
+
+An export is JSON lines, one row each: ``{"kind": "player"|"game"|"move", "fields": {...}}``,
+players first, then games, then moves. The row's fields are nested rather than spread beside
+``kind`` because a move row has a ``kind`` field of its own (a move or a seat removed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import suppress
+from pathlib import Path
+from typing import IO, Any
+
+import msgspec
+
+from parlour.storage import NO_STORE, GameRow, MoveRow, PlayerRow, Store, StoreError, open_store
+
+__all__ = ["backup", "check", "export", "import_", "run"]
+
+#: The kinds of rows an export holds, in the order it writes them, and their records.
+ROWS: dict[str, type[PlayerRow | GameRow | MoveRow]] = {"player": PlayerRow, "game": GameRow, "move": MoveRow}
+KINDS = tuple(ROWS)
+#: The FILE argument that means stdout (export) or stdin (import).
+STDIO = "-"
+
+Command = Callable[[argparse.Namespace], int]
+
+
+class Line(msgspec.Struct, frozen=True):
+    """One line of an export."""
+
+    kind: str
+    fields: dict[str, Any]
+
+
+class _Stop(Exception):
+    """Ends a command with one line on stderr and an exit status."""
+
+    def __init__(self, message: str, status: int = 1) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``parlour db <command>``."""
+    commands: dict[str, Command] = {"check": check, "export": export, "import": import_, "backup": backup}
+    return commands[args.db_command](args)
+
+
+def _guarded(command: Command) -> Command:
+    """Turn a command's expected failures into one ``parlour: ...`` line and an exit status."""
+
+    @functools.wraps(command)
+    def guarded(args: argparse.Namespace) -> int:
+        try:
+            status: int = command(args)
+        except _Stop as stop:
+            print(f"parlour: {stop}", file=sys.stderr)
+            return stop.status
+        except StoreError as error:  # refused, or a read or write that failed
+            print(f"parlour: {error}", file=sys.stderr)
+            return 1
+        return status
+
+    return guarded
+
+
+def _open(location: str, *, create: bool = False) -> Store:
+    """The store at ``location``; it must exist unless ``create`` (an import makes a new one)."""
+    if location == NO_STORE:
+        raise _Stop(f"--store {NO_STORE} keeps nothing on disk: name a store file", 2)
+    if not create and not Path(location).exists():
+        # Opening would create an empty store: no use to check, export or back up.
+        raise _Stop(f"{location}: no such store")
+    store = open_store(location)
+    assert store is not None  # only NO_STORE opens nothing
+    return store
+
+
+def _counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{counts.get(kind, 0)} {kind}s" for kind in KINDS)
+
+
+# ---------------------------------------------------------------------------------------------
+# check
+
+
+def _report_lines(location: str, report: dict[str, Any]) -> list[str]:
+    counts: dict[str, int] = report["counts"]
+    states = ", ".join(f"{state} {count}" for state, count in report["games_by_state"].items())
+    return [
+        f"store: {location} (schema version {report['schema_version']})",
+        *(f"integrity: {line}" for line in report["integrity"]),
+        f"foreign key problems: {report['foreign_key_problems']}",
+        f"games with missing moves: {report['games_with_missing_moves']}",
+        f"players: {counts['players']}",
+        f"games: {counts['games']}" + (f" ({states})" if states else ""),
+        f"moves: {counts['moves']}",
+        f"game seats: {counts['game_seats']}",
+        "ok" if report["ok"] else "NOT OK: see the lines above",
+    ]
+
+
+@_guarded
+def check(args: argparse.Namespace) -> int:
+    """Print the store's integrity check and counts; 1 when it found a problem."""
+    store = _open(args.store)
+    try:
+        report = store.check()
+    finally:
+        store.close()
+    if args.json:
+        print(msgspec.json.encode(report).decode())
+    else:
+        print("\n".join(_report_lines(store.location, report)))
+    return 0 if report["ok"] else 1
+
+
+# ---------------------------------------------------------------------------------------------
+# export
+
+
+def _write_rows(store: Store, out: IO[str]) -> dict[str, int]:
+    counts = dict.fromkeys(KINDS, 0)
+    for kind, fields in store.export():
+        out.write(msgspec.json.encode(Line(kind, fields)).decode())
+        out.write("\n")
+        counts[kind] = counts.get(kind, 0) + 1
+    out.flush()
+    return counts
+
+
+@_guarded
+def export(args: argparse.Namespace) -> int:
+    """Write every row of the store as JSON lines to FILE (``-``: stdout)."""
+    store = _open(args.store)
+    try:
+        if args.file == STDIO:
+            try:
+                counts = _write_rows(store, sys.stdout)
+            except OSError as error:  # e.g. a closed pipe
+                raise _Stop(f"cannot write the export: {error.strerror or error}") from None
+            # The rows have stdout to themselves.
+            print(f"exported {_counts(counts)}", file=sys.stderr)
+            return 0
+        target = Path(args.file)
+        try:
+            # "x": an export never overwrites a file (it could be the store itself).
+            out = target.open("x", encoding="utf-8")
+        except FileExistsError:
+            raise _Stop(f"{target} exists: an export never overwrites a file") from None
+        except OSError as error:
+            raise _Stop(f"{target}: {error.strerror}") from None
+        try:
+            with out:
+                counts = _write_rows(store, out)
+        except BaseException as error:
+            # A partial export must not pass for a whole one.
+            target.unlink(missing_ok=True)
+            if isinstance(error, OSError):
+                raise _Stop(f"{target}: {error.strerror}") from None
+            raise
+    finally:
+        store.close()
+    print(f"exported {_counts(counts)} to {target}")
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# import
+
+
+def _read_rows(name: str, lines: IO[str]) -> Iterator[tuple[str, dict[str, Any]]]:
+    decoder = msgspec.json.Decoder(Line)
+    for number, text in enumerate(lines, 1):
+        if not text.strip():
+            continue
+        try:
+            line = decoder.decode(text)
+        except msgspec.DecodeError as error:
+            raise _Stop(f"{name} line {number}: not a row of an export ({error})") from None
+        if line.kind not in ROWS:
+            raise _Stop(f"{name} line {number}: unknown kind of row {line.kind!r}")
+        try:
+            # The store checks the rows too, but only here is it known which line was wrong.
+            msgspec.convert(line.fields, ROWS[line.kind])
+        except msgspec.ValidationError as error:
+            raise _Stop(f"{name} line {number}: the {line.kind} does not fit: {error}") from None
+        yield line.kind, line.fields
+
+
+@_guarded
+def import_(args: argparse.Namespace) -> int:
+    """Read an export (FILE, ``-``: stdin) into a store that has no rows yet."""
+    name = "stdin" if args.file == STDIO else args.file
+    try:
+        source = sys.stdin if args.file == STDIO else open(args.file, encoding="utf-8")  # noqa: SIM115
+    except OSError as error:
+        raise _Stop(f"{args.file}: {error.strerror}") from None
+    location: str = args.store
+    new = location != NO_STORE and not Path(location).exists()
+    imported = False
+    try:
+        store = _open(location, create=True)
+        try:
+            counts = store.import_rows(_read_rows(name, source))
+            imported = True
+        except UnicodeDecodeError as error:
+            raise _Stop(f"{name}: not UTF-8 text ({error.reason})") from None
+        except ValueError as error:  # the store has rows already
+            raise _Stop(f"{location}: {error}") from None
+        finally:
+            store.close()
+    finally:
+        if source is not sys.stdin:
+            source.close()
+        if new and not imported:
+            # The failed import made this store: leave no empty store behind to be mistaken for it.
+            with suppress(OSError):
+                Path(location).unlink()
+    print(f"imported {_counts(counts)} into {location}")
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# backup
+
+
+@_guarded
+def backup(args: argparse.Namespace) -> int:
+    """Copy the whole store to FILE, consistently, even while a server is writing to it."""
+    store = _open(args.store)
+    try:
+        store.backup(args.file)
+    except ValueError as error:  # the target exists
+        raise _Stop(str(error)) from None
+    finally:
+        store.close()
+    print(f"backed up {store.location} to {args.file}")
+    return 0

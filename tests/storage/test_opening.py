@@ -1,0 +1,277 @@
+"""Opening an SQLite store: what is refused (and left untouched), and migrations."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from parlour.storage import GameRow, MoveRow, SeatRow, StoreRefused, open_store
+from parlour.storage.migrations import APPLICATION, LATEST, MIGRATIONS
+from parlour.storage.sqlite import SQLiteStore
+from tests.storage.rows import finished_game
+
+
+def test_a_new_store_is_created_with_its_folders_at_the_latest_schema(tmp_path: Path) -> None:
+    path = tmp_path / "var" / "deep" / "parlour.db"
+    store = SQLiteStore(path)
+    try:
+        assert store.schema_version == LATEST
+        assert store.location == str(path)
+        assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert store.db.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    finally:
+        store.close()
+    # Opening it again migrates nothing and keeps what it has.
+    again = SQLiteStore(path)
+    try:
+        assert again.schema_version == LATEST
+    finally:
+        again.close()
+
+
+def test_open_store_picks_sqlite_for_a_path_and_nothing_for_none(tmp_path: Path) -> None:
+    assert open_store("none") is None
+    store = open_store(str(tmp_path / "parlour.db"), "full")
+    assert isinstance(store, SQLiteStore)
+    try:
+        assert store.db.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+    finally:
+        store.close()
+    with pytest.raises(ValueError, match="store_sync"):
+        SQLiteStore(tmp_path / "other.db", "sometimes")
+
+
+# ---------------------------------------------------------------------------------------------
+# Refusals: one line naming the file and the problem, and the file exactly as it was.
+
+
+def _text_file(path: Path) -> None:
+    path.write_text("players:\n  alice\n  bob\n")
+
+
+def _foreign_database(path: Path) -> None:
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE invoices (number INTEGER PRIMARY KEY, total REAL)")
+    db.executemany("INSERT INTO invoices VALUES (?, ?)", [(n, n * 1.5) for n in range(50)])
+    db.commit()
+    db.close()
+
+
+def _foreign_meta(path: Path) -> None:
+    """A table of the same name, kept by some other application."""
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE parlour_meta (key TEXT PRIMARY KEY, value TEXT)")
+    db.execute("INSERT INTO parlour_meta VALUES ('application', 'teashop'), ('schema_version', '1')")
+    db.commit()
+    db.close()
+
+
+def _big_store(path: Path) -> None:
+    """A store of many pages (its layout is the same on every run: the rows are)."""
+    store = SQLiteStore(path)
+    store.commit(
+        [
+            finished_game(number, finished=float(number), name=f"{number:04} " + "x" * 200)
+            for number in range(300)
+        ]
+    )
+    store.close()  # the last connection folds the WAL into the file and removes it
+
+
+def _corrupt_store(path: Path) -> None:
+    _big_store(path)
+    data = bytearray(path.read_bytes())
+    page = int.from_bytes(data[16:18], "big")
+    assert len(data) // page > 20, "the store should span many pages"
+    middle = (len(data) // page // 2) * page
+    data[middle : middle + page] = b"\xa5" * page  # no valid b-tree page starts with 0xA5
+    path.write_bytes(bytes(data))
+
+
+def _truncated_store(path: Path) -> None:
+    _big_store(path)
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+
+
+def _newer_store(path: Path) -> None:
+    SQLiteStore(path).close()
+    db = sqlite3.connect(path)
+    db.execute("UPDATE parlour_meta SET value = ? WHERE key = 'schema_version'", (str(LATEST + 1),))
+    db.commit()
+    db.close()
+
+
+@pytest.mark.parametrize(
+    ("make", "problem"),
+    [
+        (_text_file, "not a Parlour store (not an SQLite database)"),
+        (_foreign_database, "not a Parlour store (an SQLite database of something else)"),
+        (_foreign_meta, "not a Parlour store (no Parlour schema version)"),
+        (_corrupt_store, "the file is corrupt"),
+        (_truncated_store, "the file is corrupt"),
+        (_newer_store, f"schema version {LATEST + 1}, newer than this build's {LATEST}"),
+    ],
+    ids=["text", "foreign-sqlite", "foreign-meta", "corrupt", "truncated", "newer"],
+)
+def test_a_file_that_is_not_a_usable_store_is_refused_and_left_untouched(
+    tmp_path: Path, make: Callable[[Path], None], problem: str
+) -> None:
+    path = tmp_path / "parlour.db"
+    make(path)
+    before = path.read_bytes()
+    with pytest.raises(StoreRefused) as refused:
+        SQLiteStore(path)
+    message = str(refused.value)
+    assert message.startswith(f"{path}: ")
+    assert problem in message
+    assert "\n" not in message
+    assert path.read_bytes() == before
+    # Nothing left beside it either (the refused connection was closed, its WAL removed).
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["parlour.db"]
+
+
+def test_a_store_that_cannot_be_created_is_refused(tmp_path: Path) -> None:
+    blocker = tmp_path / "var"
+    blocker.write_text("a file where the folder should be")
+    with pytest.raises(StoreRefused, match=r"var/parlour\.db: cannot read the store: "):
+        SQLiteStore(blocker / "parlour.db")
+
+
+# ---------------------------------------------------------------------------------------------
+# Migrations
+
+
+def _seats(human: str, robot: str = "Robbie") -> str:
+    return json.dumps(
+        [
+            {"handle": human, "robot": False, "state": "FINISHED", "player_id": f"id-{human}"},
+            {"handle": robot, "robot": True, "state": "FINISHED"},
+        ]
+    )
+
+
+def _version_1_store(path: Path) -> None:
+    """A store as a build that knew only the first migration left it."""
+    db = sqlite3.connect(path)
+    cur = db.cursor()
+    version, _, migrate = MIGRATIONS[0]
+    assert version == 1
+    migrate(cur)
+    cur.executemany(
+        "INSERT INTO parlour_meta (key, value) VALUES (?, ?)",
+        [("application", APPLICATION), ("schema_version", "1"), ("heartbeat", "4242.5")],
+    )
+    columns = (
+        "id, protocol, game, name, state, created, last_active, started, finished, seed, moves, "
+        "config, seats, pending, result"
+    )
+    games = [
+        ("done", "COMPLETED", 10.0, _seats("alice"), '{"winners": [0]}'),
+        ("gave-up", "CANCELLED", 20.0, _seats("bob"), None),
+        ("crashed", "ABORTED", 30.0, _seats("alice", robot="bob"), None),
+        ("live", "PLAYING", None, _seats("alice"), None),
+    ]
+    for number, (gid, state, finished, seats, result) in enumerate(games):
+        cur.execute(
+            f"INSERT INTO games ({columns}) VALUES (?, 'apologies', 'apologies', ?, ?, 1.0, 2.0, 1.5, ?, ?, 3, "
+            '\'{"mode": "ADULT"}\', ?, NULL, ?)',
+            (gid, f"Game {gid}", state, finished, 2**40 + number, seats, result),
+        )
+        cur.executemany(
+            "INSERT INTO moves (game_id, seq, seat, kind, choice, at) VALUES (?, ?, ?, 'move', ?, ?)",
+            [(gid, seq, seq % 2, seq, 5.0 + seq) for seq in range(3)],
+        )
+    db.commit()
+    db.close()
+
+
+def test_a_version_1_store_is_upgraded_with_its_data_and_finished_games_indexed_by_player(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "parlour.db"
+    _version_1_store(path)
+    store = SQLiteStore(path)
+    try:
+        assert store.schema_version == LATEST
+        loaded = store.load_game("done")
+        assert loaded is not None
+        row, moves = loaded
+        assert row == GameRow(
+            id="done",
+            protocol="apologies",
+            game="apologies",
+            name="Game done",
+            state="COMPLETED",
+            created=1.0,
+            last_active=2.0,
+            seed=2**40,
+            moves=3,
+            started=1.5,
+            finished=10.0,
+            config={"mode": "ADULT"},
+            seats=[
+                SeatRow("alice", False, "FINISHED", player_id="id-alice"),
+                SeatRow("Robbie", True, "FINISHED"),
+            ],
+            result={"winners": [0]},
+        )
+        assert moves == [MoveRow("done", seq, seq % 2, "move", seq, 5.0 + seq) for seq in range(3)]
+        # Backfilled: the finished games' human seats, newest first; a robot's handle does not count.
+        assert [game.id for game in store.list_games(player="alice")] == ["crashed", "done"]
+        assert [game.id for game in store.list_games(player="bob")] == ["gave-up"]
+        assert store.list_games(player="Robbie") == []
+        snapshot = store.load_live()
+        assert [game.id for game in snapshot.games] == ["live"]
+        assert len(snapshot.moves["live"]) == 3
+        assert snapshot.heartbeat == 4242.5
+        report = store.check()
+        assert report["ok"] is True
+        # Two seats for each of the three finished games; the live game's are not indexed.
+        assert report["counts"] == {"players": 0, "games": 4, "moves": 12, "game_seats": 6}
+    finally:
+        store.close()
+
+
+def test_a_store_migrated_by_another_process_meanwhile_is_not_migrated_twice(tmp_path: Path) -> None:
+    """Two processes open a new store at once: the second must find the first one's work when it
+    gets the write lock, rather than run the migrations again (which failed half-way)."""
+    path = tmp_path / "parlour.db"
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("PRAGMA busy_timeout = 5000")
+    other.execute("BEGIN IMMEDIATE")  # the other process is migrating: it holds the write lock
+    waiting = threading.Event()
+
+    class Announcing(SQLiteStore):
+        """Says when it has read the version and asks for the write lock."""
+
+        def _check_and_migrate(self) -> None:
+            self.db.set_trace_callback(
+                lambda sql: waiting.set() if sql.startswith("BEGIN IMMEDIATE") else None
+            )
+            super()._check_and_migrate()
+
+    with ThreadPoolExecutor(1) as pool:
+        opening = pool.submit(Announcing, path)
+        assert waiting.wait(5)
+        cur = other.cursor()
+        for _, _, migrate in MIGRATIONS:
+            migrate(cur)
+        cur.executemany(
+            "INSERT INTO parlour_meta (key, value) VALUES (?, ?)",
+            [("application", APPLICATION), ("schema_version", str(LATEST))],
+        )
+        other.execute("COMMIT")
+        other.close()
+        store = opening.result(timeout=10)
+    try:
+        assert store.schema_version == LATEST
+        assert store.check()["ok"] is True
+    finally:
+        store.close()

@@ -1,0 +1,397 @@
+"""SQLiteStore on real files: commits and loads, listing, operations, and failures."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from parlour.storage import (
+    LIVE_STATES,
+    GameRow,
+    MoveRow,
+    PlayerGone,
+    PlayerRow,
+    SeatRow,
+    StoreFailure,
+)
+from parlour.storage.migrations import LATEST
+from parlour.storage.sqlite import SQLiteStore
+from tests.storage.rows import finished_game, game, move_rows, player, populate
+
+
+@pytest.fixture
+def path(tmp_path: Path) -> Path:
+    return tmp_path / "parlour.db"
+
+
+@pytest.fixture
+def store(path: Path) -> Iterator[SQLiteStore]:
+    opened = SQLiteStore(path)
+    yield opened
+    opened.close()
+
+
+def _reopened(store: SQLiteStore) -> SQLiteStore:
+    """The same file through a new connection: what a restarted server would see."""
+    store.close()
+    return SQLiteStore(store.path)
+
+
+# ---------------------------------------------------------------------------------------------
+# Commit and load
+
+
+def test_players_are_upserted_and_deleted_in_the_order_of_the_batch(store: SQLiteStore) -> None:
+    alice, bob, carol = player(1, "alice"), player(2, "bob"), player(3, "carol")
+    renamed = PlayerRow(bob.id, "robert", registered=9999.0, last_active=3000.0)
+    store.commit([alice, bob, PlayerGone(alice.id), PlayerGone(carol.id), carol, renamed])
+    # alice registered then went; carol went (a no-op) then registered; bob's row was updated,
+    # but a player's registration time is its first.
+    assert sorted(store.load_live().players, key=lambda p: p.id) == [
+        PlayerRow(bob.id, "robert", registered=bob.registered, last_active=3000.0),
+        carol,
+    ]
+    store.commit([PlayerGone(carol.id), carol])
+    assert store.load_player(carol.id) == carol
+    store.commit([carol, PlayerGone(carol.id)])
+    assert store.load_player(carol.id) is None
+    assert store.load_player("nobody") is None
+
+
+def test_a_game_saved_several_times_in_one_batch_is_stored_as_it_was_last(store: SQLiteStore) -> None:
+    advertised = game(1, state="ADVERTISED")
+    playing = game(1, state="PLAYING", started=150.0, moves=2, pending={"seat": 1, "moves": ["a", "b"]})
+    done = finished_game(1, finished=300.0, moves=3, name="renamed")
+    moves = move_rows(advertised.id, 3)
+    # Moves may come before the game that owns them in a batch: games are written first.
+    store.commit([moves[0], advertised, playing, moves[1], done, moves[2]])
+    assert store.load_game(advertised.id) == (done, moves)
+    assert store.load_live().games == []
+    assert [row.id for row in store.list_games(player="handle1")] == [done.id]
+
+
+def test_a_game_round_trips_every_field(store: SQLiteStore) -> None:
+    row = GameRow(
+        id="g",
+        protocol="fish",
+        game="fish",
+        name="Fishy ünicode ♠",
+        state="PLAYING",
+        created=1.25,
+        last_active=2.5,
+        seed=2**62,
+        moves=1,
+        started=1.75,
+        config={"players": 3, "board": [[1, 2], [3, 0]], "nested": {"a": None, "b": True}},
+        seats=[
+            SeatRow("x", False, "PLAYING", player_id=None, extra={"age": 12, "colour": "red"}),
+            SeatRow("y", True, "QUIT"),
+        ],
+        pending={"seat": 0, "moves": [3, 1, 2]},
+    )
+    store.commit([row, MoveRow("g", 0, 1, "remove", 0, 1.5)])
+    store = _reopened(store)
+    try:
+        assert store.load_game("g") == (row, [MoveRow("g", 0, 1, "remove", 0, 1.5)])
+        assert store.load_game("missing") is None
+    finally:
+        store.close()
+
+
+def test_load_live_returns_the_live_games_only_with_their_moves_in_order(store: SQLiteStore) -> None:
+    store.commit(populate(games=8, moves=6))
+    # Moves arrive over several batches, the later ones first within each.
+    later = move_rows("game-0002", 9, start=6)
+    store.commit([game(2, moves=9), *reversed(later)])
+    snapshot = store.load_live()
+    assert [g.id for g in snapshot.games] == ["game-0000", "game-0002", "game-0004", "game-0006"]
+    assert {g.state for g in snapshot.games} <= set(LIVE_STATES)
+    assert set(snapshot.moves) == {g.id for g in snapshot.games}
+    assert snapshot.moves["game-0000"] == []  # advertised
+    assert snapshot.moves["game-0002"] == move_rows("game-0002", 9)
+    assert snapshot.moves["game-0006"] == move_rows("game-0006", 6)
+    assert sorted(p.handle for p in snapshot.players) == ["handle1", "handle2"]
+
+
+def test_the_heartbeat_is_the_last_one_and_outlives_the_connection(store: SQLiteStore) -> None:
+    assert store.load_live().heartbeat is None
+    store.heartbeat(1_723_456_789.123456)
+    assert store.load_live().heartbeat == 1_723_456_789.123456
+    store.heartbeat(1_723_456_800.5)
+    store = _reopened(store)
+    try:
+        assert store.load_live().heartbeat == 1_723_456_800.5
+    finally:
+        store.close()
+
+
+def test_an_empty_batch_writes_nothing(store: SQLiteStore) -> None:
+    store.commit([])
+    assert store.check()["counts"] == {"players": 0, "games": 0, "moves": 0, "game_seats": 0}
+
+
+# ---------------------------------------------------------------------------------------------
+# Listing finished games
+
+
+def test_finished_games_are_listed_newest_first_and_paged_through_ties(store: SQLiteStore) -> None:
+    # Eleven finished games, several finishing at the same instant, and live ones never listed.
+    finishes = [50.0, 70.0, 70.0, 70.0, 60.0, 90.0, 70.0, 60.0, 80.0, 80.0, 55.0]
+    rows = [finished_game(n, finished=f, moves=0) for n, f in enumerate(finishes)]
+    store.commit([*reversed(rows), game(20), game(21, state="ADVERTISED")])
+    newest_first = sorted(rows, key=lambda r: (r.finished, r.id), reverse=True)
+    assert store.list_games() == newest_first
+    assert store.list_games(limit=4) == newest_first[:4]
+    pages: list[list[GameRow]] = []
+    before: tuple[float, str] | None = None
+    while page := store.list_games(limit=3, before=before):
+        pages.append(page)
+        last = page[-1]
+        assert last.finished is not None
+        before = (last.finished, last.id)
+    assert [len(page) for page in pages] == [3, 3, 3, 2]
+    assert [row for page in pages for row in page] == newest_first
+
+
+def test_every_finished_state_is_listed_and_no_live_one(store: SQLiteStore) -> None:
+    store.commit(
+        [
+            finished_game(1, finished=10.0, state="COMPLETED"),
+            finished_game(2, finished=20.0, state="CANCELLED"),
+            finished_game(3, finished=30.0, state="ABORTED"),
+            game(4, state="PLAYING"),
+            game(5, state="ADVERTISED"),
+        ]
+    )
+    assert [row.state for row in store.list_games()] == ["ABORTED", "CANCELLED", "COMPLETED"]
+
+
+def test_games_are_filtered_by_type_and_by_human_player(store: SQLiteStore) -> None:
+    def seats(*people: tuple[str, bool]) -> list[SeatRow]:
+        return [SeatRow(handle, robot, "FINISHED") for handle, robot in people]
+
+    store.commit(
+        [
+            finished_game(1, finished=10.0, seats=seats(("alice", False), ("bob", False))),
+            finished_game(2, finished=20.0, game="fish", protocol="fish", seats=seats(("alice", False))),
+            # alice left this one and a robot took her seat under her handle: not her game.
+            finished_game(3, finished=30.0, seats=seats(("alice", True), ("bob", False))),
+            finished_game(4, finished=40.0, game="tsuro", protocol="tsuro", seats=seats(("Robbie", True))),
+            # Still being played: listed once finished, not before.
+            game(5, seats=seats(("alice", False))),
+        ]
+    )
+
+    def ids(**filters: str) -> list[str]:
+        return [row.id for row in store.list_games(**filters)]
+
+    assert ids(game_type="apologies") == ["game-0003", "game-0001"]
+    assert ids(game_type="fish") == ["game-0002"]
+    assert ids(game_type="chess") == []
+    assert ids(player="alice") == ["game-0002", "game-0001"]
+    assert ids(player="bob") == ["game-0003", "game-0001"]
+    assert ids(player="alice", game_type="apologies") == ["game-0001"]
+    assert ids(player="Robbie") == []
+    assert ids(player="nobody") == []
+
+
+# ---------------------------------------------------------------------------------------------
+# Purge, check, export and import, backup
+
+
+def test_purge_forgets_old_finished_games_with_their_moves_and_seats(store: SQLiteStore) -> None:
+    old = [finished_game(n, finished=100.0 + n, moves=2) for n in range(3)]
+    new = finished_game(3, finished=500.0, moves=2)
+    live = game(4, moves=2, created=1.0)  # older than all of them, but still being played
+    store.commit([*old, new, live, *(m for row in (*old, new, live) for m in move_rows(row.id, 2))])
+    assert store.purge(finished_before=500.0) == 3
+    assert store.list_games() == [new]
+    assert store.list_games(player="handle0") == []
+    assert store.load_game("game-0000") is None
+    assert [g.id for g in store.load_live().games] == [live.id]
+    report = store.check()
+    assert report["ok"] is True
+    assert report["counts"] == {"players": 0, "games": 2, "moves": 4, "game_seats": 2}
+    assert store.purge(finished_before=500.0) == 0
+
+
+def test_check_counts_every_kind_of_row(store: SQLiteStore) -> None:
+    store.commit(populate(games=6, moves=4))
+    assert store.check() == {
+        "ok": True,
+        "schema_version": LATEST,
+        "integrity": ["ok"],
+        "foreign_key_problems": 0,
+        "games_with_missing_moves": 0,
+        "counts": {"players": 2, "games": 6, "moves": 16, "game_seats": 6},
+        "games_by_state": {"ADVERTISED": 2, "COMPLETED": 3, "PLAYING": 1},
+    }
+
+
+def test_check_finds_games_whose_count_of_moves_disagrees_with_their_move_rows(store: SQLiteStore) -> None:
+    store.commit(
+        [
+            game(1, moves=5),  # claims five moves, has four
+            *move_rows("game-0001", 4),
+            game(2, moves=3),  # three rows, but one is missing and one too far
+            *(m for m in move_rows("game-0002", 4) if m.seq != 1),
+            game(3, moves=2),  # as it should be
+            *move_rows("game-0003", 2),
+        ]
+    )
+    report = store.check()
+    assert report["ok"] is False
+    assert report["games_with_missing_moves"] == 2
+    assert report["integrity"] == ["ok"]
+
+
+def test_an_export_imported_into_a_new_store_exports_the_same(store: SQLiteStore, tmp_path: Path) -> None:
+    store.commit(populate(games=7, moves=5))
+    store.heartbeat(77.0)
+    exported = list(store.export())
+    assert {kind for kind, _ in exported} == {"player", "game", "move"}
+    copy = SQLiteStore(tmp_path / "copy.db")
+    try:
+        # Whatever the order of the rows: moves may come before their games.
+        assert copy.import_rows(reversed(exported)) == {"player": 2, "game": 7, "move": 25}
+        assert list(copy.export()) == exported
+        assert copy.check() == store.check()
+        # The finished games' seats were indexed as they were written.
+        assert copy.list_games(player="handle1") == store.list_games(player="handle1") != []
+    finally:
+        copy.close()
+
+
+def test_an_import_into_a_store_that_has_rows_is_refused_and_changes_nothing(store: SQLiteStore) -> None:
+    store.commit(populate(games=2, moves=1))
+    exported = list(store.export())
+    before = store.check()
+    with pytest.raises(ValueError, match="not empty"):
+        store.import_rows([("player", {"id": "p9", "handle": "new", "registered": 1.0, "last_active": 1.0})])
+    with pytest.raises(ValueError, match="not empty"):
+        store.import_rows(exported)
+    assert store.check() == before
+
+
+def test_an_import_of_an_unknown_kind_of_row_is_refused(store: SQLiteStore) -> None:
+    with pytest.raises(ValueError, match="unknown kind of row 'table'"):
+        store.import_rows([("table", {"id": "t"})])
+    assert store.check()["counts"]["games"] == 0
+
+
+def test_an_export_is_one_snapshot_while_another_connection_commits(
+    store: SQLiteStore, tmp_path: Path
+) -> None:
+    store.commit([game(1, moves=2), *move_rows("game-0001", 2)])
+    server = SQLiteStore(store.path)
+    committed = False
+
+    def commit_before_the_moves_are_read(sql: str) -> None:
+        # A server commits a new game and its moves just after the export has read the games.
+        nonlocal committed
+        if sql.startswith("SELECT game_id, seq") and not committed:
+            committed = True
+            server.commit(
+                [
+                    game(1, moves=3),
+                    *move_rows("game-0001", 3, start=2),
+                    game(2, moves=1),
+                    *move_rows("game-0002", 1),
+                ]
+            )
+
+    store.db.set_trace_callback(commit_before_the_moves_are_read)
+    exported = list(store.export())
+    store.db.set_trace_callback(None)
+    server.close()
+    assert committed
+    assert [(kind, fields["id"] if kind == "game" else fields["seq"]) for kind, fields in exported] == [
+        ("game", "game-0001"),
+        ("move", 0),
+        ("move", 1),
+    ]
+    copy = SQLiteStore(tmp_path / "copy.db")
+    try:
+        copy.import_rows(exported)
+        assert copy.check()["ok"] is True
+    finally:
+        copy.close()
+
+
+def test_a_backup_taken_while_another_connection_holds_the_store_opens_with_the_same_rows(
+    store: SQLiteStore, tmp_path: Path
+) -> None:
+    store.commit(populate(games=6, moves=3))  # in the WAL, not yet in the main file
+    writer = sqlite3.connect(store.path, isolation_level=None)
+    writer.execute("BEGIN EXCLUSIVE")
+    writer.execute("INSERT INTO players VALUES ('p-uncommitted', 'ghost', 1.0, 1.0)")
+    target = tmp_path / "backups" / "copy.db"
+    target.parent.mkdir()
+    try:
+        store.backup(str(target))
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    copy = SQLiteStore(target)
+    try:
+        assert copy.check() == store.check()
+        assert list(copy.export()) == list(store.export())
+    finally:
+        copy.close()
+
+
+def test_a_backup_never_overwrites_a_file_nor_leaves_a_partial_one(
+    store: SQLiteStore, tmp_path: Path
+) -> None:
+    store.commit(populate(games=1, moves=0))
+    existing = tmp_path / "precious.db"
+    existing.write_bytes(b"do not touch")
+    with pytest.raises(ValueError, match="exists"):
+        store.backup(str(existing))
+    assert existing.read_bytes() == b"do not touch"
+    nowhere = tmp_path / "missing-folder" / "copy.db"
+    with pytest.raises(StoreFailure, match=r"the backup to .*copy\.db failed"):
+        store.backup(str(nowhere))
+    assert not nowhere.exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# Failures
+
+
+def test_a_commit_that_cannot_get_the_write_lock_fails_and_writes_nothing(store: SQLiteStore) -> None:
+    store.commit([player(1)])
+    other = sqlite3.connect(store.path, isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")
+    store.db.execute("PRAGMA busy_timeout = 0")  # fail at once rather than wait five seconds
+    try:
+        with pytest.raises(StoreFailure) as failed:
+            store.commit([player(2), game(1)])
+        assert str(failed.value) == f"{store.path}: database is locked"
+        with pytest.raises(StoreFailure, match="locked"):
+            store.heartbeat(5.0)
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert store.load_player(player(2).id) is None
+    assert store.load_game("game-0001") is None
+    # The store works again once the lock is gone.
+    store.commit([player(2)])
+    assert store.load_player(player(2).id) == player(2)
+
+
+def test_a_commit_on_a_full_disk_fails_and_writes_none_of_its_rows(store: SQLiteStore) -> None:
+    store.commit([player(1)])
+    pages = store.db.execute("PRAGMA page_count").fetchone()[0]
+    store.db.execute(f"PRAGMA max_page_count = {pages}")  # the disk is full now
+    big = [game(n, name="x" * 2000, moves=1) for n in range(20)]
+    with pytest.raises(StoreFailure, match="full"):
+        store.commit([player(2), *big, *(move_rows(row.id, 1)[0] for row in big)])
+    assert store.load_player(player(2).id) is None
+    assert store.load_live().games == []
+    store.db.execute(f"PRAGMA max_page_count = {pages * 100}")  # space again
+    store.commit([player(2), *big])
+    assert len(store.load_live().games) == 20

@@ -1,0 +1,276 @@
+"""``parlour db check|export|import|backup``, run in-process through the command line's main."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from parlour.cli import main
+from parlour.settings import Settings
+from parlour.storage.migrations import LATEST
+from parlour.storage.sqlite import SQLiteStore
+from tests.storage.rows import game, move_rows, populate
+
+
+@pytest.fixture
+def store_path(tmp_path: Path) -> Path:
+    """A store with two players and six games (three finished), closed again."""
+    path = tmp_path / "parlour.db"
+    store = SQLiteStore(path)
+    store.commit(populate(games=6, moves=4))
+    store.close()
+    return path
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def _export(store: Path) -> list[tuple[str, dict[str, object]]]:
+    opened = SQLiteStore(store)
+    try:
+        return list(opened.export())
+    finally:
+        opened.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# check
+
+
+def test_check_prints_the_report_and_succeeds_on_a_sound_store(
+    store_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out, err = _run(capsys, "db", "check", "--store", str(store_path))
+    assert (status, err) == (0, "")
+    assert out.splitlines() == [
+        f"store: {store_path} (schema version {LATEST})",
+        "integrity: ok",
+        "foreign key problems: 0",
+        "games with missing moves: 0",
+        "players: 2",
+        "games: 6 (ADVERTISED 2, COMPLETED 3, PLAYING 1)",
+        "moves: 16",
+        "game seats: 6",
+        "ok",
+    ]
+    status, out, _ = _run(capsys, "db", "check", "--store", str(store_path), "--json")
+    assert status == 0
+    report = json.loads(out)
+    assert report["ok"] is True
+    assert report["counts"] == {"players": 2, "games": 6, "moves": 16, "game_seats": 6}
+
+
+def test_check_fails_on_a_game_missing_moves(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "parlour.db"
+    store = SQLiteStore(path)
+    store.commit([game(1, moves=3), *move_rows("game-0001", 2)])
+    store.close()
+    status, out, _ = _run(capsys, "db", "check", "--store", str(path))
+    assert status == 1
+    assert "games with missing moves: 1" in out.splitlines()
+    assert out.splitlines()[-1].startswith("NOT OK")
+    status, out, _ = _run(capsys, "db", "check", "--json", "--store", str(path))
+    assert status == 1
+    assert json.loads(out)["games_with_missing_moves"] == 1
+
+
+def test_the_default_store_is_the_servers_and_a_missing_store_is_not_created(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for command in (["check"], ["export", "out.jsonl"], ["backup", "copy.db"]):
+        status, out, err = _run(capsys, "db", *command)
+        assert (status, out) == (1, "")
+        assert err == f"parlour: {Settings().store}: no such store\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_no_store_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = _run(capsys, "db", "check", "--store", "none")
+    assert status == 2
+    assert err == "parlour: --store none keeps nothing on disk: name a store file\n"
+
+
+@pytest.mark.parametrize(
+    "command", [["check"], ["export", "-"], ["import", "-"], ["backup", "copy.db"]], ids=lambda c: c[0]
+)
+def test_every_command_refuses_a_file_that_is_not_a_store_and_leaves_it_alone(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    command: list[str],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    notes = tmp_path / "notes.db"
+    notes.write_text("not a database\n")
+    status, out, err = _run(capsys, "db", *command, "--store", str(notes))
+    assert (status, out) == (1, "")
+    assert err == f"parlour: {notes}: not a Parlour store (not an SQLite database)\n"
+    assert notes.read_text() == "not a database\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.db"]
+
+
+# ---------------------------------------------------------------------------------------------
+# export and import
+
+
+def test_an_export_imported_into_a_new_store_exports_the_same_file(
+    store_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dump = tmp_path / "dump.jsonl"
+    status, out, err = _run(capsys, "db", "export", str(dump), "--store", str(store_path))
+    assert (status, err) == (0, "")
+    assert out == f"exported 2 players, 6 games, 16 moves to {dump}\n"
+    lines = [json.loads(line) for line in dump.read_text().splitlines()]
+    assert [line["kind"] for line in lines] == ["player"] * 2 + ["game"] * 6 + ["move"] * 16
+    assert [[line["kind"], line["fields"]] for line in lines] == [
+        [kind, fields] for kind, fields in json.loads(json.dumps(_export(store_path)))
+    ]
+
+    copy = tmp_path / "new" / "copy.db"
+    status, out, err = _run(capsys, "db", "import", str(dump), "--store", str(copy))
+    assert (status, err) == (0, "")
+    assert out == f"imported 2 players, 6 games, 16 moves into {copy}\n"
+    again = tmp_path / "again.jsonl"
+    assert _run(capsys, "db", "export", str(again), "--store", str(copy))[0] == 0
+    assert again.read_bytes() == dump.read_bytes()
+
+
+def test_export_and_import_through_stdout_and_stdin(
+    store_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    status, out, err = _run(capsys, "db", "export", "-", "--store", str(store_path))
+    assert status == 0
+    assert len(out.splitlines()) == 24
+    assert err == "exported 2 players, 6 games, 16 moves\n"  # the summary keeps off stdout
+    monkeypatch.setattr("sys.stdin", io.StringIO(out))
+    copy = tmp_path / "copy.db"
+    status, printed, _ = _run(capsys, "db", "import", "-", "--store", str(copy))
+    assert status == 0
+    assert printed == f"imported 2 players, 6 games, 16 moves into {copy}\n"
+    assert _export(copy) == _export(store_path)
+
+
+def test_an_export_never_overwrites_a_file(
+    store_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Not even the store itself, named by mistake.
+    before = store_path.read_bytes()
+    status, out, err = _run(capsys, "db", "export", str(store_path), "--store", str(store_path))
+    assert (status, out) == (1, "")
+    assert err == f"parlour: {store_path} exists: an export never overwrites a file\n"
+    assert store_path.read_bytes() == before
+
+
+def test_an_import_into_a_store_with_rows_is_refused_and_changes_nothing(
+    store_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dump = tmp_path / "dump.jsonl"
+    assert _run(capsys, "db", "export", str(dump), "--store", str(store_path))[0] == 0
+    before = _export(store_path)
+    status, out, err = _run(capsys, "db", "import", str(dump), "--store", str(store_path))
+    assert (status, out) == (1, "")
+    assert err == f"parlour: {store_path}: the store is not empty: import only into a new store\n"
+    assert _export(store_path) == before
+
+
+PLAYER = '{"kind": "player", "fields": {"id": "p", "handle": "h", "registered": 1.0, "last_active": 2.0}}\n'
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        (PLAYER + "not json\n", "dump.jsonl line 2: not a row of an export"),
+        ('{"kind": "table", "fields": {"id": "t"}}\n', "dump.jsonl line 1: unknown kind of row 'table'"),
+        (
+            PLAYER + '{"kind": "player", "fields": {"id": "p"}}\n',
+            "dump.jsonl line 2: the player does not fit: Object missing required field `handle`",
+        ),
+        (
+            '{"kind": "move", "fields": {"game_id": "nowhere", "seq": 0, "seat": 0, "kind": "move", '
+            '"choice": 0, "at": 1.0}}\n',
+            "FOREIGN KEY constraint failed",
+        ),
+    ],
+    ids=["not-json", "unknown-kind", "missing-fields", "move-of-no-game"],
+)
+def test_a_bad_export_is_refused_with_where_and_leaves_no_store_behind(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, problem: str
+) -> None:
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text(text)
+    copy = tmp_path / "copy.db"
+    status, out, err = _run(capsys, "db", "import", str(dump), "--store", str(copy))
+    assert (status, out) == (1, "")
+    assert err.startswith("parlour: ")
+    assert problem in err
+    assert err.count("\n") == 1
+    assert not copy.exists()
+
+
+def test_an_import_of_a_missing_file_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = _run(
+        capsys, "db", "import", str(tmp_path / "nope.jsonl"), "--store", str(tmp_path / "s.db")
+    )
+    assert status == 1
+    assert err == f"parlour: {tmp_path / 'nope.jsonl'}: No such file or directory\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+# ---------------------------------------------------------------------------------------------
+# backup
+
+
+def test_a_backup_opens_as_the_same_store_and_never_overwrites_a_file(
+    store_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    copy = tmp_path / "copy.db"
+    status, out, err = _run(capsys, "db", "backup", str(copy), "--store", str(store_path))
+    assert (status, err) == (0, "")
+    assert out == f"backed up {store_path} to {copy}\n"
+    assert _export(copy) == _export(store_path)
+    before = copy.read_bytes()
+    status, out, err = _run(capsys, "db", "backup", str(copy), "--store", str(store_path))
+    assert (status, out) == (1, "")
+    assert err == f"parlour: {copy} exists: a backup never overwrites a file\n"
+    assert copy.read_bytes() == before
+
+
+def test_a_backup_in_another_process_while_a_connection_is_writing_copies_what_was_committed(
+    store_path: Path, tmp_path: Path
+) -> None:
+    """What an operator does beside a running server: the writer keeps its write lock
+    throughout, and the backup neither waits for it nor copies its uncommitted rows."""
+    committed = _export(store_path)
+    writer = sqlite3.connect(store_path, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")
+    writer.execute("INSERT INTO players VALUES ('p-new', 'newcomer', 1.0, 1.0)")
+    copy = tmp_path / "copy.db"
+    env = {key: value for key, value in os.environ.items() if not key.startswith("PARLOUR_")}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "parlour", "db", "backup", str(copy), "--store", str(store_path)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=30,
+        )
+        writer.execute("INSERT INTO players VALUES ('p-newer', 'latecomer', 2.0, 2.0)")
+        writer.execute("COMMIT")
+    finally:
+        writer.close()
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout == f"backed up {store_path} to {copy}\n"
+    assert _export(copy) == committed
+    assert len(_export(store_path)) == len(committed) + 2
