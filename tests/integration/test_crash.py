@@ -161,7 +161,9 @@ class Client:
                 # An ADVERTISE_GAME in flight at a kill may have been stored and not shown.
                 await self.send(ws, "LIST_AVAILABLE_GAMES")
                 listed = await self.expect(ws, "AVAILABLE_GAMES")
-                own = [g["game_id"] for g in listed["context"]["games"] if g["advertiser_handle"] == self.handle]
+                own = [
+                    g["game_id"] for g in listed["context"]["games"] if g["advertiser_handle"] == self.handle
+                ]
                 self.game_id = own[0] if own else None
             if self.game_id is None:
                 await self.send(
