@@ -1,0 +1,187 @@
+"""Store faults under a real websocket server: a full disk and a locked file.
+
+While the store fails, nothing unsaved is acknowledged (the request gets REQUEST_FAILED and
+nobody sees the change), reads are still served, /healthz says "failing"; when the store works
+again, the same requests succeed (the same move id, since the pending turn is stored).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import urllib.request
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import replace
+from pathlib import Path
+from random import Random
+from typing import Any
+
+from websockets.asyncio.client import ClientConnection, connect
+
+from parlour.protocols.apologies_ws import ApologiesService
+from parlour.settings import Settings
+from parlour.storage import Record, StoreFailure
+from parlour.storage.sqlite import SQLiteStore
+from parlour.transport.runtime import Runtime
+from parlour.transport.websocket import serve_websocket
+
+
+@asynccontextmanager
+async def server(
+    path: Path, kind: type[SQLiteStore] = SQLiteStore
+) -> AsyncIterator[tuple[Any, int, Runtime]]:
+    store = kind(path)
+    runtime = Runtime(store=store)
+    service = ApologiesService(replace(Settings(), robot="random"), Random(5))
+    runtime.execute(service.restore(store.load_live(), runtime.clock()), service)
+    async with serve_websocket(service, "127.0.0.1", 0, runtime) as listener:
+        yield store, listener.port, runtime
+    await runtime.close_store()
+
+
+class Player:
+    def __init__(self, ws: ClientConnection) -> None:
+        self.ws = ws
+        self.id: str | None = None
+
+    async def send(self, message: str, **context: Any) -> None:
+        body: dict[str, Any] = {"message": message}
+        if self.id is not None:
+            body["player_id"] = self.id
+        if context:
+            body["context"] = context
+        await self.ws.send(json.dumps(body))
+
+    async def recv(self) -> dict[str, Any]:
+        message: dict[str, Any] = json.loads(await asyncio.wait_for(self.ws.recv(), 10))
+        return message
+
+    async def until(self, kind: str) -> dict[str, Any]:
+        while True:
+            message = await self.recv()
+            if message["message"] in (kind, "REQUEST_FAILED"):
+                return message
+
+
+def health(port: int) -> dict[str, Any]:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as answer:
+        result: dict[str, Any] = json.loads(answer.read())
+        return result
+
+
+async def start_game(player: Player) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Register, advertise a 4-seat game, start it with robots: the first state and turn."""
+    await player.send("REGISTER_PLAYER", handle="alice")
+    player.id = (await player.until("PLAYER_REGISTERED"))["player_id"]
+    await player.send(
+        "ADVERTISE_GAME", name="g", mode="STANDARD", players=4, visibility="PUBLIC", invited_handles=[]
+    )
+    await player.until("GAME_ADVERTISED")
+    await player.send("START_GAME")
+    turn = await player.until("GAME_PLAYER_TURN")
+    await player.send("RETRIEVE_GAME_STATE")
+    state = await player.until("GAME_STATE_CHANGE")
+    return state, turn
+
+
+class FullDisk(SQLiteStore):
+    """A store on a disk that fills up when told to: commits raise what SQLite raises then."""
+
+    full = False
+
+    def commit(self, records: Sequence[Record]) -> None:
+        if self.full:
+            raise StoreFailure(f"{self.location}: database or disk is full")
+        super().commit(records)
+
+
+def test_a_full_disk_refuses_changes_serves_reads_and_recovers(tmp_path: Path) -> None:
+    async def test() -> None:
+        async with (
+            server(tmp_path / "p.db", FullDisk) as (store, port, runtime),
+            connect(f"ws://127.0.0.1:{port}/") as ws1,
+            connect(f"ws://127.0.0.1:{port}/") as ws2,
+        ):
+            alice, bob = Player(ws1), Player(ws2)
+            state, turn = await start_game(alice)
+            moves_before = store.load_game(state["context"]["game_id"])
+            assert moves_before is not None
+            store.full = True
+            move_id = sorted(turn["context"]["moves"])[0]
+            await alice.send("EXECUTE_MOVE", move_id=move_id)
+            failed = await alice.recv()
+            assert failed["message"] == "REQUEST_FAILED", failed
+            assert failed["context"]["reason"] == "INTERNAL_ERROR"
+            assert "could not save" in failed["context"]["comment"]
+            assert (await asyncio.to_thread(health, port))["store"] == "failing"
+            # Reads still work, and show the game as it was before the refused move.
+            await alice.send("RETRIEVE_GAME_STATE")
+            again = await alice.until("GAME_STATE_CHANGE")
+            assert again["context"]["player"] == state["context"]["player"]
+            assert again["context"]["opponents"] == state["context"]["opponents"]
+            await alice.send("LIST_PLAYERS")
+            assert (await alice.until("REGISTERED_PLAYERS"))["message"] == "REGISTERED_PLAYERS"
+            # A registration is refused too, and leaves nothing behind.
+            await bob.send("REGISTER_PLAYER", handle="bob")
+            refused = await bob.recv()
+            assert refused["message"] == "REQUEST_FAILED"
+            await alice.send("LIST_PLAYERS")
+            listed = await alice.until("REGISTERED_PLAYERS")
+            assert [p["handle"] for p in listed["context"]["players"]] == ["alice"]
+            assert store.load_game(state["context"]["game_id"]) == moves_before
+            # The disk has room again: the same move id plays, bob registers.
+            store.full = False
+            await alice.send("EXECUTE_MOVE", move_id=move_id)
+            moved = await alice.until("GAME_STATE_CHANGE")
+            assert moved["message"] == "GAME_STATE_CHANGE"
+            await bob.send("REGISTER_PLAYER", handle="bob")
+            assert (await bob.until("PLAYER_REGISTERED"))["message"] == "PLAYER_REGISTERED"
+            assert (await asyncio.to_thread(health, port))["store"] == "ok"
+            await runtime.drain_store()
+            stored = store.load_game(state["context"]["game_id"])
+            assert stored is not None and stored[0].moves > moves_before[0].moves
+            assert store.check()["ok"]
+
+    asyncio.run(asyncio.wait_for(test(), 30))
+
+
+def test_a_locked_store_refuses_changes_until_the_lock_goes(tmp_path: Path) -> None:
+    async def test() -> None:
+        async with server(tmp_path / "p.db") as (store, port, _):
+            store.db.execute("PRAGMA busy_timeout = 50")
+            async with connect(f"ws://127.0.0.1:{port}/") as ws:
+                alice = Player(ws)
+                await alice.send("REGISTER_PLAYER", handle="alice")
+                alice.id = (await alice.until("PLAYER_REGISTERED"))["player_id"]
+                other = sqlite3.connect(tmp_path / "p.db", isolation_level=None)
+                other.execute("BEGIN EXCLUSIVE")  # another process holds the file
+                await alice.send(
+                    "ADVERTISE_GAME",
+                    name="g",
+                    mode="ADULT",
+                    players=2,
+                    visibility="PUBLIC",
+                    invited_handles=[],
+                )
+                failed = await alice.recv()
+                assert failed["message"] == "REQUEST_FAILED"
+                assert (await asyncio.to_thread(health, port))["store"] == "failing"
+                other.execute("ROLLBACK")
+                other.close()
+                # Nothing was advertised: the player is free to advertise again, and it works.
+                await alice.send("LIST_AVAILABLE_GAMES")
+                assert (await alice.until("AVAILABLE_GAMES"))["context"]["games"] == []
+                await alice.send(
+                    "ADVERTISE_GAME",
+                    name="g",
+                    mode="ADULT",
+                    players=2,
+                    visibility="PUBLIC",
+                    invited_handles=[],
+                )
+                assert (await alice.until("GAME_ADVERTISED"))["message"] == "GAME_ADVERTISED"
+                assert (await asyncio.to_thread(health, port))["store"] == "ok"
+
+    asyncio.run(asyncio.wait_for(test(), 30))
