@@ -10,10 +10,12 @@ from contextlib import AsyncExitStack
 from random import Random
 from typing import Any
 
+from parlour.core.effects import Store as Remember
 from parlour.core.ledger import Ledger
 from parlour.core.service import Service
 from parlour.protocols.apologies_ws import ApologiesService
 from parlour.protocols.fish_tcp import FishService
+from parlour.protocols.streamed import aborted_tables
 from parlour.protocols.tsuro_tcp import TsuroService
 from parlour.settings import Settings
 from parlour.storage import Store, open_store
@@ -67,7 +69,7 @@ async def run_server(settings: Settings, stop: asyncio.Event | None = None) -> i
             restorers.append(tsuro)
             log.info("Tsuro tables listening on tcp://%s:%d", settings.host, tsuro_tables.port)
         if store is not None:
-            await _restore(store, runtime, restorers)
+            await _restore(store, runtime, restorers, settings)
         ticker = asyncio.create_task(
             runtime.tick_forever(services, settings.tick_seconds, settings.record_retention)
         )
@@ -83,7 +85,7 @@ async def run_server(settings: Settings, stop: asyncio.Event | None = None) -> i
     return 0
 
 
-async def _restore(store: Store, runtime: Runtime, services: list[Any]) -> None:
+async def _restore(store: Store, runtime: Runtime, services: list[Any], settings: Settings) -> None:
     """Load what the store holds into every service before the first request is handled
     (the listeners are bound, but nothing is read until this coroutine yields the loop)."""
     started = time.perf_counter()
@@ -91,6 +93,12 @@ async def _restore(store: Store, runtime: Runtime, services: list[Any]) -> None:
     now = runtime.clock()
     for service in services:
         runtime.execute(service.restore(snapshot, now), service)
+    # Tables of a listener turned off this time are aborted all the same.
+    off = tuple(
+        name for name, port in (("fish", settings.fish_port), ("tsuro", settings.tsuro_port)) if not port
+    )
+    if off:
+        runtime.execute([Remember(list(aborted_tables(snapshot, off, now)))])
     log.info(
         "store %s: %d players and %d games in progress restored in %.3f s",
         store.location,

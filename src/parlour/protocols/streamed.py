@@ -17,11 +17,22 @@ from parlour.protocols.jsonstream import JsonStream, StreamError
 from parlour.settings import Settings
 from parlour.storage.records import LIVE_STATES, MOVE, GameRow, MoveRow, Record, SeatRow, Snapshot
 
-__all__ = ["StreamedService", "Table", "TableLog", "Violation"]
+__all__ = ["StreamedService", "Table", "TableLog", "Violation", "aborted_tables"]
 
 
 class Violation(ValueError):
     """A message the protocol does not accept; the text says why (it may reach the client)."""
+
+
+def aborted_tables(snapshot: Snapshot, protocols: tuple[str, ...], now: float) -> list[GameRow]:
+    """The tables of these protocols that a previous run left in progress, as ABORTED: their
+    connections are gone, and the protocols have no way back to a table."""
+    result = {"reason": "ABORTED", "comment": "the server stopped during the game"}
+    return [
+        msgspec.structs.replace(row, state="ABORTED", finished=now, result=result)
+        for row in snapshot.games
+        if row.protocol in protocols and row.state in LIVE_STATES
+    ]
 
 
 @dataclass(slots=True, eq=False)
@@ -132,12 +143,7 @@ class StreamedService:
     def restore(self, snapshot: Snapshot, now: float) -> list[Effect]:
         """Start recording; tables left in progress by the previous run are aborted."""
         self.recording = True
-        for row in snapshot.games:
-            if row.protocol == self.protocol and row.state in LIVE_STATES:
-                result = {"reason": "ABORTED", "comment": "the server stopped during the game"}
-                self._records.append(
-                    msgspec.structs.replace(row, state="ABORTED", finished=now, result=result)
-                )
+        self._records.extend(aborted_tables(snapshot, (self.protocol,), now))
         return self._drain()
 
     def store_failed(
@@ -152,9 +158,8 @@ class StreamedService:
         self.abandon_tables(touched, now)
         for conn in conns:
             if conn in self.streams:
+                # Removing a player from another table is a move of that table: stored.
                 self.refuse(conn, "the server could not save the game", now)
-        self._records.clear()
-        self._dirty.clear()
         return self._drain()
 
     def abandon_tables(self, ids: set[str], now: float) -> None:

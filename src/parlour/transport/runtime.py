@@ -203,7 +203,9 @@ class Runtime:
             if handler is None:
                 continue
             try:
-                self._send(handler(records, origins, reload, now))
+                # What the service does about it may itself need storing (a player removed
+                # from another table): through the same path as any input.
+                self.execute(handler(records, origins, reload, now), service)
             except Exception:
                 log.exception("a service failed to return to the stored state")
 

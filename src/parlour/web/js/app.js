@@ -4,6 +4,7 @@
 
 import { ApologiesClient, socketUrl } from "./protocol.js";
 import { createBoard } from "./boards/index.js";
+import { node } from "./dom.js";
 import {
   COLOR_ORDER, cardFace, cardHelp, describeHistory, describeMove, indexMoves, nextColor, pawnKey, titleCase,
 } from "./apologies-moves.js";
@@ -45,19 +46,6 @@ let board = null;
 let refreshTimer = null;
 
 // ---------------------------------------------------------------- small helpers
-
-function node(tag, attrs = {}, ...children) {
-  const element = document.createElement(tag);
-  for (const [key, value] of Object.entries(attrs)) {
-    if (value === null || value === undefined || value === false) continue;
-    if (key === "class") element.className = value;
-    else if (key === "onclick") element.addEventListener("click", value);
-    else if (key.startsWith("data-") || key === "title" || key === "type" || key === "style") element.setAttribute(key, value);
-    else element[key] = value;
-  }
-  for (const child of children) if (child !== null && child !== undefined) element.append(child);
-  return element;
-}
 
 function act(request) {
   try {

@@ -147,10 +147,15 @@ export class ApologiesBoard {
   }
 
   /** scene: pawns (wire pawn objects), movable (Set of pawnKey, or Map pawnKey -> destination keys), selected (pawnKey or null),
-   * targets ([{key, position}] for the selected pawn), card (CardType or null) and caption. */
-  render({ pawns = [], movable = new Map(), selected = null, targets = [], card = null, caption = "" }) {
+   * targets ([{key, position}] for the selected pawn), card (CardType or null) and caption; for replays, marked (Set of
+   * pawnKey: pawns that just moved) and ghosts (pawn objects: where they came from, drawn hollow). */
+  render({ pawns = [], movable = new Map(), selected = null, targets = [], card = null, caption = "", marked = new Set(), ghosts = [] }) {
     const layer = el("g", { class: "dynamic" });
     this.drawCard(layer, card, caption);
+    for (const ghost of ghosts) {
+      const [x, y] = px(pawnCell(ghost));
+      el("circle", { r: 13.5, cx: x, cy: y, class: "ghost", stroke: COLORS[ghost.color], "data-testid": `ghost-${pawnKey(ghost)}`, "data-position": positionKey(ghost) }, layer);
+    }
     // `movable` may map each pawn to its destinations' keys; they are kept on the pawn (data-targets).
     const destinations = movable instanceof Map ? movable : new Map([...movable].map((k) => [k, []]));
     // Pawns sharing a square (possible on servers that allow it) are drawn side by side.
@@ -168,6 +173,7 @@ export class ApologiesBoard {
       const classes = ["pawn"];
       if (movable.has(key)) classes.push("movable");
       if (key === selected) classes.push("selected");
+      if (marked.has(key)) classes.push("moved");
       const group = el("g", { class: classes.join(" "), "data-testid": `pawn-${key}`, "data-position": where, "data-color": pawn.color, transform: `translate(${x} ${y})` }, layer);
       if (destinations.has(key)) group.setAttribute("data-targets", destinations.get(key).join(" "));
       el("title", {}, group, `${titleCase(pawn.color)}${pawn.id}: ${where.replace("-", " ")}`);
