@@ -11,30 +11,14 @@ import msgspec
 import pytest
 
 from parlour.api import handle_api
-from parlour.core.effects import Effect, Store
+from parlour.core.effects import Store
 from parlour.replays import record_json
-from parlour.storage import GameRow, Record, SeatRow
+from parlour.storage import GameRow, SeatRow
 from parlour.storage.sqlite import SQLiteStore
 from tests.protocols.apologies_ws.harness import Server
 from tests.protocols.fish_tcp.test_fish_service import Tables as FishTables
 from tests.protocols.tsuro_tcp.test_tsuro_service import Tables as TsuroTables
-
-
-class Recorder:
-    """Takes the Store effects out of a service's output into a real store, then hands the
-    rest to the test harness, as the transport would (stored, then shown)."""
-
-    def __init__(self, store: SQLiteStore, take: Any) -> None:
-        self.store = store
-        self.take = take
-        self.commits = 0
-
-    def __call__(self, effects: list[Effect]) -> None:
-        records: list[Record] = [r for e in effects if isinstance(e, Store) for r in e.records]
-        if records:
-            self.store.commit(records)
-            self.commits += 1
-        self.take([e for e in effects if not isinstance(e, Store)])
+from tests.recording import Recorder
 
 
 def only_game(store: SQLiteStore) -> dict[str, Any]:

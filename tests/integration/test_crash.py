@@ -143,6 +143,7 @@ class Client:
             raise AssertionError(f"request failed: {message}")
 
     last_turns: tuple[int, ...] = ()
+    backlog: list[dict[str, Any]] = field(default_factory=list)
 
     @staticmethod
     def turns(context: dict[str, Any]) -> tuple[int, ...]:
@@ -151,12 +152,16 @@ class Client:
 
     async def session(self) -> None:
         """Connect, (re)register, and play until the game ends or the server is killed."""
+        self.backlog.clear()
         async with connect(f"ws://127.0.0.1:{self.server.port}/") as ws:
+            known = self.player_id
             if self.player_id is None:
                 await self.send(ws, "REGISTER_PLAYER", handle=self.handle)
             else:
                 await self.send(ws, "REREGISTER_PLAYER", handle=self.handle)
             await self.expect(ws, "PLAYER_REGISTERED")
+            # An acknowledged registration survives: the same id, not a new registration.
+            assert known is None or self.player_id == known
             if self.game_id is None:
                 # An ADVERTISE_GAME in flight at a kill may have been stored and not shown.
                 await self.send(ws, "LIST_AVAILABLE_GAMES")
@@ -176,19 +181,27 @@ class Client:
                     invited_handles=[],
                 )
                 await self.expect(ws, "GAME_ADVERTISED")
+            elif not self.seen:
+                # An acknowledged advertisement survives: the game is still on offer.
+                await self.send(ws, "LIST_AVAILABLE_GAMES")
+                listed = await self.expect(ws, "AVAILABLE_GAMES")
+                started = self.server.api(f"/api/games/{self.game_id}")["started"] is not None
+                assert started or self.game_id in [g["game_id"] for g in listed["context"]["games"]]
             if self.server.api(f"/api/games/{self.game_id}")["started"] is None:
                 await self.send(ws, "START_GAME")
             while not self.done:
-                message = await self.receive(ws)
+                message = self.backlog.pop(0) if self.backlog else await self.receive(ws)
                 if message["message"] == "GAME_PLAYER_TURN":
                     moves = sorted(message["context"]["moves"])
                     await self.send(ws, "EXECUTE_MOVE", move_id=self.rng.choice(moves))
 
     async def expect(self, ws: ClientConnection, kind: str) -> dict[str, Any]:
+        """The next message of this kind; others (a turn sent on reregistration) wait their turn."""
         while True:
             message = await self.receive(ws)
             if message["message"] == kind:
                 return message
+            self.backlog.append(message)
 
 
 def check_store_against_client(server: Server, client: Client) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -75,6 +76,17 @@ def _wait_for_health(process: subprocess.Popen[bytes], port: int, seconds: float
         time.sleep(0.05)
 
 
+def _serve_parlour(stack: ExitStack, logs: Path, store: str) -> WebServer:
+    """``parlour serve`` on a free port for the duration of ``stack``; ``store`` is its --store."""
+    port = free_port()
+    # The greedy robot (the reference's strategy) keeps robot seats and OPTIMAL_MOVE quick.
+    command = [str(BIN / "parlour"), "serve", "--host", "127.0.0.1", "--port", str(port)]
+    command += ["--fish-port", "0", "--tsuro-port", "0", "--robot", "greedy", "--store", store]
+    process = stack.enter_context(_process(command, logs / "parlour.log"))
+    _wait_for_health(process, port)
+    return WebServer(f"http://127.0.0.1:{port}/", "parlour")
+
+
 @pytest.fixture(scope="module")  # a fresh lobby for each test module
 def web_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebServer]:
     logs = tmp_path_factory.mktemp("web-server")
@@ -82,13 +94,7 @@ def web_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebServer]:
         # PARLOUR_WEB_SERVER=reference runs the page against the reference server on purpose.
         wanted = os.environ.get("PARLOUR_WEB_SERVER", "parlour")
         if wanted == "parlour" and importlib.util.find_spec("parlour.protocols.apologies_ws") is not None:
-            port = free_port()
-            # The greedy robot (the reference's strategy) keeps robot seats and OPTIMAL_MOVE quick.
-            command = [str(BIN / "parlour"), "serve", "--host", "127.0.0.1", "--port", str(port)]
-            command += ["--fish-port", "0", "--tsuro-port", "0", "--robot", "greedy", "--store", "none"]
-            process = stack.enter_context(_process(command, logs / "parlour.log"))
-            _wait_for_health(process, port)
-            yield WebServer(f"http://127.0.0.1:{port}/", "parlour")
+            yield _serve_parlour(stack, logs, "none")
         else:
             ws_port, http_port = free_port(), free_port()
             reference = [str(BIN / "apologies-server"), "--override", f"server_port:{ws_port}"]
@@ -98,6 +104,18 @@ def web_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebServer]:
             wait_for_port(server, ws_port)
             wait_for_port(static, http_port)
             yield WebServer(f"http://127.0.0.1:{http_port}/?ws=ws://localhost:{ws_port}/", "reference")
+
+
+@pytest.fixture(scope="module")
+def stored_web_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebServer]:
+    """Parlour keeping its records in a fresh SQLite store (``--store <tmp>/web.db``), so that the
+    HTTP API (/api/games) answers. The reference server has no such API: tests using this skip
+    when PARLOUR_WEB_SERVER=reference asks for it."""
+    if os.environ.get("PARLOUR_WEB_SERVER", "parlour") != "parlour":
+        pytest.skip("the reference server keeps no game records")
+    logs = tmp_path_factory.mktemp("stored-web-server")
+    with ExitStack() as stack:
+        yield _serve_parlour(stack, logs, str(logs / "web.db"))
 
 
 # Per module: Playwright's sync API keeps an event loop running in this thread while it is
@@ -123,14 +141,23 @@ def new_page(browser: Any) -> Iterator[Callable[..., Any]]:
     contexts: list[Any] = []
     errors: list[str] = []
 
-    def make(viewport: dict[str, int] | None = None) -> Any:
+    def make(viewport: dict[str, int] | None = None, expected_errors: str | None = None) -> Any:
+        """``expected_errors``: a regular expression of console errors the test provokes on
+        purpose (a failed API answer is logged by Chromium as a failed load)."""
         context = browser.new_context(viewport=viewport or LAPTOP, reduced_motion="reduce")
         context.set_default_timeout(10_000)
         contexts.append(context)
         page = context.new_page()
         page.on("pageerror", lambda error: errors.append(str(error)))
+
         # Console errors include failed loads (a missing module or stylesheet answers 404).
-        page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+        def console(message: Any) -> None:
+            if message.type != "error":
+                return
+            if expected_errors is None or not re.search(expected_errors, message.text):
+                errors.append(message.text)
+
+        page.on("console", console)
         return page
 
     yield make
