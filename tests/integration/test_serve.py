@@ -69,3 +69,38 @@ def test_sigterm_sends_server_shutdown_then_closes_1001(tmp_path: Path) -> None:
     assert "REGISTER_PLAYER by leela" in text
     player_id = json.loads(received[0])["player_id"]
     assert player_id not in text  # player ids are secrets: never logged
+
+
+def test_a_file_that_is_not_a_store_is_refused_in_one_line_and_left_alone(tmp_path: Path) -> None:
+    notes = tmp_path / "notes.db"
+    notes.write_text("my notes, not a database\n")
+    env = {key: value for key, value in os.environ.items() if not key.startswith("PARLOUR_")}
+    done = subprocess.run(
+        [str(BIN / "parlour"), "serve", "--port", "0", "--store", str(notes)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=30,
+    )
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        f"parlour: {notes}: not a Parlour store (not an SQLite database)"
+    ]
+    assert notes.read_text() == "my notes, not a database\n"
+
+
+def test_the_default_store_is_created_under_the_working_directory(tmp_path: Path) -> None:
+    port = free_port()
+    env = {key: value for key, value in os.environ.items() if not key.startswith("PARLOUR_")}
+    command = [str(BIN / "parlour"), "serve", "--port", str(port), "--fish-port", "0", "--tsuro-port", "0"]
+    process = subprocess.Popen(
+        command, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, env=env
+    )
+    try:
+        wait_for_port(process, port)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as response:
+            assert json.loads(response.read())["store"] == "ok"
+        assert (tmp_path / "var" / "parlour.db").is_file()
+    finally:
+        process.terminate()
+        process.wait(10)

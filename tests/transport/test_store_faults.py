@@ -185,3 +185,23 @@ def test_a_locked_store_refuses_changes_until_the_lock_goes(tmp_path: Path) -> N
                 assert (await asyncio.to_thread(health, port))["store"] == "ok"
 
     asyncio.run(asyncio.wait_for(test(), 30))
+
+
+def test_a_read_only_store_refuses_changes_until_it_is_writable(tmp_path: Path) -> None:
+    async def test() -> None:
+        async with (
+            server(tmp_path / "p.db") as (store, port, _),
+            connect(f"ws://127.0.0.1:{port}/") as ws,
+        ):
+            alice = Player(ws)
+            store.db.execute("PRAGMA query_only = ON")  # SQLite: "attempt to write a readonly database"
+            await alice.send("REGISTER_PLAYER", handle="alice")
+            failed = await alice.recv()
+            assert failed["message"] == "REQUEST_FAILED" and failed["context"]["reason"] == "INTERNAL_ERROR"
+            assert (await asyncio.to_thread(health, port))["store"] == "failing"
+            store.db.execute("PRAGMA query_only = OFF")
+            await alice.send("REGISTER_PLAYER", handle="alice")  # the handle was never taken
+            assert (await alice.until("PLAYER_REGISTERED"))["message"] == "PLAYER_REGISTERED"
+            assert (await asyncio.to_thread(health, port))["store"] == "ok"
+
+    asyncio.run(asyncio.wait_for(test(), 30))
