@@ -180,7 +180,10 @@ def test_a_finished_game_is_listed_and_replayed(new_page: Any, stored_web_server
     assert homes.count() == 4
     result = page.locator(tid("replay-result"))
     assert result.is_visible()
-    assert result.inner_text() == f"{winner} ({final['winner'].title()}) won. {record['result']['comment']}."
+    assert (
+        result.inner_text()
+        == f"Game over: {winner} ({final['winner'].title()}) won. {record['result']['comment']}."
+    )
     # The last view carries the "Game completed" entry: the move itself is told from the pawns.
     assert page.locator(tid("replay-ending")).inner_text().startswith("Game completed: winner is")
     assert "→ home" in page.locator(tid("replay-action")).inner_text()
@@ -277,8 +280,11 @@ def test_past_games_come_a_page_at_a_time_and_filter_by_handle(new_page: Any, st
     page.uncheck(tid("past-mine"))
     page.wait_for_function("() => document.querySelectorAll(\"[data-testid='past-game']\").length === 10")
 
-    # While a game is being played, replays wait: their buttons are off.
+    # A game of one's own takes the replay's place, and replays wait until it is over.
+    page.locator(f"{tid('past-replay')}:not([disabled])").first.click()
+    page.locator(REPLAY).wait_for()
     advertise(page, "Busy", seats=2)
+    assert page.locator(REPLAY).is_hidden()
     page.locator(f"{tid('past-replay')}:not([disabled])").first.wait_for(state="detached")
     page.click(tid("cancel-game"))
     page.locator(f"{tid('past-replay')}:not([disabled])").first.wait_for()
@@ -293,9 +299,7 @@ def test_api_errors_are_shown_in_words(new_page: Any, web_server: Any, stored_we
     page.click(tid("past-toggle"))
     error = page.locator(tid("past-error"))
     error.wait_for()
-    assert error.inner_text() == (
-        "Past games are not available: this server keeps no records (--store none) (HTTP 503)."
-    )
+    assert error.inner_text() == "Past games are not available: this server keeps no records (--store none)."
     assert page.locator(tid("past-more")).is_hidden()
     # A game the store does not know: 404, in words.
     stored = new_page(expected_errors=r"status of 404")
@@ -308,4 +312,64 @@ def test_api_errors_are_shown_in_words(new_page: Any, web_server: Any, stored_we
             catch (error) { return [error.name, error.status, error.message]; }
         }"""
     )
-    assert said == ["ApiError", 404, "no game with this id (HTTP 404)"]
+    assert said == ["ApiError", 404, "no game with this id"]
+
+
+def test_records_in_words(new_page: Any, web_server: Any) -> None:
+    """The replay's pure helpers (js/apologies-replay.js) on hand-made records."""
+    page = new_page()
+    page.goto(web_server.url)
+    page.wait_for_selector(tid("register"))
+    result = page.evaluate(
+        """async () => {
+            const r = await import(new URL('js/apologies-replay.js', location.href));
+            const pawn = (color, id, square) => ({color, id: String(id), start: square === null, home: false, safe: null, square});
+            const view = (red, yellow, action, winner = null) => ({
+                players: [{color: 'RED', turns: 0, pawns: [pawn('RED', 0, red)]},
+                          {color: 'YELLOW', turns: 0, pawns: [pawn('YELLOW', 0, yellow)]}],
+                action, to_move: null, winner});
+            const seats = [{handle: 'ann', robot: false}, {handle: 'Bilbo', robot: true}];
+            const record = {
+                state: 'COMPLETED', seats, result: {winners: [1], reason: 'completed', comment: 'Player Bilbo won after 9 turns'},
+                initial: view(null, 20, {action: 'Game started with mode: GameMode.STANDARD', color: null, card: null}),
+                moves: [
+                    {seq: 0, seat: 0, handle: 'ann', kind: 'move', view: view(4, 20, {action: 'Played card 1: [ Red0->square 4, ]', color: 'RED', card: 'CARD_1'})},
+                    {seq: 1, seat: 1, handle: 'Bilbo', kind: 'move', view: view(null, 4, {action: 'Game completed: winner is Yellow after 9 turns', color: null, card: null}, 'YELLOW')},
+                ],
+            };
+            const steps = r.replaySteps(record);
+            return {
+                count: steps.length,
+                colors: r.seatColors(record),
+                start: r.stepInfo(record, steps, 0).text,
+                first: r.stepInfo(record, steps, 1),
+                last: r.stepInfo(record, steps, 2),
+                moved: [...r.movedPawns(steps, 2)],
+                won: r.resultText(record),
+                cancelled: r.resultText({state: 'CANCELLED', seats, result: {reason: 'NOT_VIABLE', comment: 'Player ann disconnected'}}),
+                aborted: r.resultText({state: 'ABORTED', seats, result: {reason: 'ABORTED', comment: null}}),
+                never: r.replaySteps({...record, initial: null, moves: []}).length,
+            };
+        }"""
+    )
+    assert result["count"] == 3
+    assert result["colors"] == ["RED", "YELLOW"]
+    assert result["start"] == "Game started with mode: STANDARD"
+    assert result["first"] == {
+        "number": 1,
+        "total": 2,
+        "handle": "ann",
+        "color": "RED",
+        "robot": False,
+        "text": "played 1: Red0 → square 4",
+        "ending": "",
+    }
+    # The winning move's view carries the closing entry: the move is told from the pawns.
+    assert result["last"]["text"] == "moved Yellow0 square 20 → square 4; sends Red0 to start"
+    assert result["last"]["ending"] == "Game completed: winner is Yellow after 9 turns"
+    assert result["last"]["robot"] is True
+    assert sorted(result["moved"]) == ["RED-0", "YELLOW-0"]
+    assert result["won"] == "Game over: Bilbo (Yellow) won. Player Bilbo won after 9 turns."
+    assert result["cancelled"] == "Game cancelled: too few players were left (Player ann disconnected)."
+    assert result["aborted"] == "Game aborted: the server stopped during the game."
+    assert result["never"] == 0

@@ -41,9 +41,17 @@ function pawnName(pawn) {
   return `${titleCase(pawn.color)}${pawn.id}`;
 }
 
-/** "Green3 safe 3 → home, Red1 square 10 → start". */
-export function describeChanges(changes) {
-  return changes.map((c) => `${pawnName(c.pawn)} ${positionLabel(c.old)} → ${positionLabel(c.pawn)}`).join(", ");
+/** The changes as a move's line, `color`'s own pawns first (as describeMove words a move):
+ * "Green3 safe 3 → home", "Red0 square 4 → square 9; sends Yellow1 to start". */
+export function describeChanges(changes, color = null) {
+  const own = changes.filter((c) => !color || c.pawn.color === color);
+  const others = changes.filter((c) => color && c.pawn.color !== color);
+  let text = own.map((c) => `${pawnName(c.pawn)} ${positionLabel(c.old)} → ${positionLabel(c.pawn)}`).join(", ");
+  const bumped = others.filter((c) => c.pawn.start).map((c) => pawnName(c.pawn));
+  const moved = others.filter((c) => !c.pawn.start).map((c) => `${pawnName(c.pawn)} → ${positionLabel(c.pawn)}`);
+  if (moved.length) text += `${text ? "; " : ""}${moved.join(", ")}`;
+  if (bumped.length) text += `${text ? "; " : ""}sends ${bumped.join(", ")} to start`;
+  return text;
 }
 
 /** The handles of the winning seats (the result names seats by number). */
@@ -60,7 +68,7 @@ const ENDINGS = {
   ABORTED: "the server stopped during the game",
 };
 
-/** How a game ended, in words: "Aragorn won. Player Aragorn won after 48 turns". */
+/** How a game ended, in words: "Game over: Aragorn (Green) won. Player Aragorn won after 48 turns." */
 export function resultText(summary) {
   const winners = winnerHandles(summary);
   const comment = summary.result?.comment ?? "";
@@ -70,7 +78,8 @@ export function resultText(summary) {
       const seat = summary.seats.findIndex((s) => s.handle === handle);
       return colors[seat] ? `${handle} (${titleCase(colors[seat])})` : handle;
     });
-    return `${named.join(" and ")} won.${comment ? ` ${comment}.` : ""}`;
+    // As the game's own banner said it (app.js): "Game over: X won. Player X won after N turns".
+    return `Game over: ${named.join(" and ")} won.${comment ? ` ${comment}.` : ""}`;
   }
   const reason = summary.result?.reason ?? summary.state;
   const why = ENDINGS[reason] ?? String(reason ?? "").toLowerCase();
@@ -101,7 +110,7 @@ export function stepInfo(record, steps, k) {
     text = describeHistory(action);
   } else {
     const changes = pawnChanges(steps[k - 1].view, step.view);
-    text = changes.length ? `moved ${describeChanges(changes)}` : "moved";
+    text = changes.length ? `moved ${describeChanges(changes, color)}` : "moved";
     if (action) ending = describeHistory(action);
   }
   return { number: k, total, handle: move.handle, color, robot, text, ending };

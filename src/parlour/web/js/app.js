@@ -5,6 +5,7 @@
 import { ApologiesClient, socketUrl } from "./protocol.js";
 import { createBoard } from "./boards/index.js";
 import { node } from "./dom.js";
+import { setupReplays } from "./replay.js";
 import {
   COLOR_ORDER, cardFace, cardHelp, describeHistory, describeMove, indexMoves, nextColor, pawnKey, titleCase,
 } from "./apologies-moves.js";
@@ -44,6 +45,19 @@ const client = new ApologiesClient(socketUrl());
 const state = { me: null, resuming: false, players: [], games: [], invitations: new Map(), messages: [], game: null };
 let board = null;
 let refreshTimer = null;
+let listedBusy = null;
+
+// Past games and replays (replay.js): a replay takes the game's place beside the lobby; it cannot
+// be opened while a game is being played, and a game that starts closes it.
+const replays = setupReplays({
+  handle: () => state.me?.handle ?? null,
+  busy: () => Boolean(state.game && state.game.phase !== "over"),
+  onOpen: () => {
+    if (state.game && state.game.phase === "over") state.game = null;
+  },
+  onChange: () => render(),
+  showError,
+});
 
 // ---------------------------------------------------------------- small helpers
 
@@ -165,6 +179,7 @@ client.on("PLAYER_REGISTERED", (m) => {
   $("sign-out").hidden = false;
   refreshLobby();
   render();
+  replays.renderList();
 });
 
 client.on("PLAYER_UNREGISTERED", () => {
@@ -173,6 +188,7 @@ client.on("PLAYER_UNREGISTERED", () => {
   state.me = null;
   state.game = null;
   client.playerId = null;
+  replays.close(false);
   showNotice("You are signed out; your handle is free again.");
   showRegister();
 });
@@ -365,6 +381,8 @@ function finish(outcome) {
   if (outcome.kind !== "disconnected") rememberGame(null);
   refreshLobby();
   render();
+  // The game's record is stored before its end is announced: it is now among the past games.
+  if (outcome.kind === "completed" || outcome.kind === "cancelled") replays.refresh();
 }
 
 function ensureBoard() {
@@ -420,10 +438,17 @@ function banner(game) {
 
 function render() {
   const game = state.game;
-  $("game").hidden = !game;
-  $("app").classList.toggle("with-game", Boolean(game));
+  if (game && game.phase !== "over" && replays.isOpen()) replays.close(false);
+  const replaying = replays.isOpen();
+  $("game").hidden = !game || replaying;
+  $("app").classList.toggle("with-game", Boolean(game) || replaying);
   renderGames();
-  if (!game) return;
+  const busy = Boolean(game && game.phase !== "over");
+  if (busy !== listedBusy) {
+    listedBusy = busy;
+    replays.renderList(); // Replay buttons are off while a game is played
+  }
+  if (!game || replaying) return;
   ensureBoard();
   const mine = game.advertiser && game.advertiser === state.me?.handle;
   const live = game.phase === "joined" || game.phase === "playing";

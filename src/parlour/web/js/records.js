@@ -31,8 +31,8 @@ async function getJson(url) {
   }
   if (!reply.ok) {
     // The API names the problem in `error` (a bad parameter, no store, no such game).
-    const said = body && typeof body.error === "string" ? body.error : reply.statusText || "no explanation given";
-    throw new ApiError(reply.status, `${said} (HTTP ${reply.status})`);
+    const said = body && typeof body.error === "string" ? body.error : `the server answered HTTP ${reply.status} ${reply.statusText}`.trim();
+    throw new ApiError(reply.status, said);
   }
   if (body === null || typeof body !== "object") throw new ApiError(reply.status, "the server's answer was not readable");
   return body;

@@ -206,7 +206,9 @@ export function setupReplays({ handle, busy, onOpen = () => {}, onChange = () =>
       mover.replaceChildren(node("span", { class: `swatch ${(info.color ?? "none").toLowerCase()}` }),
         `${info.handle}${info.robot ? " (robot)" : ""}${info.color ? ` · ${titleCase(info.color)}` : ""}`);
     } else {
-      mover.replaceChildren(at === 0 && step.view.to_move ? `${titleCase(step.view.to_move)} moves first` : "");
+      const first = at === 0 ? step.view.to_move : null;
+      const seat = first ? seatColors(record).indexOf(first) : -1;
+      mover.replaceChildren(first ? `${seat >= 0 ? `${record.seats[seat].handle} (${titleCase(first)})` : titleCase(first)} moves first` : "");
     }
     mover.dataset.color = info.color ?? "";
     $("replay-action").textContent = info.text;
@@ -283,12 +285,14 @@ export function setupReplays({ handle, busy, onOpen = () => {}, onChange = () =>
       go(replay.k + 1);
       if (replay.k >= replay.steps.length - 1) pause();
     }, replay.speed);
+    $("replay-now").setAttribute("aria-live", "off"); // no announcement of every step while playing
     renderPlayButton();
   }
 
   function pause() {
     if (replay.timer !== null) clearInterval(replay.timer);
     replay.timer = null;
+    $("replay-now").setAttribute("aria-live", "polite");
     if (replay.record) renderPlayButton();
   }
 
@@ -313,16 +317,21 @@ export function setupReplays({ handle, busy, onOpen = () => {}, onChange = () =>
       play();
     }
   });
-  // Arrow keys step, Home and End jump, while the replay is shown and no field has the keyboard.
+  // Arrow keys step, Home and End jump, while the replay is shown and has the keyboard (or nothing
+  // else has: the page itself), except in its slider and speed list, which use the keys themselves.
   document.addEventListener("keydown", (event) => {
     if (!replay.record || event.altKey || event.ctrlKey || event.metaKey) return;
-    if (event.target.closest?.("input, select, textarea")) return;
+    const target = event.target;
+    if (target !== document.body && !$("replay").contains(target)) return;
+    if (target.closest?.("input, select, textarea")) return;
     const moves = { ArrowLeft: () => step(-1), ArrowRight: () => step(1), Home: () => { pause(); go(0); }, End: () => { pause(); go(replay.steps.length - 1); } };
     if (moves[event.key]) {
       event.preventDefault();
       moves[event.key]();
     }
   });
+
+  renderList();
 
   return {
     isOpen: () => replay.record !== null,
