@@ -207,3 +207,33 @@ def test_the_api_refuses_bad_requests_in_words(tmp_path: Path, target: str, stat
 def test_the_api_without_a_store() -> None:
     answer = handle_api(None, "/api/games")
     assert int(answer.status) == 503
+
+
+def test_the_api_filters_by_how_games_ended(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "p.db")
+    done = finished("done", 10.0, handles=("ann",))
+    dropped = msgspec.structs.replace(finished("dropped", 11.0, handles=("ann",)), state="CANCELLED")
+    store.commit([done, dropped])
+    assert [g["id"] for g in api(store, "/api/games?state=COMPLETED")[1]["games"]] == ["done"]
+    assert [g["id"] for g in api(store, "/api/games?state=CANCELLED&player=ann")[1]["games"]] == ["dropped"]
+    assert api(store, "/api/games?state=PLAYING")[0] == 400
+
+
+def test_an_apologies_record_names_each_seats_colour_and_each_move(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "p.db")
+    server = Server(seed=3, robot="random")
+    server.service.restore(store.load_live(), server.now)
+    server._take = Recorder(store, server._take)  # type: ignore[method-assign]
+    alice = server.connect(1)
+    alice.register("alice")
+    alice.advertise(players=2)
+    alice.request("START_GAME")
+    while (turn := server.last_turn()) is not None:
+        alice.request("EXECUTE_MOVE", {"move_id": sorted(turn[1]["context"]["moves"])[0]})
+    record = only_game(store)
+    assert [seat["color"] for seat in record["seats"]] == ["RED", "YELLOW"]
+    last = record["moves"][-1]["view"]
+    assert last["action"]["action"].startswith("Game completed")
+    # The winning move itself: its last action brings a pawn of the winner home.
+    assert last["move"]["actions"][-1]["end"]["home"] is True
+    assert last["move"]["actions"][-1]["end"]["color"] == last["winner"]

@@ -1,6 +1,7 @@
 """The HTTP API over the store: game records and replays.
 
-- ``GET /api/games?game_type=&player=&limit=&before=``: finished and aborted games, newest first.
+- ``GET /api/games?game_type=&player=&state=&limit=&before=``: finished games (``state``:
+  COMPLETED, CANCELLED or ABORTED; all three by default), newest first.
   ``limit`` is 1-200 (default 50); ``next`` in the answer is the ``before`` of the next page.
 - ``GET /api/games/{id}``: one game with every move and what a spectator could see after it.
 
@@ -19,6 +20,7 @@ import msgspec
 from parlour.games.registry import GAMES
 from parlour.replays import game_json, summary_json
 from parlour.storage import Store
+from parlour.storage.migrations import FINISHED_STATES
 
 __all__ = ["ApiResponse", "handle_api"]
 
@@ -75,13 +77,16 @@ def handle_api(store: Store | None, target: str) -> ApiResponse:
 
 
 def _list(store: Store, query: dict[str, list[str]]) -> ApiResponse:
-    unknown = set(query) - {"game_type", "player", "limit", "before"}
+    unknown = set(query) - {"game_type", "player", "state", "limit", "before"}
     if unknown:
         raise BadParameter(f"unknown parameter '{sorted(unknown)[0]}'")
     game_type = _one(query, "game_type") or None
     if game_type is not None and game_type not in GAMES:
         raise BadParameter(f"'game_type' must be one of {', '.join(sorted(GAMES))}")
     player = _one(query, "player") or None
+    state = _one(query, "state") or None
+    if state is not None and state not in FINISHED_STATES:
+        raise BadParameter(f"'state' must be one of {', '.join(FINISHED_STATES)}")
     limit_text = _one(query, "limit")
     limit = DEFAULT_LIMIT
     if limit_text is not None:
@@ -90,7 +95,7 @@ def _list(store: Store, query: dict[str, list[str]]) -> ApiResponse:
         limit = int(limit_text)
     before_text = _one(query, "before")
     before = _cursor(before_text) if before_text else None
-    rows = store.list_games(game_type, player, limit + 1, before)
+    rows = store.list_games(game_type, player, limit + 1, before, state)
     page = rows[:limit]
     following = None
     if len(rows) > limit and page[-1].finished is not None:

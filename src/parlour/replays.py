@@ -12,7 +12,7 @@ import msgspec
 
 from parlour.core.durable import replay
 from parlour.games.registry import plugin
-from parlour.storage.records import GameRow, MoveRow
+from parlour.storage.records import GameRow, MoveRow, SeatRow
 
 __all__ = ["game_json", "record_json", "summary_json"]
 
@@ -38,7 +38,22 @@ def _apologies_view(state: Any, move: Any) -> dict[str, Any]:
         }
     winner = None if state.winner is None else state.winner.name
     to_move = None if state.to_move is None else state.to_move.name
-    return {"players": players, "action": action, "to_move": to_move, "winner": winner}
+    view = {"players": players, "action": action, "to_move": to_move, "winner": winner}
+    if move is not None:
+        # The move itself, pawns as in GAME_PLAYER_TURN (the history's last entry may be the
+        # game's completion rather than the move).
+        view["move"] = {
+            "card": move.card.name,
+            "actions": [_step(step) for step in move.actions],
+            "side_effects": [_step(step) for step in move.side_effects],
+        }
+    return view
+
+
+def _step(step: Any) -> dict[str, Any]:
+    from parlour.protocols.apologies_ws.render import _pawn
+
+    return {"start": _pawn(step.color, step.pawn, step.start), "end": _pawn(step.color, step.pawn, step.end)}
 
 
 def _fish_view(state: Any, move: Any) -> dict[str, Any]:
@@ -83,9 +98,20 @@ def summary_json(row: GameRow) -> dict[str, Any]:
         "finished": row.finished,
         "moves": row.moves,
         "options": row.config.get("options", {}),
-        "seats": [{"handle": seat.handle, "robot": seat.robot} for seat in row.seats],
+        "seats": [_seat(row, index, seat) for index, seat in enumerate(row.seats)],
         "result": row.result,
     }
+
+
+#: Apologies seats are colours in this order (seat 0 is RED).
+APOLOGIES_COLORS = ("RED", "YELLOW", "GREEN", "BLUE")
+
+
+def _seat(row: GameRow, index: int, seat: SeatRow) -> dict[str, Any]:
+    found: dict[str, Any] = {"handle": seat.handle, "robot": seat.robot}
+    if row.game == "apologies" and row.started is not None:
+        found["color"] = APOLOGIES_COLORS[index]
+    return found
 
 
 def record_json(row: GameRow, moves: Sequence[MoveRow]) -> dict[str, Any]:

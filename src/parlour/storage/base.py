@@ -56,9 +56,10 @@ class Store(Protocol):
         player: str | None = None,
         limit: int = 50,
         before: tuple[float, str] | None = None,
+        state: str | None = None,
     ) -> list[GameRow]:
-        """Finished and aborted games, newest first; ``before`` is the (finished, id) of the
-        last game of the previous page."""
+        """Finished games (of one ``state`` if given), newest first; ``before`` is the
+        (finished, id) of the last game of the previous page."""
         ...
 
     def purge(self, finished_before: float) -> int:

@@ -318,15 +318,18 @@ class SQLiteStore:
         player: str | None = None,
         limit: int = 50,
         before: tuple[float, str] | None = None,
+        state: str | None = None,
     ) -> list[GameRow]:
         columns = ", ".join(f"g.{name.strip()}" for name in _GAME_COLUMNS.split(","))
-        sql = [f"SELECT {columns} FROM games g"]
-        params: list[Any] = []
+        states = (state,) if state is not None else FINISHED_STATES
+        sql = [f"SELECT {columns} FROM games g WHERE g.state IN ({', '.join('?' for _ in states)})"]
+        params: list[Any] = list(states)
         if player is not None:
-            sql.append("JOIN game_seats s ON s.game_id = g.id AND s.handle = ? AND s.robot = 0")
+            # A human of that handle sat at the game (robots share handles across games).
+            sql.append(
+                "AND EXISTS (SELECT 1 FROM game_seats s WHERE s.game_id = g.id AND s.handle = ? AND s.robot = 0)"
+            )
             params.append(player)
-        sql.append(f"WHERE g.state IN ({', '.join('?' for _ in FINISHED_STATES)})")
-        params.extend(FINISHED_STATES)
         if game_type is not None:
             sql.append("AND g.game = ?")
             params.append(game_type)
