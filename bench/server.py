@@ -2,28 +2,40 @@
 
 N concurrent clients (default 20) each register, advertise a private 4-seat game, start it at once
 (three programmatic seats) and play random legal moves to completion, game after game, until the
-time budget is spent. Both servers run as subprocesses bound to 127.0.0.1 on free ports; the load
+time budget is spent. Three servers run one after the other, as subprocesses bound to 127.0.0.1 on
+free ports: Parlour without a store (``--store none``), Parlour with its durable store (a fresh
+SQLite file in a temporary directory, default ``store_sync``), and the reference server. The load
 is bounded in games and in time and stops by itself. The clients use a minimal websocket client
-(bench/_wsclient.py), the same for both servers, so that they stay cheap next to the server.
+(bench/_wsclient.py), the same for every server, so that they stay cheap next to the server.
 
 Printed for each server: completed games/s, and p50/p99 latency from EXECUTE_MOVE sent to the next
-GAME_PLAYER_TURN received; then the ratios. Targets: >= 50x the reference's games/s and a p99 below
-a tenth of the reference's.
+GAME_PLAYER_TURN received; for the store, its group commit as /healthz and ``parlour db check``
+report it (commits/s, records and moves per commit); then the ratios. Targets: >= 50x the
+reference's games/s and a p99 below a tenth of the reference's; with the store, >= 0.8x the
+games/s without it and still a p99 below a tenth of the reference's.
 
     python bench/server.py [--clients 20] [--seconds 20] [--max-games 5000] [--mode STANDARD]
+                           [--only parlour,parlour-store,reference]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import http.client
+import importlib.util
+import json
 import os
 import random
 import re
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import msgspec
@@ -55,7 +67,12 @@ class Load:
     errors: list[str] = field(default_factory=list)
 
 
-def parlour_command(port: int) -> list[str]:
+#: The servers a run can measure, in the order they run.
+SERVERS = ("parlour", "parlour-store", "reference")
+
+
+def parlour_command(port: int, store: str = "none") -> list[str]:
+    """Parlour on ``port`` alone (no Fish or Tsuro listener), with the store ``store``."""
     return [
         str(BIN / "parlour"),
         "serve",
@@ -63,6 +80,12 @@ def parlour_command(port: int) -> list[str]:
         "127.0.0.1",
         "--port",
         str(port),
+        "--fish-port",
+        "0",
+        "--tsuro-port",
+        "0",
+        "--store",
+        store,
         "--robot",
         "greedy",
         "--log-level",
@@ -158,13 +181,65 @@ async def drive(
     return load, time.monotonic() - started
 
 
+def healthz(port: int) -> dict[str, object]:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        connection.request("GET", "/healthz")
+        stats: dict[str, object] = json.loads(connection.getresponse().read())
+        return stats
+    finally:
+        connection.close()
+
+
+def store_check(store: Path) -> dict[str, int]:
+    """The counts of rows ``parlour db check`` finds in a store (the server has stopped)."""
+    done = subprocess.run(
+        [str(BIN / "parlour"), "db", "check", "--store", str(store), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"parlour db check failed: {done.stderr.strip() or done.stdout.strip()}")
+    counts: dict[str, int] = json.loads(done.stdout)["counts"]
+    return counts
+
+
+def measure(
+    command: Callable[[int], list[str]], args: argparse.Namespace, store: Path | None = None
+) -> tuple[Load, float, dict[str, object] | None]:
+    """One server under the load; with a store, its /healthz read at the end of the load."""
+    port = free_port()
+    stats = None
+    with running(command(port), port):
+        load, elapsed = asyncio.run(
+            drive(port, args.clients, args.seconds, args.max_games, args.mode, args.seed)
+        )
+        if store is not None:
+            stats = healthz(port)
+    return load, elapsed, stats
+
+
+def report_store(stats: dict[str, object], counts: dict[str, int], elapsed: float) -> None:
+    commits = int(str(stats.get("store_commits", 0)))
+    records = int(str(stats.get("store_records", 0)))
+    per = max(commits, 1)
+    print(
+        f"{'':13s} store: {commits} commits ({commits / elapsed:.0f}/s), {records} records, "
+        f"{records / per:.1f} records/commit; stored {counts['moves']} moves of {counts['games']} games: "
+        f"{counts['moves'] / per:.1f} moves/commit, {commits / max(counts['moves'], 1):.3f} commits/move "
+        f"(store {stats.get('store')})"
+    )
+
+
 def summarize(name: str, load: Load, elapsed: float) -> dict[str, float]:
     latencies = sorted(load.latencies) or [float("nan")]
     p50 = statistics.median(latencies) * 1000
     p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))] * 1000
     rate = load.games / elapsed
     print(
-        f"{name:10s} games={load.games:5d} moves={load.moves:6d} elapsed={elapsed:6.1f}s "
+        f"{name:13s} games={load.games:5d} moves={load.moves:6d} elapsed={elapsed:6.1f}s "
         f"games/s={rate:8.2f} p50={p50:8.2f}ms p99={p99:8.2f}ms errors={len(load.errors)}"
     )
     for error in load.errors[:3]:
@@ -179,22 +254,48 @@ def main() -> int:
     parser.add_argument("--max-games", type=int, default=5000, help="game budget per server")
     parser.add_argument("--mode", choices=["STANDARD", "ADULT"], default="STANDARD")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--only",
+        default=",".join(SERVERS),
+        help=f"comma-separated servers to run, from {', '.join(SERVERS)} (default: all)",
+    )
     args = parser.parse_args()
+    chosen = [name.strip() for name in args.only.split(",") if name.strip()]
+    unknown = sorted(set(chosen) - set(SERVERS))
+    if unknown or not chosen:
+        parser.error(f"--only takes names from {', '.join(SERVERS)}, not {', '.join(unknown) or 'nothing'}")
 
+    # The servers run from this interpreter's installation: compiled or not, as this says.
+    spec = importlib.util.find_spec("parlour.core.lobby")
+    compiled = spec is not None and not str(spec.origin).endswith(".py")
+    print(f"compiled (mypyc) modules: {'yes' if compiled else 'no, plain Python'}")
     results = {}
-    for name, command in (("parlour", parlour_command), ("reference", reference_command)):
-        port = free_port()
-        with running(command(port), port):
-            load, elapsed = asyncio.run(
-                drive(port, args.clients, args.seconds, args.max_games, args.mode, args.seed)
-            )
+    for name in (name for name in SERVERS if name in chosen):
+        if name == "parlour-store":
+            with tempfile.TemporaryDirectory(prefix="parlour-bench-") as tmp:
+                store = Path(tmp) / "bench.db"
+                load, elapsed, stats = measure(partial(parlour_command, store=str(store)), args, store)
+                results[name] = summarize(name, load, elapsed)
+                assert stats is not None
+                report_store(stats, store_check(store), elapsed)
+            continue
+        command = parlour_command if name == "parlour" else reference_command
+        load, elapsed, _ = measure(command, args)
         results[name] = summarize(name, load, elapsed)
 
-    ours, theirs = results["parlour"], results["reference"]
-    speedup = ours["rate"] / theirs["rate"] if theirs["rate"] else float("inf")
-    p99_ratio = ours["p99"] / theirs["p99"] if theirs["p99"] else float("nan")
-    print(f"ratio games/s parlour/reference = {speedup:.1f}x (target >= 50x)")
-    print(f"ratio p99 parlour/reference = {p99_ratio:.3f} (target < 0.1)")
+    def ratio(name: str, over: str, key: str, target: str) -> None:
+        if name in results and over in results:
+            a, b = results[name][key], results[over][key]
+            value = a / b if b else float("nan")
+            shown = (f"{value:.1f}x" if value >= 10 else f"{value:.2f}x") if key == "rate" else f"{value:.3f}"
+            label = "games/s" if key == "rate" else key
+            print(f"ratio {label} {name}/{over} = {shown} (target {target})")
+
+    ratio("parlour", "reference", "rate", ">= 50x")
+    ratio("parlour", "reference", "p99", "< 0.1")
+    ratio("parlour-store", "parlour", "rate", ">= 0.8x")
+    ratio("parlour-store", "reference", "p99", "< 0.1")
+    ratio("parlour-store", "parlour", "p99", "for information")
     return 0
 
 
