@@ -43,33 +43,28 @@ async def run_server(settings: Settings, stop: asyncio.Event | None = None) -> i
     runtime = Runtime(store=store)
     ledger = Ledger(settings.max_in_progress_games)  # one limit for every game of the server
     apologies = ApologiesService(settings, Random(), ledger)
-    services: list[Service] = [apologies]
-    restorers: list[Any] = [apologies]
+    fish = FishService(settings, Random(), ledger=ledger) if settings.fish_port else None
+    tsuro = TsuroService(settings, Random(), ledger) if settings.tsuro_port else None
+    services: list[Service] = [service for service in (apologies, fish, tsuro) if service is not None]
     async with AsyncExitStack() as stack:
         if store is not None:
             stack.push_async_callback(runtime.close_store)
+            # Everything is back in place before the first connection is accepted.
+            await _restore(store, runtime, services, settings)
         listener = await stack.enter_async_context(
             serve_websocket(apologies, settings.host, settings.port, runtime)
         )
         log.info("Apologies websocket server listening on ws://%s:%d/", settings.host, listener.port)
-        if settings.fish_port:
-            fish = FishService(settings, Random(), ledger=ledger)
+        if fish is not None:
             tables = await stack.enter_async_context(
                 serve_tcp(fish, settings.host, settings.fish_port, runtime)
             )
-            services.append(fish)
-            restorers.append(fish)
             log.info("Fish tables listening on tcp://%s:%d", settings.host, tables.port)
-        if settings.tsuro_port:
-            tsuro = TsuroService(settings, Random(), ledger)
+        if tsuro is not None:
             tsuro_tables = await stack.enter_async_context(
                 serve_tcp(tsuro, settings.host, settings.tsuro_port, runtime)
             )
-            services.append(tsuro)
-            restorers.append(tsuro)
             log.info("Tsuro tables listening on tcp://%s:%d", settings.host, tsuro_tables.port)
-        if store is not None:
-            await _restore(store, runtime, restorers, settings)
         ticker = asyncio.create_task(
             runtime.tick_forever(services, settings.tick_seconds, settings.record_retention)
         )
@@ -86,8 +81,7 @@ async def run_server(settings: Settings, stop: asyncio.Event | None = None) -> i
 
 
 async def _restore(store: Store, runtime: Runtime, services: list[Any], settings: Settings) -> None:
-    """Load what the store holds into every service before the first request is handled
-    (the listeners are bound, but nothing is read until this coroutine yields the loop)."""
+    """Load what the store holds into every service, before any listener is bound."""
     started = time.perf_counter()
     snapshot = store.load_live()
     now = runtime.clock()

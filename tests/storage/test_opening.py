@@ -170,7 +170,7 @@ def _version_1_store(path: Path) -> None:
     )
     columns = (
         "id, protocol, game, name, state, created, last_active, started, finished, seed, moves, "
-        "config, seats, pending, result"
+        "config, seats, result"
     )
     games = [
         ("done", "COMPLETED", 10.0, _seats("alice"), '{"winners": [0]}'),
@@ -181,7 +181,7 @@ def _version_1_store(path: Path) -> None:
     for number, (gid, state, finished, seats, result) in enumerate(games):
         cur.execute(
             f"INSERT INTO games ({columns}) VALUES (?, 'apologies', 'apologies', ?, ?, 1.0, 2.0, 1.5, ?, ?, 3, "
-            '\'{"mode": "ADULT"}\', ?, NULL, ?)',
+            '\'{"mode": "ADULT"}\', ?, ?)',
             (gid, f"Game {gid}", state, finished, 2**40 + number, seats, result),
         )
         cur.executemany(

@@ -2,8 +2,8 @@
 
 A game is stored as its configuration, seats, seed and moves; rebuilding it replays the moves
 from the seed with the rules plugin, so the state after a restart is exactly the one the
-players saw, history included. The pending turn's move ids are stored too, so a move id a
-player was sent before a crash can still be played after it.
+players saw, history included. Move ids derive from the game's secret (stored with it) and
+the turn, so a move id a player was sent before a crash can still be played after it.
 """
 
 from __future__ import annotations
@@ -32,9 +32,6 @@ def player_row(player: Player) -> PlayerRow:
 
 
 def game_row(game: Game, protocol: str) -> GameRow:
-    pending = None
-    if game.pending_seat is not None and game.pending:
-        pending = {"seat": game.pending_seat, "ids": list(game.pending)}
     return GameRow(
         id=game.id,
         protocol=protocol,
@@ -53,6 +50,7 @@ def game_row(game: Game, protocol: str) -> GameRow:
             "visibility": game.visibility.value,
             "invited": list(game.invited),
             "advertiser": game.advertiser,
+            "turn_secret": game.secret.hex(),
         },
         seats=[
             SeatRow(
@@ -63,7 +61,6 @@ def game_row(game: Game, protocol: str) -> GameRow:
             )
             for seat in game.seats
         ],
-        pending=pending,
         result=game.result,
     )
 
@@ -115,6 +112,7 @@ def rebuild(
         last_active=row.last_active,
         state=GameState(row.state),
         seed=row.seed,
+        secret=bytes.fromhex(config.get("turn_secret", "")),
         finished=row.finished,
         result=row.result,
     )
@@ -130,11 +128,6 @@ def rebuild(
         game.play = state
         if move is not None:
             game.times.append(move.at)
-    if row.pending is not None:
-        seat = int(row.pending["seat"])
-        legal = plugin.legal_moves(game.play, seat)
-        ids = row.pending["ids"]
-        if len(ids) == len(legal):
-            game.pending = dict(zip(ids, legal, strict=True))
-            game.pending_seat = seat
+    # The row is not rewritten on every move: the game was last active at its last move.
+    game.last_active = max(game.last_active, game.times[-1])
     return game

@@ -52,7 +52,7 @@ from parlour.core.events import (
     ServerShutdown,
     Sink,
 )
-from parlour.core.ids import new_hex_id, new_id
+from parlour.core.ids import new_id, new_time_id, turn_ids
 from parlour.core.ledger import Ledger
 from parlour.core.records import (
     Connection,
@@ -277,7 +277,7 @@ class Lobby:
         if not self.plugin.min_seats <= players <= self.plugin.max_seats:
             raise UnknownGame(f"this game needs {self.plugin.min_seats} to {self.plugin.max_seats} players")
         game = Game(
-            id=new_id(self.rng),
+            id=new_time_id(self.rng, now),
             name=name,
             game=self.game_name,
             options=options,
@@ -288,6 +288,7 @@ class Lobby:
             created=now,
             last_active=now,
             seed=self.rng.getrandbits(63),
+            secret=self.rng.getrandbits(128).to_bytes(16, "big"),
         )
         game.seats.append(Seat(player.handle, PlayerType.HUMAN, SeatState.JOINED, player))
         self.games[game.id] = game
@@ -442,7 +443,7 @@ class Lobby:
             if player is not None and player.conn is not None and seat.state is not SeatState.QUIT:
                 self.sink.send((player.conn,), GameStateChange(game, index))
 
-    def _advance(self, game: Game, now: float) -> None:
+    def _advance(self, game: Game, now: float, tell: bool = True) -> None:
         """Robots play until a connected human is to move (who is then told), or the game ends."""
         plugin = self.plugin
         while game.state is GameState.PLAYING:
@@ -463,9 +464,14 @@ class Lobby:
                 move = self.robot.choose(game.play, seat_index, moves, self.rng)
                 self._apply(game, seat_index, moves.index(move) if self.recording else 0, move, now)
                 continue
-            game.pending = {new_hex_id(self.rng): move for move in moves}
+            # The turn's ids derive from the game's secret and the moves so far: the same after
+            # a restart or a refused commit, so nothing about the turn needs storing.
+            game.pending = dict(
+                zip(turn_ids(game.secret, len(game.times) - 1, len(moves)), moves, strict=True)
+            )
             game.pending_seat = seat_index
-            self.tell(seat.player, GamePlayerTurn(game, seat_index))
+            if tell:
+                self.tell(seat.player, GamePlayerTurn(game, seat_index))
             return
 
     def _apply(self, game: Game, seat: int, choice: int, move: Any, now: float) -> None:
@@ -474,9 +480,8 @@ class Lobby:
         game.pending_seat = None
         assert game.rng is not None  # set when the game starts
         game.play = self.plugin.apply(game.play, move, game.rng)
-        if self.recording:
+        if self.recording:  # one row: the game's own row is written when it changes otherwise
             self._records.append(MoveRow(game.id, len(game.times) - 1, seat, MOVE, choice, now))
-            self._dirty[game.id] = game
         game.times.append(now)
         self._touch(game, now)
         self._announce_state(game)
@@ -539,11 +544,10 @@ class Lobby:
             self._load_player(row, now)
         for game_row_ in snapshot.games:
             if game_row_.protocol == self.game_name:
-                self._load_game(game_row_, snapshot.moves.get(game_row_.id, []), decode_options, downtime)
+                self._load_game(
+                    game_row_, snapshot.moves.get(game_row_.id, []), decode_options, downtime, now
+                )
         self.grace_until = now + self.settings.restart_grace
-        for game in list(self.games.values()):
-            if game.state is GameState.PLAYING and game.pending_seat is None:
-                self._advance(game, now)  # a robot's turn was interrupted: it plays now
 
     def _load_player(self, row: PlayerRow, now: float) -> Player:
         # Player rows are written when players register, not on every request: the idle
@@ -554,7 +558,12 @@ class Lobby:
         return player
 
     def _load_game(
-        self, row: GameRow, moves: Sequence[MoveRow], decode_options: OptionsDecoder, downtime: float
+        self,
+        row: GameRow,
+        moves: Sequence[MoveRow],
+        decode_options: OptionsDecoder,
+        downtime: float,
+        now: float,
     ) -> Game:
         game = rebuild(row, moves, self.plugin, self.players, decode_options)
         game.last_active += downtime
@@ -564,6 +573,9 @@ class Lobby:
         for seat in game.seats:
             if seat.player is not None and seat.state is not SeatState.QUIT and game.in_progress:
                 seat.player.game = game
+        if game.state is GameState.PLAYING:
+            # The turn it stood at, with the ids its player was sent (nobody is told again).
+            self._advance(game, now, tell=False)
         return game
 
     def end_grace(self, now: float) -> None:
@@ -599,7 +611,7 @@ class Lobby:
                     if seat.player is not None and seat.player.game is current_game:
                         seat.player.game = None
             if stored is not None:
-                restored = self._load_game(stored[0], stored[1], decode_options, 0.0)
+                restored = self._load_game(stored[0], stored[1], decode_options, 0.0, now)
                 if any(seat.player is not None and seat.player.conn is None for seat in restored.seats):
                     # Seated again but gone meanwhile: as after a restart, it may come back.
                     self.grace_until = self.grace_until or now + self.settings.restart_grace

@@ -106,6 +106,8 @@ class Game:
     #: replaying the stored moves from it rebuilds every state (core/durable.py).
     seed: int = 0
     rng: Random | None = None
+    #: The key that derives the game's move ids (core/ids.turn_ids); stored with the game.
+    secret: bytes = b""
     #: How the game ended, as stored: winners (seats), reason, comment.
     result: dict[str, Any] | None = None
     seats: list[Seat] = field(default_factory=list)

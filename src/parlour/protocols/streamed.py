@@ -11,7 +11,7 @@ import msgspec
 
 from parlour.core.durable import encode_options
 from parlour.core.effects import Close, ConnId, Effect, Send, Store
-from parlour.core.ids import new_id
+from parlour.core.ids import new_time_id
 from parlour.core.ledger import Ledger
 from parlour.protocols.jsonstream import JsonStream, StreamError
 from parlour.settings import Settings
@@ -98,7 +98,7 @@ class StreamedService:
     def _begin(self, options: dict[str, Any], now: float) -> TableLog:
         """A table starts: its own random source, seeded from the service's."""
         seed = self.rng.getrandbits(63)
-        return TableLog(new_id(self.rng), seed, Random(seed), now, options)
+        return TableLog(new_time_id(self.rng, now), seed, Random(seed), now, options)
 
     def _save(self, table: Table, now: float) -> None:
         table.last_active = now
@@ -108,10 +108,10 @@ class StreamedService:
     def _moved(self, table: Table, seat: int, choice: int, now: float, kind: str = MOVE) -> None:
         log = table.log
         assert log is not None
-        if self.recording:
+        if self.recording:  # one row: the table's own is written at its start and its end
             self._records.append(MoveRow(log.id, log.moves, seat, kind, choice, now))
         log.moves += 1
-        self._save(table, now)
+        table.last_active = now
 
     def _ended(self, table: Table, status: str, now: float, **result: Any) -> None:
         table.status, table.finished, table.result = status, now, result

@@ -33,7 +33,7 @@ def _v1_base(cur: Cursor) -> None:
         "game VARCHAR(32) NOT NULL, name TEXT NOT NULL, state VARCHAR(16) NOT NULL, "
         "created DOUBLE PRECISION NOT NULL, last_active DOUBLE PRECISION NOT NULL, "
         "started DOUBLE PRECISION, finished DOUBLE PRECISION, seed BIGINT NOT NULL, "
-        "moves INTEGER NOT NULL, config TEXT NOT NULL, seats TEXT NOT NULL, pending TEXT, result TEXT)"
+        "moves INTEGER NOT NULL, config TEXT NOT NULL, seats TEXT NOT NULL, result TEXT)"
     )
     cur.execute("CREATE INDEX games_by_state ON games (state)")
     cur.execute("CREATE INDEX games_by_finished ON games (finished, id)")

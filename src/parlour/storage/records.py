@@ -69,16 +69,15 @@ class GameRow(msgspec.Struct, frozen=True, omit_defaults=True):
     last_active: float
     #: The seed of the game's own random source: new_game and every apply draw from it alone.
     seed: int
-    #: Moves stored so far (rows 0..moves-1 of the moves table).
+    #: How many moves the game had when this row was written. Rows are written when a game's
+    #: configuration, seats or state change, not on every move (a move is one moves row): for
+    #: a finished game this is every move, for a live one the moves rows are the count.
     moves: int = 0
     started: float | None = None
     finished: float | None = None
     #: Everything the protocol needs to rebuild the game: options, seat count, visibility...
     config: dict[str, Any] = {}
     seats: list[SeatRow] = []
-    #: The turn a human was offered and has not played: its seat and the move ids it was sent,
-    #: in the order of the legal moves (so ids the player saw stay valid after a restart).
-    pending: dict[str, Any] | None = None
     #: How it ended: winners (seat numbers), reason, comment.
     result: dict[str, Any] | None = None
 

@@ -37,25 +37,46 @@ SYNC_MODES = {"normal": "NORMAL", "full": "FULL"}
 
 _GAME_COLUMNS = (
     "id, protocol, game, name, state, created, last_active, started, finished, seed, moves, "
-    "config, seats, pending, result"
+    "config, seats, result"
 )
-_GAME_UPSERT = (
-    f"INSERT INTO games ({_GAME_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-    "ON CONFLICT (id) DO UPDATE SET state = excluded.state, name = excluded.name, "
+_GAME_INSERT = f"INSERT INTO games ({_GAME_COLUMNS}) VALUES "
+_GAME_CONFLICT = (
+    " ON CONFLICT (id) DO UPDATE SET state = excluded.state, name = excluded.name, "
     "last_active = excluded.last_active, started = excluded.started, finished = excluded.finished, "
     "moves = excluded.moves, config = excluded.config, seats = excluded.seats, "
-    "pending = excluded.pending, result = excluded.result"
+    "result = excluded.result"
 )
 _PLAYER_UPSERT = (
     "INSERT INTO players (id, handle, registered, last_active) VALUES (?, ?, ?, ?) "
     "ON CONFLICT (id) DO UPDATE SET handle = excluded.handle, last_active = excluded.last_active"
 )
-_MOVE_INSERT = "INSERT INTO moves (game_id, seq, seat, kind, choice, at) VALUES (?, ?, ?, ?, ?, ?)"
+_MOVE_INSERT = "INSERT INTO moves (game_id, seq, seat, kind, choice, at) VALUES "
+_SEAT_INSERT = "INSERT INTO game_seats (game_id, seat, handle, robot) VALUES "
+#: Bound values per statement, under SQLite's oldest default limit (999).
+MAX_VALUES = 990
 _META_UPSERT = "INSERT INTO parlour_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
 
 _encode = msgspec.json.encode
 _seats = msgspec.json.Decoder(list[SeatRow])
 _json = msgspec.json.Decoder(dict[str, Any])
+
+
+def _insert(cur: sqlite3.Cursor, head: str, rows: Sequence[tuple[Any, ...]], tail: str = "") -> None:
+    """Many rows in few statements (``INSERT ... VALUES (...), (...)``, portable SQL).
+
+    The writer thread lets go of the interpreter lock for every statement it steps, and must
+    wait for it again each time while the event loop is busy: one statement per group of rows,
+    rather than one per row, is what keeps a commit short under load.
+    """
+    if not rows:
+        return
+    width = len(rows[0])
+    group = max(1, MAX_VALUES // width)
+    one = "(" + ", ".join("?" * width) + ")"
+    for start in range(0, len(rows), group):
+        chunk = rows[start : start + group]
+        values = [value for row in chunk for value in row]
+        cur.execute(head + ", ".join([one] * len(chunk)) + tail, values)
 
 
 def _game_params(row: GameRow) -> tuple[Any, ...]:
@@ -73,14 +94,13 @@ def _game_params(row: GameRow) -> tuple[Any, ...]:
         row.moves,
         _encode(row.config).decode(),
         _encode(row.seats).decode(),
-        None if row.pending is None else _encode(row.pending).decode(),
         None if row.result is None else _encode(row.result).decode(),
     )
 
 
 def _game_row(values: Sequence[Any]) -> GameRow:
     (gid, protocol, game, name, state, created, last_active, started, finished, seed, moves) = values[:11]
-    config, seats, pending, result = values[11:15]
+    config, seats, result = values[11:14]
     return GameRow(
         id=gid,
         protocol=protocol,
@@ -95,7 +115,6 @@ def _game_row(values: Sequence[Any]) -> GameRow:
         moves=moves,
         config=_json.decode(config),
         seats=_seats.decode(seats),
-        pending=None if pending is None else _json.decode(pending),
         result=None if result is None else _json.decode(result),
     )
 
@@ -232,16 +251,18 @@ class SQLiteStore:
             elif type(record) is PlayerGone:
                 cur.execute("DELETE FROM players WHERE id = ?", (record.id,))
         if games:
-            cur.executemany(_GAME_UPSERT, [_game_params(game) for game in games.values()])
-            for game in games.values():
-                if game.state in FINISHED_STATES:
-                    cur.execute("DELETE FROM game_seats WHERE game_id = ?", (game.id,))
-                    cur.executemany(
-                        "INSERT INTO game_seats (game_id, seat, handle, robot) VALUES (?, ?, ?, ?)",
-                        [(game.id, i, seat.handle, int(seat.robot)) for i, seat in enumerate(game.seats)],
-                    )
-        if moves:
-            cur.executemany(_MOVE_INSERT, moves)
+            _insert(cur, _GAME_INSERT, [_game_params(game) for game in games.values()], _GAME_CONFLICT)
+            ended = [game for game in games.values() if game.state in FINISHED_STATES]
+            if ended:
+                marks = ", ".join("?" for _ in ended)
+                cur.execute(f"DELETE FROM game_seats WHERE game_id IN ({marks})", [game.id for game in ended])
+                seats = [
+                    (game.id, i, seat.handle, int(seat.robot))
+                    for game in ended
+                    for i, seat in enumerate(game.seats)
+                ]
+                _insert(cur, _SEAT_INSERT, seats)
+        _insert(cur, _MOVE_INSERT, moves)
 
     def heartbeat(self, now: float) -> None:
         self._transaction(lambda cur: cur.execute(_META_UPSERT, ("heartbeat", repr(now))))
@@ -351,10 +372,14 @@ class SQLiteStore:
             for table in ("players", "games", "moves", "game_seats")
         }
         states = dict(self._read("SELECT state, COUNT(*) FROM games GROUP BY state ORDER BY state"))
-        # Every game's move rows are numbered 0..moves-1 with no gap.
+        # Every game's move rows are numbered 0, 1, 2... with no gap; a finished game has all
+        # the moves its row counts, a live one at least those (its row is not rewritten per move).
+        marks = ", ".join("?" for _ in FINISHED_STATES)
         gaps = self._read(
-            "SELECT g.id FROM games g LEFT JOIN moves m ON m.game_id = g.id "
-            "GROUP BY g.id, g.moves HAVING COUNT(m.seq) <> g.moves OR COALESCE(MAX(m.seq), -1) <> g.moves - 1"
+            "SELECT g.id FROM games g LEFT JOIN moves m ON m.game_id = g.id GROUP BY g.id, g.moves, g.state "
+            "HAVING COALESCE(MAX(m.seq), -1) <> COUNT(m.seq) - 1 OR COUNT(m.seq) < g.moves "
+            f"OR (g.state IN ({marks}) AND COUNT(m.seq) <> g.moves)",
+            FINISHED_STATES,
         )
         ok = integrity == ["ok"] and not foreign and not gaps
         return {

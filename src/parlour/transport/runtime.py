@@ -7,8 +7,8 @@ import asyncio
 import itertools
 import logging
 import time
+from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TypeVar
@@ -19,6 +19,7 @@ from parlour.storage import GameRow, MoveRow, PlayerGone, PlayerRow, Record
 from parlour.storage import Store as StoreBackend
 from parlour.storage.base import StoreFailure
 from parlour.transport.outbox import Outbox
+from parlour.transport.writer import StoreWriter
 
 __all__ = ["Reload", "Runtime"]
 
@@ -45,22 +46,30 @@ class Reload:
 
 @dataclass(slots=True)
 class _Batch:
-    """Everything held back since the last commit started: records to write, effects to
-    release once they are written, and which service and connection each input came from."""
+    """What one loop iteration held back: records to write in one transaction, effects to
+    release once they (and every earlier batch) are written, and which service and connection
+    each input came from."""
 
     records: list[Record] = field(default_factory=list)
     effects: list[Effect] = field(default_factory=list)
     inputs: list[tuple[Service | None, ConnId | None, list[Record]]] = field(default_factory=list)
+    #: The store's answer once it has one: None until then, True when committed.
+    outcome: bool | BaseException | None = None
 
 
 class Runtime:
     """Hosts services: hands out connection ids and executes their effects through outboxes.
 
     ``clock`` gives the ``now`` passed to services: wall-clock seconds since the epoch, so
-    services can render timestamps from it (a test may inject its own). With a ``store``,
-    effects that follow a ``Store`` wait until its records are committed; while a commit is
-    in flight every later effect waits behind it too, so no connection's messages are
-    reordered, and whatever arrives meanwhile is committed together in the next transaction.
+    services can render timestamps from it (a test may inject its own).
+
+    With a ``store``, an input's effects wait until its records are committed, and while any
+    batch waits every later effect waits behind it too, so no connection's messages are
+    reordered. Each loop iteration's records are one transaction, handed at once to the
+    writer thread, which commits batches one after another in order: several may be queued,
+    so the loop goes on while the writer writes, and the writer never sleeps between batches
+    under load. A failed commit fails every batch queued behind it unwritten (they were built
+    on what could not be stored), until the services have returned to the stored state.
     """
 
     def __init__(self, clock: Callable[[], float] = time.time, store: StoreBackend | None = None) -> None:
@@ -74,10 +83,18 @@ class Runtime:
         self.commits = 0
         self.committed_records = 0
         self._batch: _Batch | None = None
-        self._busy = False
+        #: Batches handed to the writer (or waiting behind those), oldest first.
+        self._queued: deque[_Batch] = deque()
+        #: Batches carry the generation they were built in; after a failure the writer refuses
+        #: the rest of that generation, and the runtime starts a new one once it has recovered.
+        self._generation = 0
+        #: From a failed commit until the services are back on stored ground: everything is
+        #: held (and will be refused: it is built on what could not be stored).
+        self._recovering = False
+        self._recovery: asyncio.Task[None] | None = None
         self._idle = asyncio.Event()
         self._idle.set()
-        self._writer = ThreadPoolExecutor(1, thread_name_prefix="parlour-store") if store else None
+        self._writer: StoreWriter | None = None
 
     @property
     def store_status(self) -> str:
@@ -97,7 +114,9 @@ class Runtime:
     ) -> None:
         """Carry out one input's effects; ``service`` and ``origin`` (the connection whose
         frame produced them) say whom to tell if their records cannot be stored."""
-        if self.store is not None and (self._batch is not None or self._busy or _stores(effects)):
+        if self.store is not None and (
+            self._batch is not None or self._queued or self._recovering or _stores(effects)
+        ):
             self._hold(effects, service, origin)
             return
         self._send(effects)
@@ -128,9 +147,8 @@ class Runtime:
         if batch is None:
             batch = self._batch = _Batch()
             self._idle.clear()
-            if not self._busy:
-                # Commit once this loop iteration's other inputs have joined the batch.
-                asyncio.get_running_loop().call_soon(self._flush)
+            # Commit once this loop iteration's other inputs have joined the batch.
+            asyncio.get_running_loop().call_soon(self._flush)
         records: list[Record] = []
         for effect in effects:
             if type(effect) is Store:
@@ -140,51 +158,88 @@ class Runtime:
         batch.inputs.append((service, origin, records))
 
     def _flush(self) -> None:
+        if self._recovering:
+            return  # the batch waits, to be refused with the failed ones
         batch, self._batch = self._batch, None
         if batch is None:
             return
+        self._queued.append(batch)
         if not batch.records:
-            self._send(batch.effects)  # held only to keep order behind an earlier commit
-            self._settle()
+            batch.outcome = True  # held only to keep order behind earlier batches
+            self._release()
             return
-        assert self._writer is not None and self.store is not None
-        self._busy = True
-        future = self._writer.submit(self.store.commit, batch.records)
-        loop = asyncio.get_running_loop()
-        future.add_done_callback(lambda done: loop.call_soon_threadsafe(self._committed, batch, done))
+        self._store_writer().commit(batch.records, self._generation, partial(self._committed, batch))
 
-    def _committed(self, batch: _Batch, done: Future[None]) -> None:
-        self._busy = False
-        error = done.exception()
-        if error is None:
-            if not self.store_ok:
-                log.warning("the store works again: %s", self.store.location if self.store else "")
-                self.store_ok = True
-            self.commits += 1
-            self.committed_records += len(batch.records)
-            self._send(batch.effects)
-        else:
+    def _store_writer(self) -> StoreWriter:
+        if self._writer is None:
+            assert self.store is not None
+            self._writer = StoreWriter(self.store, asyncio.get_running_loop())
+        return self._writer
+
+    def _committed(self, batch: _Batch, error: BaseException | None) -> None:
+        if batch not in self._queued:
+            return  # failed already, with a batch before it
+        batch.outcome = True if error is None else error
+        self._release()
+
+    def _release(self) -> None:
+        """Release the oldest batches that have their answer, in order."""
+        queued = self._queued
+        while queued and queued[0].outcome is not None:
+            batch = queued[0]
+            if batch.outcome is True:
+                queued.popleft()
+                if batch.records:
+                    if not self.store_ok:
+                        log.warning("the store works again: %s", self.store.location if self.store else "")
+                        self.store_ok = True
+                    self.commits += 1
+                    self.committed_records += len(batch.records)
+                self._send(batch.effects)
+                continue
             # Everything held since is built on what could not be stored: none of it is shown.
-            failed = [batch]
-            if self._batch is not None:
-                failed.append(self._batch)
-                self._batch = None
-            self._failed(failed, error)
-        if self._batch is not None:
-            self._flush()
-        else:
-            self._settle()
+            error = batch.outcome
+            assert isinstance(error, BaseException)
+            failed = list(queued)
+            queued.clear()
+            self._recovering = True
+            self._recovery = asyncio.get_running_loop().create_task(self._recover(failed, error))
+            return
+        self._settle()
 
     def _settle(self) -> None:
-        if self._batch is None and not self._busy:
+        if self._batch is None and not self._queued and not self._recovering:
             self._idle.set()
 
-    def _failed(self, batches: list[_Batch], error: BaseException) -> None:
+    async def _recover(self, failed: list[_Batch], error: BaseException) -> None:
+        """Refuse what failed and what was built on it, and bring each service back to what
+        the store holds (read on the writer thread, which owns the store)."""
         if self.store_ok:
             log.error("the store failed; changes are refused until it works again: %s", error)
             self.store_ok = False
         else:
             log.debug("the store is still failing: %s", error)
+        touched: dict[Service, list[Record]] = {}
+        for batch in failed:
+            for service, _, records in batch.inputs:
+                if service is not None:
+                    touched.setdefault(service, []).extend(records)
+        reloads = await asyncio.wrap_future(
+            self._store_writer().run(
+                lambda: {service: self._reload(records) for service, records in touched.items()}
+            )
+        )
+        if self._batch is not None:  # held meanwhile: built on the same unsaved state
+            failed.append(self._batch)
+            self._batch = None
+        self._recovering = False
+        self._generation += 1  # the services are back on stored ground: write again
+        self._refuse(failed, reloads)
+        if self._batch is not None:
+            self._flush()
+        self._settle()
+
+    def _refuse(self, batches: list[_Batch], reloads: dict[Service, Reload]) -> None:
         now = self.clock()
         by_service: dict[Service, tuple[list[Record], list[ConnId]]] = {}
         for batch in batches:
@@ -198,20 +253,18 @@ class Runtime:
                 if origin is not None and origin not in origins:
                     origins.append(origin)
         for service, (records, origins) in by_service.items():
-            reload = self._reload(records)
             handler = getattr(service, "store_failed", None)
             if handler is None:
                 continue
             try:
                 # What the service does about it may itself need storing (a player removed
                 # from another table): through the same path as any input.
-                self.execute(handler(records, origins, reload, now), service)
+                self.execute(handler(records, origins, reloads.get(service, Reload()), now), service)
             except Exception:
                 log.exception("a service failed to return to the stored state")
 
     def _reload(self, records: list[Record]) -> Reload:
-        """The stored rows of everything ``records`` touched. Read on the loop: the writer is
-        idle now (every pending batch failed), and a failure is rare and touches few rows."""
+        """On the writer thread: the stored rows of everything ``records`` touched."""
         reload = Reload()
         assert self.store is not None
         try:
@@ -234,14 +287,14 @@ class Runtime:
 
     async def in_store_thread(self, work: Callable[[], T]) -> T:
         """Run ``work`` on the store's thread (in line with commits); inline without a store."""
-        if self._writer is None:
+        if self.store is None:
             return work()
-        return await asyncio.get_running_loop().run_in_executor(self._writer, work)
+        result: T = await asyncio.wrap_future(self._store_writer().run(work))
+        return result
 
     async def _in_writer(self, work: Callable[[], object]) -> None:
-        assert self._writer is not None
         try:
-            await asyncio.get_running_loop().run_in_executor(self._writer, work)
+            await asyncio.wrap_future(self._store_writer().run(work))
         except StoreFailure as failure:
             log.debug("store housekeeping failed: %s", failure)
 
@@ -273,12 +326,12 @@ class Runtime:
 
     async def close_store(self) -> None:
         """Commit what is held, record the last heartbeat, and stop the writer."""
-        if self.store is None or self._writer is None:
+        if self.store is None:
             return
         await self.drain_store()
         store, now = self.store, self.clock()
         await self._in_writer(lambda: store.heartbeat(now))
-        self._writer.shutdown(wait=True)
+        self._store_writer().close()
 
 
 def _stores(effects: list[Effect]) -> bool:
