@@ -17,11 +17,9 @@ class Recorder:
     def __init__(self, store: SQLiteStore, take: Callable[[list[Any]], None]) -> None:
         self.store = store
         self.take = take
-        self.commits = 0
 
     def __call__(self, effects: list[Effect]) -> None:
         records: list[Record] = [r for e in effects if isinstance(e, Store) for r in e.records]
         if records:
             self.store.commit(records)
-            self.commits += 1
         self.take([e for e in effects if not isinstance(e, Store)])

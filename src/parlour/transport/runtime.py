@@ -80,7 +80,7 @@ class Runtime:
         self.store = store
         #: False from a failed commit until the next one succeeds (/healthz reports it).
         self.store_ok = True
-        self.commits = 0
+        #: Records committed so far (the writer counts the transactions they took).
         self.committed_records = 0
         self._batch: _Batch | None = None
         #: Batches handed to the writer (or waiting behind those), oldest first.
@@ -102,6 +102,11 @@ class Runtime:
         if self.store is None:
             return "none"
         return "ok" if self.store_ok else "failing"
+
+    @property
+    def transactions(self) -> int:
+        """Transactions committed so far (each holds one or more loop iterations' records)."""
+        return 0 if self._writer is None else self._writer.transactions
 
     def new_conn(self) -> ConnId:
         return next(self._ids)
@@ -193,7 +198,6 @@ class Runtime:
                     if not self.store_ok:
                         log.warning("the store works again: %s", self.store.location if self.store else "")
                         self.store_ok = True
-                    self.commits += 1
                     self.committed_records += len(batch.records)
                 self._send(batch.effects)
                 continue

@@ -132,7 +132,7 @@ class WebsocketListener:
                 "status": "ok",
                 "uptime": round(self.runtime.clock() - self.runtime.started, 3),
                 "store": self.runtime.store_status,
-                "store_commits": self.runtime.commits,
+                "store_transactions": self.runtime.transactions,
                 "store_records": self.runtime.committed_records,
             }
             counts = getattr(self.service, "stats", None)

@@ -13,6 +13,7 @@ import asyncio
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
+from contextlib import suppress
 from dataclasses import dataclass
 from queue import SimpleQueue
 from typing import Any
@@ -102,10 +103,8 @@ class StoreWriter:
             self._tell(batch.done, error)
 
     def _tell(self, done: Done, error: BaseException | None) -> None:
-        try:
+        with suppress(RuntimeError):  # the loop is closed: nobody waits for the answer any more
             self.loop.call_soon_threadsafe(done, error)
-        except RuntimeError:  # the loop is closed: nobody is waiting for the answer any more
-            pass
 
     @staticmethod
     def _job(job: _Job) -> None:

@@ -1,0 +1,103 @@
+"""The store's writer thread: batches waiting while it writes go into one transaction; after a
+failed commit, the rest of that generation is refused unwritten; jobs run in turn."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from parlour.storage import MoveRow, Record, StoreFailure
+from parlour.transport.writer import StoreWriter
+
+
+class Gate:
+    """A store that records each transaction and can be held or made to fail."""
+
+    def __init__(self) -> None:
+        self.transactions: list[list[Record]] = []
+        self.open = threading.Event()
+        self.open.set()
+        self.started = threading.Event()
+        self.fail_next = False
+
+    def commit(self, records: Sequence[Record]) -> None:
+        self.started.set()
+        self.open.wait(5)
+        if self.fail_next:
+            self.fail_next = False
+            raise StoreFailure("disk full")
+        self.transactions.append(list(records))
+
+
+def move(seq: int) -> MoveRow:
+    return MoveRow("g", seq, 0, "move", 0, 1.0)
+
+
+async def commit_all(
+    writer: StoreWriter, batches: list[tuple[list[Record], int]]
+) -> list[BaseException | None]:
+    loop = asyncio.get_running_loop()
+    answers: list[asyncio.Future[BaseException | None]] = [loop.create_future() for _ in batches]
+    for (records, generation), answer in zip(batches, answers, strict=True):
+        writer.commit(records, generation, answer.set_result)
+    return list(await asyncio.gather(*answers))
+
+
+def test_batches_that_wait_while_the_writer_writes_share_one_transaction() -> None:
+    async def test() -> None:
+        store = Gate()
+        writer = StoreWriter(store, asyncio.get_running_loop())  # type: ignore[arg-type]
+        store.open.clear()
+        first = asyncio.ensure_future(commit_all(writer, [([move(0)], 0)]))
+        await asyncio.to_thread(store.started.wait, 5)
+        rest = asyncio.ensure_future(commit_all(writer, [([move(i)], 0) for i in range(1, 6)]))
+        await asyncio.sleep(0.05)  # all five are queued behind the first
+        store.open.set()
+        assert await first == [None] and await rest == [None] * 5
+        assert [len(t) for t in store.transactions] == [1, 5]
+        assert writer.transactions == 2
+        writer.close()
+
+    asyncio.run(asyncio.wait_for(test(), 10))
+
+
+def test_after_a_failure_the_rest_of_its_generation_is_refused_unwritten() -> None:
+    async def test() -> None:
+        store = Gate()
+        writer = StoreWriter(store, asyncio.get_running_loop())  # type: ignore[arg-type]
+        store.fail_next = True
+        store.open.clear()
+        answers = asyncio.ensure_future(commit_all(writer, [([move(0)], 0)]))
+        await asyncio.to_thread(store.started.wait, 5)
+        later = asyncio.ensure_future(commit_all(writer, [([move(1)], 0), ([move(2)], 1)]))
+        await asyncio.sleep(0.05)
+        store.open.set()
+        (failed,) = await answers
+        refused, written = await later
+        assert isinstance(failed, StoreFailure) and str(failed) == "disk full"
+        assert isinstance(refused, StoreFailure) and "not written" in str(refused)
+        assert written is None  # a new generation: the runtime is back on stored ground
+        assert store.transactions == [[move(2)]]
+        writer.close()
+
+    asyncio.run(asyncio.wait_for(test(), 10))
+
+
+def test_jobs_run_on_the_writer_thread_in_turn() -> None:
+    async def test() -> None:
+        store = Gate()
+        writer = StoreWriter(store, asyncio.get_running_loop())  # type: ignore[arg-type]
+        names: list[Any] = []
+        result = await asyncio.wrap_future(
+            writer.run(lambda: names.append(threading.current_thread().name) or 7)
+        )
+        assert result == 7 and names == ["parlour-store"]
+        with pytest.raises(ZeroDivisionError):
+            await asyncio.wrap_future(writer.run(lambda: 1 / 0))
+        writer.close()
+
+    asyncio.run(asyncio.wait_for(test(), 10))
