@@ -46,7 +46,7 @@ import msgspec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.processes import free_port, started
+from tests.processes import BIN, free_port, started
 
 import parlour.core.lobby
 from parlour.core.durable import encode_options
@@ -66,7 +66,6 @@ from parlour.settings import Settings
 from parlour.storage import MOVE, GameRow, MoveRow, Record, SeatRow
 from parlour.storage.sqlite import SQLiteStore
 
-BIN = Path(sys.executable).parent
 TARGET_SECONDS = 2.0
 HOUR, DAY = 3600.0, 86400.0
 #: Rows per SQLiteStore.commit while building the store.

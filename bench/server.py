@@ -43,9 +43,8 @@ import msgspec
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._wsclient import WireClient, open_client
-from tests.processes import free_port, running
+from tests.processes import BIN, free_port, running, serve_command
 
-BIN = Path(sys.executable).parent
 DECODE = msgspec.json.Decoder()
 ENCODE = msgspec.json.Encoder()
 # The client only needs the type of most events (a GAME_STATE_CHANGE per move): read it from the
@@ -73,24 +72,7 @@ SERVERS = ("parlour", "parlour-store", "reference")
 
 def parlour_command(port: int, store: str = "none") -> list[str]:
     """Parlour on ``port`` alone (no Fish or Tsuro listener), with the store ``store``."""
-    return [
-        str(BIN / "parlour"),
-        "serve",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--fish-port",
-        "0",
-        "--tsuro-port",
-        "0",
-        "--store",
-        store,
-        "--robot",
-        "greedy",
-        "--log-level",
-        "WARNING",
-    ]
+    return serve_command(port, "--robot", "greedy", "--log-level", "WARNING", store=store)
 
 
 def reference_command(port: int) -> list[str]:

@@ -2,14 +2,45 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import IO
 
-__all__ = ["free_port", "running", "started", "wait_for_port"]
+__all__ = ["BIN", "clean_env", "free_port", "running", "serve_command", "started", "wait_for_port"]
+
+#: Where this interpreter's scripts are (``parlour``, ``apologies-server``).
+BIN = Path(sys.executable).parent
+
+
+def serve_command(port: int, *extra: str, store: str = "none") -> list[str]:
+    """``parlour serve`` on 127.0.0.1:``port`` alone (no Fish or Tsuro listener), keeping its
+    state in ``store`` (nothing kept by default), with ``extra`` flags."""
+    return [
+        str(BIN / "parlour"),
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--fish-port",
+        "0",
+        "--tsuro-port",
+        "0",
+        "--store",
+        store,
+        *extra,
+    ]
+
+
+def clean_env() -> dict[str, str]:
+    """This environment without PARLOUR_* settings, so that a server gets only its flags."""
+    return {key: value for key, value in os.environ.items() if not key.startswith("PARLOUR_")}
 
 
 def free_port() -> int:

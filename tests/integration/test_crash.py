@@ -12,11 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import random
 import signal
 import subprocess
-import sys
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,9 +23,7 @@ from typing import Any
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from tests.processes import free_port, wait_for_port
-
-BIN = Path(sys.executable).parent
+from tests.processes import clean_env, free_port, serve_command, wait_for_port
 
 
 class Killed(Exception):
@@ -43,23 +39,9 @@ class Server:
 
     def start(self) -> None:
         self.port = free_port()
-        command = [
-            str(BIN / "parlour"),
-            "serve",
-            "--port",
-            str(self.port),
-            "--fish-port",
-            "0",
-            "--tsuro-port",
-            "0",
-            "--store",
-            str(self.store),
-            "--robot",
-            "random",
-        ]
-        env = {key: value for key, value in os.environ.items() if not key.startswith("PARLOUR_")}
+        command = serve_command(self.port, "--robot", "random", store=str(self.store))
         with self.log.open("ab") as log:
-            self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
+            self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=clean_env())
         wait_for_port(self.process, self.port)
 
     def kill(self) -> None:

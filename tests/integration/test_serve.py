@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
 import subprocess
 import urllib.request
@@ -13,32 +12,13 @@ from pathlib import Path
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from tests.processes import free_port, wait_for_port
-
-from .conftest import BIN
+from tests.processes import BIN, clean_env, free_port, serve_command, wait_for_port
 
 
 def test_sigterm_sends_server_shutdown_then_closes_1001(tmp_path: Path) -> None:
     port = free_port()
-    env = {key: value for key, value in os.environ.items() if not key.startswith("PARLOUR_")}
     log = (tmp_path / "server.log").open("wb")
-    process = subprocess.Popen(
-        [
-            str(BIN / "parlour"),
-            "serve",
-            "--port",
-            str(port),
-            "--fish-port",
-            "0",
-            "--tsuro-port",
-            "0",
-            "--store",
-            "none",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        env=env,
-    )
+    process = subprocess.Popen(serve_command(port), stdout=log, stderr=subprocess.STDOUT, env=clean_env())
     try:
         wait_for_port(process, port)
 
@@ -74,12 +54,11 @@ def test_sigterm_sends_server_shutdown_then_closes_1001(tmp_path: Path) -> None:
 def test_a_file_that_is_not_a_store_is_refused_in_one_line_and_left_alone(tmp_path: Path) -> None:
     notes = tmp_path / "notes.db"
     notes.write_text("my notes, not a database\n")
-    env = {key: value for key, value in os.environ.items() if not key.startswith("PARLOUR_")}
     done = subprocess.run(
-        [str(BIN / "parlour"), "serve", "--port", "0", "--store", str(notes)],
+        serve_command(0, store=str(notes)),
         capture_output=True,
         text=True,
-        env=env,
+        env=clean_env(),
         timeout=30,
     )
     assert done.returncode == 1
@@ -91,10 +70,10 @@ def test_a_file_that_is_not_a_store_is_refused_in_one_line_and_left_alone(tmp_pa
 
 def test_the_default_store_is_created_under_the_working_directory(tmp_path: Path) -> None:
     port = free_port()
-    env = {key: value for key, value in os.environ.items() if not key.startswith("PARLOUR_")}
+    # No --store flag: the default, var/parlour.db under the working directory.
     command = [str(BIN / "parlour"), "serve", "--port", str(port), "--fish-port", "0", "--tsuro-port", "0"]
     process = subprocess.Popen(
-        command, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, env=env
+        command, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, env=clean_env()
     )
     try:
         wait_for_port(process, port)
