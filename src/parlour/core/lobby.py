@@ -615,5 +615,4 @@ class Lobby:
                 if any(seat.player is not None and seat.player.conn is None for seat in restored.seats):
                     # Seated again but gone meanwhile: as after a restart, it may come back.
                     self.grace_until = self.grace_until or now + self.settings.restart_grace
-        self._records.clear()
-        self._dirty.clear()
+        # What remains recorded now (a robot's turn played on reloading) is new: it is stored.
