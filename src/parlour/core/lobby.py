@@ -599,7 +599,9 @@ class Lobby:
         for player_id, row in players.items():
             current = self.players.get(player_id)
             if row is None and current is not None:  # registered by the failed change
+                recording, self.recording = self.recording, False  # nothing to delete
                 self._forget(current)
+                self.recording = recording
             elif row is not None and current is None:  # unregistered by it
                 self._load_player(row, now)
         for game_id, stored in games.items():
