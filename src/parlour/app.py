@@ -40,7 +40,7 @@ async def run_server(settings: Settings, stop: asyncio.Event | None = None) -> i
     store = open_store(settings.store, settings.store_sync)
     for sig in SHUTDOWN_SIGNALS:
         loop.add_signal_handler(sig, stop.set)
-    runtime = Runtime(store=store)
+    runtime = Runtime(store=store, store_writer=settings.store_writer)
     ledger = Ledger(settings.max_in_progress_games)  # one limit for every game of the server
     apologies = ApologiesService(settings, Random(), ledger)
     fish = FishService(settings, Random(), ledger=ledger) if settings.fish_port else None

@@ -81,6 +81,9 @@ class Settings:
     #: or "full" (they survive a power cut too); see parlour.storage.sqlite.
     store: str = "var/parlour.db"
     store_sync: str = "normal"
+    #: What commits: a writer "process" (the default: it does not compete with the event loop
+    #: for the interpreter lock) or a "thread" of the server's process.
+    store_writer: str = "process"
     #: After a restart, how long a player keeps its seat before a robot takes it.
     restart_grace: float = 2 * MINUTE
     #: How long finished game records are kept (0: forever).
@@ -117,6 +120,8 @@ class Settings:
             raise SettingError(f"store_sync must be normal or full, not {self.store_sync!r}")
         if not self.store:
             raise SettingError("store must be a file path or none")
+        if self.store_writer not in ("process", "thread"):
+            raise SettingError(f"store_writer must be process or thread, not {self.store_writer!r}")
         if self.fish_robot not in FISH_ROBOTS:
             raise SettingError(f"fish_robot must be one of {', '.join(FISH_ROBOTS)}, not {self.fish_robot!r}")
 

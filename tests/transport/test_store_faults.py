@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import sqlite3
 import urllib.request
 from collections.abc import AsyncIterator, Sequence
@@ -26,14 +27,17 @@ from parlour.storage import Record, StoreFailure
 from parlour.storage.sqlite import SQLiteStore
 from parlour.transport.runtime import Runtime
 from parlour.transport.websocket import serve_websocket
+from parlour.transport.writer import ProcessCommitter
 
 
 @asynccontextmanager
 async def server(
-    path: Path, kind: type[SQLiteStore] = SQLiteStore
+    path: Path, kind: type[SQLiteStore] = SQLiteStore, writer: str = "thread"
 ) -> AsyncIterator[tuple[Any, int, Runtime]]:
+    """A server on a store. Faults are injected into this process's store object, so the
+    commits happen on its writer thread here (the writer process is tested at the end)."""
     store = kind(path)
-    runtime = Runtime(store=store)
+    runtime = Runtime(store=store, store_writer=writer)
     service = ApologiesService(replace(Settings(), robot="random"), Random(5))
     runtime.execute(service.restore(store.load_live(), runtime.clock()), service)
     async with serve_websocket(service, "127.0.0.1", 0, runtime) as listener:
@@ -203,5 +207,40 @@ def test_a_read_only_store_refuses_changes_until_it_is_writable(tmp_path: Path) 
             await alice.send("REGISTER_PLAYER", handle="alice")  # the handle was never taken
             assert (await alice.until("PLAYER_REGISTERED"))["message"] == "PLAYER_REGISTERED"
             assert (await asyncio.to_thread(health, port))["store"] == "ok"
+
+    asyncio.run(asyncio.wait_for(test(), 30))
+
+
+def test_when_the_writer_process_dies_changes_are_refused_and_a_new_one_takes_over(tmp_path: Path) -> None:
+    async def test() -> None:
+        async with (
+            server(tmp_path / "p.db", writer="process") as (store, port, runtime),
+            connect(f"ws://127.0.0.1:{port}/") as ws,
+        ):
+            alice = Player(ws)
+            await alice.send("REGISTER_PLAYER", handle="alice")
+            alice.id = (await alice.until("PLAYER_REGISTERED"))["player_id"]
+            assert store.load_player(alice.id) is not None  # committed by the writer process
+            committer = runtime._committer
+            assert isinstance(committer, ProcessCommitter) and committer._process is not None
+            # The writer dies with a change on its way to it: that change is refused.
+            committer._process.send_signal(signal.SIGSTOP)
+            await alice.send(
+                "ADVERTISE_GAME", name="g", mode="ADULT", players=2, visibility="PUBLIC", invited_handles=[]
+            )
+            await asyncio.sleep(0.2)
+            committer._process.send_signal(signal.SIGKILL)
+            await asyncio.to_thread(committer._process.wait, 10)
+            failed = await alice.recv()
+            assert failed["message"] == "REQUEST_FAILED" and failed["context"]["reason"] == "INTERNAL_ERROR"
+            assert (await asyncio.to_thread(health, port))["store"] == "failing"
+            # The next change starts a new writer process, and is stored.
+            await alice.send(
+                "ADVERTISE_GAME", name="g", mode="ADULT", players=2, visibility="PUBLIC", invited_handles=[]
+            )
+            advertised = await alice.until("GAME_ADVERTISED")
+            assert advertised["message"] == "GAME_ADVERTISED"
+            assert (await asyncio.to_thread(health, port))["store"] == "ok"
+            assert store.load_game(advertised["context"]["game"]["game_id"]) is not None
 
     asyncio.run(asyncio.wait_for(test(), 30))

@@ -125,6 +125,7 @@ class SQLiteStore:
     def __init__(self, path: str | Path, sync: str = "normal") -> None:
         self.path = Path(path)
         self.location = str(path)
+        self.sync = sync
         if sync not in SYNC_MODES:
             raise ValueError(f"store_sync must be normal or full, not {sync!r}")
         self._refuse_foreign_file()

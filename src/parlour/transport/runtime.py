@@ -18,8 +18,9 @@ from parlour.core.service import Service
 from parlour.storage import GameRow, MoveRow, PlayerGone, PlayerRow, Record
 from parlour.storage import Store as StoreBackend
 from parlour.storage.base import StoreFailure
+from parlour.storage.sqlite import SQLiteStore
 from parlour.transport.outbox import Outbox
-from parlour.transport.writer import StoreWriter
+from parlour.transport.writer import ProcessCommitter, StoreWriter
 
 __all__ = ["Reload", "Runtime"]
 
@@ -72,7 +73,12 @@ class Runtime:
     on what could not be stored), until the services have returned to the stored state.
     """
 
-    def __init__(self, clock: Callable[[], float] = time.time, store: StoreBackend | None = None) -> None:
+    def __init__(
+        self,
+        clock: Callable[[], float] = time.time,
+        store: StoreBackend | None = None,
+        store_writer: str = "process",
+    ) -> None:
         self.clock = clock
         self.outboxes: dict[ConnId, Outbox] = {}
         self._ids = itertools.count(1)
@@ -94,7 +100,11 @@ class Runtime:
         self._recovery: asyncio.Task[None] | None = None
         self._idle = asyncio.Event()
         self._idle.set()
+        #: The thread that runs reads and housekeeping on the store (and commits, with
+        #: ``store_writer="thread"``), and what commits: that thread or a writer process.
         self._writer: StoreWriter | None = None
+        self._committer: StoreWriter | ProcessCommitter | None = None
+        self.store_writer = store_writer
 
     @property
     def store_status(self) -> str:
@@ -106,7 +116,7 @@ class Runtime:
     @property
     def transactions(self) -> int:
         """Transactions committed so far (each holds one or more loop iterations' records)."""
-        return 0 if self._writer is None else self._writer.transactions
+        return 0 if self._committer is None else self._committer.transactions
 
     def new_conn(self) -> ConnId:
         return next(self._ids)
@@ -173,13 +183,22 @@ class Runtime:
             batch.outcome = True  # held only to keep order behind earlier batches
             self._release()
             return
-        self._store_writer().commit(batch.records, self._generation, partial(self._committed, batch))
+        self._store_committer().commit(batch.records, self._generation, partial(self._committed, batch))
 
     def _store_writer(self) -> StoreWriter:
         if self._writer is None:
             assert self.store is not None
             self._writer = StoreWriter(self.store, asyncio.get_running_loop())
         return self._writer
+
+    def _store_committer(self) -> StoreWriter | ProcessCommitter:
+        if self._committer is None:
+            store = self.store
+            if self.store_writer == "process" and isinstance(store, SQLiteStore):
+                self._committer = ProcessCommitter(store.location, store.sync, asyncio.get_running_loop())
+            else:
+                self._committer = self._store_writer()
+        return self._committer
 
     def _committed(self, batch: _Batch, error: BaseException | None) -> None:
         if batch not in self._queued:
@@ -334,6 +353,8 @@ class Runtime:
             return
         await self.drain_store()
         store, now = self.store, self.clock()
+        if isinstance(self._committer, ProcessCommitter):
+            await self._committer.close()
         await self._in_writer(lambda: store.heartbeat(now))
         self._store_writer().close()
 

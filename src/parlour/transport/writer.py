@@ -10,6 +10,10 @@ heartbeat, purges) runs on the same thread, in turn, so the store is only ever u
 from __future__ import annotations
 
 import asyncio
+import itertools
+import socket
+import subprocess
+import sys
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -20,8 +24,9 @@ from typing import Any
 
 from parlour.storage import Record, Store
 from parlour.storage.base import StoreFailure
+from parlour.storage.pipe import FrameReader, decode_ack, encode_batch
 
-__all__ = ["StoreWriter"]
+__all__ = ["ProcessCommitter", "StoreWriter"]
 
 #: Called on the event loop with None once a batch is committed, or with the error.
 Done = Callable[[BaseException | None], None]
@@ -112,3 +117,80 @@ class StoreWriter:
             job.future.set_result(job.work())
         except BaseException as failure:
             job.future.set_exception(failure)
+
+
+class ProcessCommitter(asyncio.Protocol):
+    """Commits in a writer process (``parlour.storage.pipe``), over a socket pair: the event
+    loop writes each batch without waiting and hears back as the writer answers. If the
+    process dies, what it had not answered fails and the next commit starts a new one."""
+
+    def __init__(self, location: str, sync: str, loop: asyncio.AbstractEventLoop) -> None:
+        self.location, self.sync, self.loop = location, sync, loop
+        self.transactions = 0
+        #: The socket's transport (uvloop's are not asyncio.WriteTransport instances: duck-typed).
+        self._transport: Any = None
+        self._starting = False
+        #: Frames written before the connection is made (the first moments of a process).
+        self._unsent: list[bytes] = []
+        self._process: subprocess.Popen[bytes] | None = None
+        self._pending: dict[int, Done] = {}
+        self._numbers = itertools.count(1)
+        self._reader = FrameReader()
+
+    def commit(self, records: list[Record], generation: int, done: Done) -> None:
+        number = next(self._numbers)
+        self._pending[number] = done
+        frame = encode_batch(number, generation, records)
+        transport = self._transport
+        if transport is not None and not transport.is_closing():
+            transport.write(frame)
+            return
+        self._unsent.append(frame)
+        if not self._starting:
+            self._start()
+
+    def _start(self) -> None:
+        self._starting = True
+        self._reader = FrameReader()
+        ours, theirs = socket.socketpair()
+        with theirs:
+            self._process = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "parlour.storage.pipe",
+                    self.location,
+                    self.sync,
+                    str(theirs.fileno()),
+                ],
+                pass_fds=[theirs.fileno()],
+            )
+        self.loop.create_task(self.loop.connect_accepted_socket(lambda: self, ours))
+
+    # asyncio.Protocol
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport, self._starting = transport, False
+        unsent, self._unsent = self._unsent, []
+        self._transport.write(b"".join(unsent))
+
+    def data_received(self, data: bytes) -> None:
+        for frame in self._reader.feed(data):
+            number, transaction, error = decode_ack(frame)
+            self.transactions = max(self.transactions, transaction)
+            done = self._pending.pop(number, None)
+            if done is not None:
+                done(None if error is None else StoreFailure(f"{self.location}: {error}"))
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._transport = None
+        pending, self._pending = self._pending, {}
+        for done in pending.values():
+            done(StoreFailure(f"{self.location}: the store's writer process stopped"))
+
+    async def close(self) -> None:
+        """Let the writer finish what it has, then wait for it to exit."""
+        transport = self._transport
+        if transport is not None and not transport.is_closing():
+            transport.write_eof()
+        if self._process is not None:
+            await asyncio.to_thread(self._process.wait, 30)

@@ -1,0 +1,141 @@
+"""Committing in a separate process: the frames a server and its store writer exchange, and the
+writer's loop (``python -m parlour.storage.pipe PATH SYNC FD``).
+
+Why a process: the SQLite calls of a writer *thread* need CPython's interpreter lock between
+every step, and a busy event loop holds it; every commit then waits for the loop, and every
+move waits for its commit. A writer process has its own interpreter: a commit takes what
+SQLite takes, on the other core.
+
+A frame is a 4-byte big-endian length and a msgpack body. Server to writer: (batch number,
+generation, [(kind, record), ...]); writer to server: (batch number, transaction number, error
+or None). The writer commits every batch it finds waiting in one transaction; after a failed
+commit it refuses, unwritten, the rest of that generation (they were built on what could not
+be stored) until batches of a newer one arrive. It stops when the server closes its end (or
+dies): what it has received by then is committed first.
+"""
+
+from __future__ import annotations
+
+import signal
+import socket
+import struct
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+
+from parlour.storage.records import GameRow, MoveRow, PlayerGone, PlayerRow, Record
+
+__all__ = ["FrameReader", "decode_ack", "decode_batch", "encode_ack", "encode_batch", "serve"]
+
+KINDS: dict[str, type[Record]] = {"move": MoveRow, "game": GameRow, "player": PlayerRow, "gone": PlayerGone}
+NAMES: dict[type[Record], str] = {kind: name for name, kind in KINDS.items()}
+_HEADER = struct.Struct(">I")
+_encode = msgspec.msgpack.Encoder().encode
+_batch = msgspec.msgpack.Decoder(tuple[int, int, list[tuple[str, msgspec.Raw]]])
+_ack = msgspec.msgpack.Decoder(tuple[int, int, str | None])
+_records = {name: msgspec.msgpack.Decoder(kind) for name, kind in KINDS.items()}
+
+
+def _frame(body: bytes) -> bytes:
+    return _HEADER.pack(len(body)) + body
+
+
+def encode_batch(batch: int, generation: int, records: Sequence[Record]) -> bytes:
+    return _frame(_encode((batch, generation, [(NAMES[type(record)], record) for record in records])))
+
+
+def decode_batch(body: bytes) -> tuple[int, int, list[Record]]:
+    batch, generation, ops = _batch.decode(body)
+    return batch, generation, [_records[name].decode(raw) for name, raw in ops]
+
+
+def encode_ack(batch: int, transaction: int, error: str | None) -> bytes:
+    return _frame(_encode((batch, transaction, error)))
+
+
+def decode_ack(body: bytes) -> tuple[int, int, str | None]:
+    return _ack.decode(body)
+
+
+class FrameReader:
+    """Frames out of a byte stream, however it is cut."""
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+
+    def feed(self, data: bytes) -> list[bytes]:
+        buffer = self._buffer
+        buffer += data
+        frames = []
+        start = 0
+        while len(buffer) - start >= _HEADER.size:
+            (size,) = _HEADER.unpack_from(buffer, start)
+            end = start + _HEADER.size + size
+            if len(buffer) < end:
+                break
+            frames.append(bytes(buffer[start + _HEADER.size : end]))
+            start = end
+        del buffer[:start]
+        return frames
+
+
+def serve(sock: socket.socket, store: Any) -> None:
+    """The writer's loop: until the server closes its end."""
+    reader = FrameReader()
+    refused = -1
+    transactions = 0
+    while True:
+        data = sock.recv(1 << 20)
+        if not data:
+            return
+        # Everything already waiting joins this transaction.
+        sock.setblocking(False)
+        try:
+            while more := sock.recv(1 << 20):
+                data += more
+        except BlockingIOError:
+            pass
+        finally:
+            sock.setblocking(True)
+        batches = [decode_batch(frame) for frame in reader.feed(data)]
+        answers = []
+        while batches:
+            generation = batches[0][1]
+            group = []
+            while batches and batches[0][1] == generation:
+                group.append(batches.pop(0))
+            error: str | None = None
+            if generation <= refused:
+                error = "not written: an earlier change could not be stored"
+            else:
+                try:
+                    store.commit([record for _, _, records in group for record in records])
+                    transactions += 1
+                except Exception as failure:  # every failure is the store's: report it
+                    refused = generation
+                    error = str(failure)
+            answers += [encode_ack(batch, transactions, error) for batch, _, _ in group]
+        sock.sendall(b"".join(answers))
+
+
+def main(argv: Sequence[str]) -> int:
+    from parlour.storage.sqlite import SQLiteStore
+
+    path, sync, fd = argv
+    # The server stops it by closing its end, after its last commit; a Ctrl-C meant for the
+    # server must not stop it first.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    store = SQLiteStore(path, sync)
+    try:
+        with socket.socket(fileno=int(fd)) as sock:
+            serve(sock, store)
+    finally:
+        store.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
