@@ -66,11 +66,12 @@ class Runtime:
 
     With a ``store``, an input's effects wait until its records are committed, and while any
     batch waits every later effect waits behind it too, so no connection's messages are
-    reordered. Each loop iteration's records are one transaction, handed at once to the
-    writer thread, which commits batches one after another in order: several may be queued,
-    so the loop goes on while the writer writes, and the writer never sleeps between batches
-    under load. A failed commit fails every batch queued behind it unwritten (they were built
-    on what could not be stored), until the services have returned to the stored state.
+    reordered. Each loop iteration's records are one batch, handed at once to the writer (a
+    process, or a thread: ``store_writer``), which commits every batch waiting in one
+    transaction and answers them in order: several may be on their way, so the loop goes on
+    while the writer writes. A failed commit fails every batch queued behind it unwritten (they
+    were built on what could not be stored), until the services have returned to the stored
+    state.
     """
 
     def __init__(

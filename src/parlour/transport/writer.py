@@ -1,10 +1,14 @@
-"""The store's writer thread: group commit without a wake-up per batch.
+"""Who commits: the server's store thread, or a writer process. Group commit either way.
 
 The event loop hands over each loop iteration's records as soon as it has them. The writer
 takes everything waiting whenever it is free and commits it in one transaction, so under load
 it goes from one transaction to the next without sleeping, transactions grow with the load,
-and the loop never waits for the disk. Other work on the store (reads for the API, the
-heartbeat, purges) runs on the same thread, in turn, so the store is only ever used by it.
+and the loop never waits for the disk.
+
+``StoreWriter`` is a thread of the server that owns the server's own connection to the store:
+reads for the API, the heartbeat and purges run on it, in turn, and so do commits with
+``store_writer = "thread"``. ``ProcessCommitter`` sends commits to a writer process instead
+(``parlour.storage.pipe``), which does not share the interpreter lock with the event loop.
 """
 
 from __future__ import annotations
