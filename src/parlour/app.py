@@ -19,7 +19,7 @@ from parlour.protocols.streamed import aborted_tables
 from parlour.protocols.tsuro_tcp import TsuroService
 from parlour.settings import Settings
 from parlour.storage import Store, open_store
-from parlour.transport.runtime import Runtime
+from parlour.transport.runtime import DRAIN_SECONDS, Runtime
 from parlour.transport.tcp import serve_tcp
 from parlour.transport.websocket import serve_websocket
 
@@ -73,7 +73,7 @@ async def run_server(settings: Settings, stop: asyncio.Event | None = None) -> i
         ticker.cancel()
         for service in services:
             runtime.execute(service.shutdown(runtime.clock()), service)
-        await runtime.drain_store()
+        await runtime.drain_store(DRAIN_SECONDS)
         await runtime.flush(FLUSH_SECONDS)
     for sig in SHUTDOWN_SIGNALS:
         loop.remove_signal_handler(sig)

@@ -30,6 +30,8 @@ log = logging.getLogger("parlour.transport")
 
 #: How often the ticker records that the server is alive (downtime is measured from it).
 HEARTBEAT_SECONDS = 5.0
+#: How long a stop waits for the store to answer what it still holds.
+DRAIN_SECONDS = 10.0
 #: How often finished game records past ``record_retention`` are purged.
 PURGE_SECONDS = 3600.0
 
@@ -305,9 +307,13 @@ class Runtime:
             reload.failed = True
         return reload
 
-    async def drain_store(self) -> None:
-        """Until every held effect has been committed (or refused) and released."""
-        await self._idle.wait()
+    async def drain_store(self, timeout: float | None = None) -> None:
+        """Until every held effect has been committed (or refused) and released, or ``timeout``
+        seconds (a stop must not wait for ever on a store that does not answer)."""
+        try:
+            await asyncio.wait_for(self._idle.wait(), timeout)
+        except TimeoutError:
+            log.error("the store did not answer within %.0f s; stopping without it", timeout or 0)
 
     async def in_store_thread(self, work: Callable[[], T]) -> T:
         """Run ``work`` on the store's thread (in line with commits); inline without a store."""
@@ -352,7 +358,7 @@ class Runtime:
         """Commit what is held, record the last heartbeat, and stop the writer."""
         if self.store is None:
             return
-        await self.drain_store()
+        await self.drain_store(DRAIN_SECONDS)
         store, now = self.store, self.clock()
         if isinstance(self._committer, ProcessCommitter):
             await self._committer.close()

@@ -197,4 +197,7 @@ class ProcessCommitter(asyncio.Protocol):
         if transport is not None and not transport.is_closing():
             transport.write_eof()
         if self._process is not None:
-            await asyncio.to_thread(self._process.wait, 30)
+            try:
+                await asyncio.to_thread(self._process.wait, 30)
+            except subprocess.TimeoutExpired:
+                self._process.kill()  # it had everything; a writer that hangs is stopped
