@@ -6,11 +6,15 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
-from parlour.storage import MoveRow, Record, StoreFailure
+from parlour.storage import GameRow, MoveRow, Record, StoreFailure
+from parlour.storage.sqlite import SQLiteStore
+from parlour.transport.runtime import Runtime
 from parlour.transport.writer import StoreWriter
 
 
@@ -99,5 +103,34 @@ def test_jobs_run_on_the_writer_thread_in_turn() -> None:
         with pytest.raises(ZeroDivisionError):
             await asyncio.wrap_future(writer.run(lambda: 1 / 0))
         writer.close()
+
+    asyncio.run(asyncio.wait_for(test(), 10))
+
+
+def test_housekeeping_beats_and_forgets_records_past_their_retention(tmp_path: Path) -> None:
+    async def test() -> None:
+        store = SQLiteStore(tmp_path / "p.db")
+        old = GameRow(
+            id="old",
+            protocol="tsuro",
+            game="tsuro",
+            name="t",
+            state="COMPLETED",
+            created=1.0,
+            last_active=5.0,
+            seed=1,
+            finished=5.0,
+        )
+        recent = msgspec.structs.replace(old, id="recent", finished=3_000.0)
+        store.commit([old, recent])
+        runtime = Runtime(store=store, store_writer="thread")
+        await runtime.housekeeping(4_000.0, record_retention=3_600.0)
+        assert store.load_live().heartbeat == 4_000.0
+        assert [row.id for row in store.list_games()] == ["recent"]
+        await runtime.housekeeping(4_001.0, record_retention=3_600.0)  # neither is due again yet
+        assert store.load_live().heartbeat == 4_000.0
+        await runtime.housekeeping(4_005.0)
+        assert store.load_live().heartbeat == 4_005.0
+        await runtime.close_store()
 
     asyncio.run(asyncio.wait_for(test(), 10))

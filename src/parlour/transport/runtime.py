@@ -108,6 +108,7 @@ class Runtime:
         self._writer: StoreWriter | None = None
         self._committer: StoreWriter | ProcessCommitter | None = None
         self.store_writer = store_writer
+        self._last_beat = self._last_purge = float("-inf")
 
     @property
     def store_status(self) -> str:
@@ -334,7 +335,6 @@ class Runtime:
     async def tick_forever(
         self, services: list[Service], seconds: float, record_retention: float = 0
     ) -> None:
-        last_beat = last_purge = float("-inf")
         while True:
             await asyncio.sleep(seconds)
             now = self.clock()
@@ -343,13 +343,20 @@ class Runtime:
                     self.execute(service.tick(now), service)
                 except Exception:  # a failing check must not stop the ticker
                     log.exception("periodic checks failed")
-            store = self.store
-            if store is not None and now - last_beat >= HEARTBEAT_SECONDS:
-                last_beat = now
-                await self._in_writer(partial(store.heartbeat, now))
-            if store is not None and record_retention > 0 and now - last_purge >= PURGE_SECONDS:
-                last_purge = now
-                await self._in_writer(partial(store.purge, now - record_retention))
+            await self.housekeeping(now, record_retention)
+
+    async def housekeeping(self, now: float, record_retention: float = 0) -> None:
+        """What the store needs now and then: a heartbeat (downtime is measured from the last
+        one) and, with a ``record_retention``, forgetting finished games older than that."""
+        store = self.store
+        if store is None:
+            return
+        if now - self._last_beat >= HEARTBEAT_SECONDS:
+            self._last_beat = now
+            await self._in_writer(partial(store.heartbeat, now))
+        if record_retention > 0 and now - self._last_purge >= PURGE_SECONDS:
+            self._last_purge = now
+            await self._in_writer(partial(store.purge, now - record_retention))
 
     async def flush(self, timeout: float) -> None:
         await asyncio.gather(*(outbox.flush(timeout) for outbox in list(self.outboxes.values())))
