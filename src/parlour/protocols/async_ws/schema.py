@@ -1,0 +1,214 @@
+"""The JSON Schema of the /async protocol and the protocol reference generated from it (S2).
+
+``schema()`` is what ``GET /async/schema.json`` serves; ``markdown()`` renders the same schema as
+docs/async-protocol.md, so the declarations in messages.py, the schema and the document cannot drift
+(a test compares the file with ``markdown()``). Regenerate the document with::
+
+    python -m parlour.protocols.async_ws.schema > docs/async-protocol.md
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from typing import Any, Final
+
+import msgspec
+
+from parlour.protocols.async_ws.messages import ClientMessage, ServerMessage
+
+__all__ = ["REGENERATE", "main", "markdown", "schema"]
+
+REGENERATE: Final = "python -m parlour.protocols.async_ws.schema > docs/async-protocol.md"
+_DEFS: Final = "#/$defs/"
+
+# Hand-written: the framing (S1) and the rules every message shares (S2, S3, S20), which the
+# per-message sections below cannot say once.
+_HEADER: Final = f"""\
+# The Parlour async protocol (Scalable Server workflows)
+
+<!-- Generated from src/parlour/protocols/async_ws/messages.py: do not edit by hand.
+     Regenerate with: {REGENERATE} -->
+
+Parlour offers every workflow of the Scalable Server text with its message names, field names,
+statuses and error codes (decisions S1-S20 in `scalable-server-notes.md`).
+
+## Framing (S1)
+
+- A websocket on the main HTTP port at path `/async`; every other path stays the Apologies protocol.
+- One JSON object per **text** frame: `{{"type": "<MessageName>", ...fields}}`. Message and field
+  names are spelled exactly as in the text (`ActionCommitedRequest`, `finalScores`, `sessionToken`).
+  Binary frames are answered with `ErrorRequest` `BAD_REQUEST`.
+- Opaque payloads (states, summaries, user data, multicast data) are JSON strings; put base64 there
+  to carry bytes. Booleans are JSON booleans (S20).
+- Fields with a default may be left out, and the server leaves them out when they hold it.
+  Unknown fields are refused.
+
+## Requests, replies and errors (S2, S3)
+
+- A client may add `request_id` (a string of 1 to 64 characters) to any request; the direct reply
+  echoes it. Messages the server sends on its own carry none.
+- A refused request gets `ErrorRequest{{code, message, request_type, request_id}}`: an unknown
+  `type`, an unknown, missing, ill-typed or out-of-range field is `BAD_REQUEST` and the message
+  names the field. A bad request never closes the connection; only a flood past the rate limit
+  does (close code 1008).
+- `recipients_ids` is accepted on input as an alias of `recipient_ids` (S20); the server always
+  writes `recipient_ids`.
+- Ids (S6): global ids are positive account ids; local ids are seats 1..`max_players` in join
+  order; game ids are positive.
+
+The JSON Schema of all this is served at `GET /async/schema.json`.
+"""
+
+
+def schema() -> dict[str, Any]:
+    """The JSON Schema (2020-12) of every message both ways, with `ClientMessage` and `ServerMessage`."""
+    (client, server), components = msgspec.json.schema_components(
+        (ClientMessage, ServerMessage), ref_template=_DEFS + "{name}"
+    )
+    defs = dict(components)
+    defs["ClientMessage"] = client
+    defs["ServerMessage"] = server
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "Parlour async protocol",
+        "description": "One JSON object per websocket text frame on /async, tagged on `type` (S1, S2).",
+        "anyOf": [{"$ref": _DEFS + "ClientMessage"}, {"$ref": _DEFS + "ServerMessage"}],
+        "$defs": defs,
+    }
+
+
+def _refs(union: dict[str, Any]) -> list[str]:
+    return [str(option["$ref"]).removeprefix(_DEFS) for option in union["anyOf"]]
+
+
+def _anchor(name: str) -> str:
+    return name.lower()
+
+
+def _type(node: dict[str, Any]) -> str:
+    """A property's type in a few words, with its constraints."""
+    if "$ref" in node:
+        name = str(node["$ref"]).removeprefix(_DEFS)
+        return f"[{name}](#{_anchor(name)})"
+    if "anyOf" in node:
+        return " or ".join(_type(option) for option in node["anyOf"])
+    if "enum" in node:
+        return " or ".join(f"`{json.dumps(value)}`" for value in node["enum"])
+    kind = node.get("type")
+    if kind == "array":
+        if "prefixItems" in node:
+            text = "[" + ", ".join(_type(item) for item in node["prefixItems"]) + "]"
+        else:
+            text = f"array of {_type(node['items'])}"
+    elif kind == "object":
+        keys = node.get("propertyNames", {}).get("pattern")
+        text = f"object {{{f'key matching `{keys}`' if keys else 'string'}: {_type(node['additionalProperties'])}}}"
+    else:
+        text = str(kind)
+    limits = []
+    for key, template in (
+        ("minimum", "≥ {}"),
+        ("maximum", "≤ {}"),
+        ("minLength", "length ≥ {}"),
+        ("maxLength", "length ≤ {}"),
+        ("minItems", "≥ {} items"),
+        ("maxItems", "≤ {} items"),
+        ("pattern", "matching `{}`"),
+    ):
+        if key in node and not (
+            kind == "array" and "prefixItems" in node and key in ("minItems", "maxItems")
+        ):
+            limits.append(template.format(node[key]))
+    return f"{text} ({', '.join(limits)})" if limits else text
+
+
+def _descriptions(node: dict[str, Any]) -> list[str]:
+    found = [str(node["description"])] if "description" in node else []
+    for option in node.get("anyOf", []):
+        found.extend(_descriptions(option))
+    if isinstance(node.get("items"), dict):
+        found.extend(_descriptions(node["items"]))
+    return found
+
+
+def _prose(text: str) -> str:
+    """A docstring as Markdown paragraphs (msgspec keeps the source indentation)."""
+    paragraphs = re.split(r"\n\s*\n", text)
+    return "\n\n".join(" ".join(line.strip() for line in paragraph.splitlines()) for paragraph in paragraphs)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _section(name: str, node: dict[str, Any], direction: str | None) -> list[str]:
+    lines = [f"### {name}", ""]
+    if direction:
+        lines += [f"**Direction:** {direction}", ""]
+    if "title" in node and node["title"] != name:
+        lines += [_prose(str(node["title"])), ""]
+    if "description" in node:
+        lines += [_prose(str(node["description"])), ""]
+    properties: dict[str, Any] = node.get("properties", {})
+    required = set(node.get("required", []))
+    fields = [(key, value) for key, value in properties.items() if key != "type"]
+    if fields:
+        lines += ["| Field | Type | Required / default | Notes |", "|---|---|---|---|"]
+        for key, value in fields:
+            presence = "required" if key in required else f"default `{json.dumps(value.get('default'))}`"
+            notes = " ".join(dict.fromkeys(_descriptions(value)))
+            lines.append(f"| `{key}` | {_cell(_type(value))} | {presence} | {_cell(notes)} |")
+        lines.append("")
+    else:
+        lines += ["No fields besides `type`.", ""]
+    cited = sorted(
+        set(re.findall(r"\bS(\d{1,2})\b", json.dumps(node))), key=int
+    )  # every decision the declaration cites
+    rows = sorted(set(re.findall(r"catalogue row (\d+)", json.dumps(node))), key=int)
+    follows = [f"S{number}" for number in cited] + [f"catalogue row {row}" for row in rows]
+    if follows:
+        lines += [f"**Follows:** {', '.join(follows)}", ""]
+    return lines
+
+
+def markdown() -> str:
+    """The protocol reference, rendered from schema() alone."""
+    document = schema()
+    defs: dict[str, Any] = document["$defs"]
+    client = _refs(defs["ClientMessage"])
+    server = _refs(defs["ServerMessage"])
+    both = [name for name in client if name in server]
+    groups = (
+        ("Client to server", "client → server", [name for name in client if name not in both]),
+        ("Both ways", "both ways (client → server and server → client)", both),
+        ("Server to client", "server → client", [name for name in server if name not in both]),
+    )
+    messages = {name for _title, _direction, names in groups for name in names}
+    structures = sorted(
+        name for name in defs if name not in messages and name not in ("ClientMessage", "ServerMessage")
+    )
+    lines = [_HEADER, "## Contents", ""]
+    for title, _direction, names in groups:
+        lines.append(
+            f"- {title} ({len(names)}): " + ", ".join(f"[{name}](#{_anchor(name)})" for name in names)
+        )
+    lines += ["- Structures: " + ", ".join(f"[{name}](#{_anchor(name)})" for name in structures), ""]
+    for title, direction, names in groups:
+        lines += [f"## {title}", ""]
+        for name in names:
+            lines += _section(name, defs[name], direction)
+    lines += ["## Structures", "", "Nested objects; they carry no `type`.", ""]
+    for name in structures:
+        lines += _section(name, defs[name], None)
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def main() -> None:
+    """Print the protocol reference (see REGENERATE)."""
+    sys.stdout.write(markdown())
+
+
+if __name__ == "__main__":
+    main()
