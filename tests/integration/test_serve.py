@@ -12,6 +12,7 @@ from pathlib import Path
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
+from parlour.protocols.async_ws.schema import schema
 from tests.processes import BIN, clean_env, free_port, serve_command, wait_for_port
 
 
@@ -83,3 +84,11 @@ def test_the_default_store_is_created_under_the_working_directory(tmp_path: Path
     finally:
         process.terminate()
         process.wait(10)
+
+
+def test_the_async_protocol_schema_is_served(parlour_port: int) -> None:
+    with urllib.request.urlopen(f"http://127.0.0.1:{parlour_port}/async/schema.json", timeout=5) as response:
+        assert response.headers["Content-Type"] == "application/schema+json"
+        served = json.loads(response.read())
+    assert served == schema()
+    assert {"ClientMessage", "ServerMessage", "CommitActionRequest"} <= set(served["$defs"])

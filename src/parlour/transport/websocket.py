@@ -13,6 +13,7 @@ import mimetypes
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from functools import cache
 from http import HTTPStatus
 from importlib.resources import files
 from pathlib import Path
@@ -127,6 +128,8 @@ class WebsocketListener:
         path = request.path.split("?", 1)[0]
         if path.startswith("/api/"):
             return await self._api(request.path)
+        if path == "/async/schema.json":
+            return _response(HTTPStatus.OK, _async_schema(), "application/schema+json")
         if path == "/healthz":
             stats: dict[str, Any] = {
                 "status": "ok",
@@ -178,6 +181,14 @@ class WebsocketListener:
             runtime.execute(service.disconnected(conn, runtime.clock()), service)
             del runtime.outboxes[conn]
             writer.cancel()
+
+
+@cache
+def _async_schema() -> bytes:
+    """The JSON Schema of every /async message (scalable-server-notes.md S2), built once."""
+    from parlour.protocols.async_ws.schema import schema
+
+    return json.dumps(schema()).encode()
 
 
 def _response(status: HTTPStatus, body: bytes, content_type: str) -> Response:
