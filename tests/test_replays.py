@@ -29,11 +29,17 @@ def only_game(store: SQLiteStore) -> dict[str, Any]:
     return record_json(*found)
 
 
-def test_an_apologies_game_replays_to_every_state_its_player_saw(tmp_path: Path) -> None:
-    store = SQLiteStore(tmp_path / "p.db")
-    server = Server(seed=11, robot="random")
+def recorded_server(store: SQLiteStore, seed: int) -> Server:
+    """An Apologies service with random robots, committing into ``store`` as it plays."""
+    server = Server(seed=seed, robot="random")
     server.service.restore(store.load_live(), server.now)
     server._take = Recorder(store, server._take)  # type: ignore[method-assign]
+    return server
+
+
+def test_an_apologies_game_replays_to_every_state_its_player_saw(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "p.db")
+    server = recorded_server(store, seed=11)
     alice = server.connect(1)
     alice.register("alice")
     alice.advertise(players=3, mode="ADULT")
@@ -221,9 +227,7 @@ def test_the_api_filters_by_how_games_ended(tmp_path: Path) -> None:
 
 def test_an_apologies_record_names_each_seats_colour_and_each_move(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path / "p.db")
-    server = Server(seed=3, robot="random")
-    server.service.restore(store.load_live(), server.now)
-    server._take = Recorder(store, server._take)  # type: ignore[method-assign]
+    server = recorded_server(store, seed=3)
     alice = server.connect(1)
     alice.register("alice")
     alice.advertise(players=2)

@@ -58,6 +58,12 @@ class Player:
             body["context"] = context
         await self.ws.send(json.dumps(body))
 
+    async def advertise(self) -> None:
+        """A public 2-seat ADULT game."""
+        await self.send(
+            "ADVERTISE_GAME", name="g", mode="ADULT", players=2, visibility="PUBLIC", invited_handles=[]
+        )
+
     async def recv(self) -> dict[str, Any]:
         message: dict[str, Any] = json.loads(await asyncio.wait_for(self.ws.recv(), 10))
         return message
@@ -161,14 +167,7 @@ def test_a_locked_store_refuses_changes_until_the_lock_goes(tmp_path: Path) -> N
                 alice.id = (await alice.until("PLAYER_REGISTERED"))["player_id"]
                 other = sqlite3.connect(tmp_path / "p.db", isolation_level=None)
                 other.execute("BEGIN EXCLUSIVE")  # another process holds the file
-                await alice.send(
-                    "ADVERTISE_GAME",
-                    name="g",
-                    mode="ADULT",
-                    players=2,
-                    visibility="PUBLIC",
-                    invited_handles=[],
-                )
+                await alice.advertise()
                 failed = await alice.recv()
                 assert failed["message"] == "REQUEST_FAILED"
                 assert (await asyncio.to_thread(health, port))["store"] == "failing"
@@ -177,14 +176,7 @@ def test_a_locked_store_refuses_changes_until_the_lock_goes(tmp_path: Path) -> N
                 # Nothing was advertised: the player is free to advertise again, and it works.
                 await alice.send("LIST_AVAILABLE_GAMES")
                 assert (await alice.until("AVAILABLE_GAMES"))["context"]["games"] == []
-                await alice.send(
-                    "ADVERTISE_GAME",
-                    name="g",
-                    mode="ADULT",
-                    players=2,
-                    visibility="PUBLIC",
-                    invited_handles=[],
-                )
+                await alice.advertise()
                 assert (await alice.until("GAME_ADVERTISED"))["message"] == "GAME_ADVERTISED"
                 assert (await asyncio.to_thread(health, port))["store"] == "ok"
 
@@ -225,9 +217,7 @@ def test_when_the_writer_process_dies_changes_are_refused_and_a_new_one_takes_ov
             assert isinstance(committer, ProcessCommitter) and committer._process is not None
             # The writer dies with a change on its way to it: that change is refused.
             committer._process.send_signal(signal.SIGSTOP)
-            await alice.send(
-                "ADVERTISE_GAME", name="g", mode="ADULT", players=2, visibility="PUBLIC", invited_handles=[]
-            )
+            await alice.advertise()
             await asyncio.sleep(0.2)
             committer._process.send_signal(signal.SIGKILL)
             await asyncio.to_thread(committer._process.wait, 10)
@@ -235,9 +225,7 @@ def test_when_the_writer_process_dies_changes_are_refused_and_a_new_one_takes_ov
             assert failed["message"] == "REQUEST_FAILED" and failed["context"]["reason"] == "INTERNAL_ERROR"
             assert (await asyncio.to_thread(health, port))["store"] == "failing"
             # The next change starts a new writer process, and is stored.
-            await alice.send(
-                "ADVERTISE_GAME", name="g", mode="ADULT", players=2, visibility="PUBLIC", invited_handles=[]
-            )
+            await alice.advertise()
             advertised = await alice.until("GAME_ADVERTISED")
             assert advertised["message"] == "GAME_ADVERTISED"
             assert (await asyncio.to_thread(health, port))["store"] == "ok"
