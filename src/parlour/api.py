@@ -11,7 +11,8 @@ transport); bad parameters get 400 with a JSON ``error`` naming the parameter.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from http import HTTPStatus
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -22,16 +23,34 @@ from parlour.replays import game_json, summary_json
 from parlour.storage import Store
 from parlour.storage.migrations import FINISHED_STATES
 
-__all__ = ["ApiResponse", "handle_api"]
+__all__ = ["ApiResponse", "HttpRequest", "handle_api"]
 
 MAX_LIMIT = 200
 DEFAULT_LIMIT = 50
 
 
 @dataclass(frozen=True, slots=True)
+class HttpRequest:
+    """One HTTP request as the transport read it, for handlers that need more than a GET path."""
+
+    method: str
+    #: The request target as sent (path and query).
+    target: str
+    #: The path alone, without the query.
+    path: str
+    #: Header names in lower case.
+    headers: Mapping[str, str]
+    body: bytes
+    #: The peer's address (for per-address limits; never logged with secrets).
+    client: str
+
+
+@dataclass(frozen=True, slots=True)
 class ApiResponse:
     status: HTTPStatus
     body: bytes
+    #: Extra headers (e.g. Retry-After); Content-Type and Content-Length are the transport's.
+    headers: tuple[tuple[str, str], ...] = field(default=())
 
 
 class BadParameter(ValueError):
