@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 import os
@@ -16,15 +17,22 @@ from parlour.cli import main
 from parlour.settings import Settings
 from parlour.storage.migrations import LATEST
 from parlour.storage.sqlite import SQLiteStore
-from tests.storage.rows import game, move_rows, populate
+from tests.storage.rows import async_game, game, move_rows, populate, populate_async
+
+#: What the export and import of the ``store_path`` fixture say they moved.
+SUMMARY = (
+    "2 players, 6 games, 16 moves, 3 accounts, 4 async games, 9 async turns, 4 ratings, 2 metadata values"
+)
 
 
 @pytest.fixture
 def store_path(tmp_path: Path) -> Path:
-    """A store with two players and six games (three finished), closed again."""
+    """A store with two players and six games (three finished), and /async rows: three accounts,
+    four games (one OVER) with nine turns, four ratings, a metadata value and the token secret."""
     path = tmp_path / "parlour.db"
     store = SQLiteStore(path)
-    store.commit(populate(games=6, moves=4))
+    store.commit([*populate(games=6, moves=4), *populate_async(accounts=3, games=4, turns=3)])
+    store.ensure_secret("session_secret")
     store.close()
     return path
 
@@ -61,13 +69,26 @@ def test_check_prints_the_report_and_succeeds_on_a_sound_store(
         "games: 6 (ADVERTISED 2, COMPLETED 3, PLAYING 1)",
         "moves: 16",
         "game seats: 6",
+        "accounts: 3",
+        "async games: 4 (NOT_STARTED 1, OUTCOME 1, OVER 1, RUNNING 1)",
+        "async turns: 9",
+        "ratings: 4",
         "ok",
     ]
     status, out, _ = _run(capsys, "db", "check", "--store", str(store_path), "--json")
     assert status == 0
     report = json.loads(out)
     assert report["ok"] is True
-    assert report["counts"] == {"players": 2, "games": 6, "moves": 16, "game_seats": 6}
+    assert report["counts"] == {
+        "players": 2,
+        "games": 6,
+        "moves": 16,
+        "game_seats": 6,
+        "accounts": 3,
+        "async_games": 4,
+        "async_turns": 9,
+        "ratings": 4,
+    }
 
 
 def test_check_fails_on_a_game_missing_moves(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -131,9 +152,22 @@ def test_an_export_imported_into_a_new_store_exports_the_same_file(
     dump = tmp_path / "dump.jsonl"
     status, out, err = _run(capsys, "db", "export", str(dump), "--store", str(store_path))
     assert (status, err) == (0, "")
-    assert out == f"exported 2 players, 6 games, 16 moves to {dump}\n"
+    assert out == f"exported {SUMMARY} to {dump}\n"
     lines = [json.loads(line) for line in dump.read_text().splitlines()]
-    assert [line["kind"] for line in lines] == ["player"] * 2 + ["game"] * 6 + ["move"] * 16
+    assert [line["kind"] for line in lines] == (
+        ["player"] * 2
+        + ["game"] * 6
+        + ["move"] * 16
+        + ["account"] * 3
+        + ["async_game"] * 4
+        + ["async_turn"] * 9
+        + ["rating"] * 4
+        + ["meta"] * 2
+    )
+    # Bytes as base64 text; the store's own metadata (version, heartbeat) is not exported.
+    first_game = next(line["fields"] for line in lines if line["kind"] == "async_game")
+    assert base64.b64decode(first_game["doc"]) == async_game(1, "NOT_STARTED").doc
+    assert [line["fields"]["key"] for line in lines if line["kind"] == "meta"] == ["motd", "session_secret"]
     assert [[line["kind"], line["fields"]] for line in lines] == [
         [kind, fields] for kind, fields in json.loads(json.dumps(_export(store_path)))
     ]
@@ -141,7 +175,7 @@ def test_an_export_imported_into_a_new_store_exports_the_same_file(
     copy = tmp_path / "new" / "copy.db"
     status, out, err = _run(capsys, "db", "import", str(dump), "--store", str(copy))
     assert (status, err) == (0, "")
-    assert out == f"imported 2 players, 6 games, 16 moves into {copy}\n"
+    assert out == f"imported {SUMMARY} into {copy}\n"
     again = tmp_path / "again.jsonl"
     assert _run(capsys, "db", "export", str(again), "--store", str(copy))[0] == 0
     assert again.read_bytes() == dump.read_bytes()
@@ -152,13 +186,13 @@ def test_export_and_import_through_stdout_and_stdin(
 ) -> None:
     status, out, err = _run(capsys, "db", "export", "-", "--store", str(store_path))
     assert status == 0
-    assert len(out.splitlines()) == 24
-    assert err == "exported 2 players, 6 games, 16 moves\n"  # the summary keeps off stdout
+    assert len(out.splitlines()) == 24 + 3 + 4 + 9 + 4 + 2
+    assert err == f"exported {SUMMARY}\n"  # the summary keeps off stdout
     monkeypatch.setattr("sys.stdin", io.StringIO(out))
     copy = tmp_path / "copy.db"
     status, printed, _ = _run(capsys, "db", "import", "-", "--store", str(copy))
     assert status == 0
-    assert printed == f"imported 2 players, 6 games, 16 moves into {copy}\n"
+    assert printed == f"imported {SUMMARY} into {copy}\n"
     assert _export(copy) == _export(store_path)
 
 
@@ -202,8 +236,29 @@ PLAYER = '{"kind": "player", "fields": {"id": "p", "handle": "h", "registered": 
             '"choice": 0, "at": 1.0}}\n',
             "FOREIGN KEY constraint failed",
         ),
+        (
+            '{"kind": "meta", "fields": {"key": "schema_version", "value": "99"}}\n',
+            "dump.jsonl line 1: the meta does not fit: parlour_meta key 'schema_version' belongs to the store",
+        ),
+        (
+            '{"kind": "async_game", "fields": {"id": 1, "game_type": "chess", "status": "RUNNING", '
+            '"created": 1.0, "updated": 1.0, "doc": "not base64!"}}\n',
+            "dump.jsonl line 1: the async_game does not fit: Invalid base64 encoded string",
+        ),
+        (
+            '{"kind": "async_turn", "fields": {"game_id": 5, "turn_index": 0, "at": 1.0, "doc": ""}}\n',
+            "FOREIGN KEY constraint failed",
+        ),
     ],
-    ids=["not-json", "unknown-kind", "missing-fields", "move-of-no-game"],
+    ids=[
+        "not-json",
+        "unknown-kind",
+        "missing-fields",
+        "move-of-no-game",
+        "store-meta",
+        "not-base64",
+        "turn-of-no-game",
+    ],
 )
 def test_a_bad_export_is_refused_with_where_and_leaves_no_store_behind(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, problem: str

@@ -61,3 +61,63 @@ def test_every_setting_has_a_flag() -> None:
 def test_serve_reports_bad_settings(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert main(["serve", "--config", str(tmp_path / "missing.toml")]) == 2
     assert "cannot read" in capsys.readouterr().err
+
+
+def test_account_settings_defaults() -> None:
+    settings = Settings()
+    assert settings.session_ttl == 30 * 24 * 3600
+    assert (settings.auth_jwt_key, settings.jwt_algorithms(), settings.auth_jwt_name_claim) == (
+        "",
+        ["RS256"],
+        "preferred_username",
+    )
+    assert (settings.auth_jwt_issuer, settings.auth_jwt_audience) == ("", "")
+    assert (
+        settings.login_failures_per_name,
+        settings.login_failures_per_address,
+        settings.login_window,
+    ) == (5, 20, 900.0)
+
+
+def test_the_external_jwt_key_is_read_from_the_environment_and_never_shown() -> None:
+    secret = "s3cret-" * 10
+    settings = load_settings(
+        None,
+        {"PARLOUR_AUTH_JWT_KEY": secret, "PARLOUR_AUTH_JWT_ALGORITHMS": "HS256, HS512"},
+    )
+    assert settings.auth_jwt_key == secret
+    assert settings.jwt_algorithms() == ["HS256", "HS512"]
+    assert secret not in repr(settings)
+
+
+PEM = "-----BEGIN PUBLIC KEY-----\nMFkw...\n-----END PUBLIC KEY-----\n"
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"session_ttl": 0.0}, "session_ttl must be positive"),
+        ({"login_window": 0.0}, "login_window must be positive"),
+        ({"login_failures_per_name": -1}, "login_failures_per_name must not be negative"),
+        ({"auth_jwt_name_claim": ""}, "auth_jwt_name_claim must name a claim"),
+        ({"auth_jwt_algorithms": " , "}, "must name at least one algorithm"),
+        ({"auth_jwt_algorithms": "RS256,none"}, "unknown algorithm 'none'"),
+        ({"auth_jwt_algorithms": "HS256,RS256"}, "all HS\\* \\(a shared secret\\) or none"),
+        ({"auth_jwt_algorithms": "HS512", "auth_jwt_key": "x" * 63}, "at least 64 bytes for HS512"),
+        ({"auth_jwt_key": "x" * 100}, "must be a PEM public key for RS256"),
+    ],
+)
+def test_account_settings_errors(values: dict[str, object], message: str) -> None:
+    with pytest.raises(SettingError, match=message) as refused:
+        Settings(**values)  # type: ignore[arg-type]
+    assert "x" * 32 not in str(refused.value)  # never the key
+
+
+def test_valid_external_jwt_settings() -> None:
+    assert Settings(auth_jwt_key=PEM, auth_jwt_algorithms="RS256,ES256").jwt_algorithms() == [
+        "RS256",
+        "ES256",
+    ]
+    assert Settings(auth_jwt_key="k" * 32, auth_jwt_algorithms="HS256").auth_jwt_key == "k" * 32
+    # Without a key, the algorithms are only checked for their names.
+    assert Settings(auth_jwt_algorithms="HS384").jwt_algorithms() == ["HS384"]

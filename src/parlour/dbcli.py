@@ -5,9 +5,16 @@ its work, 1 when it could not (the reason on one line of stderr, no traceback), 
 command line cannot name a store. They may run beside a server serving from the same file:
 the SQLite store is in WAL mode, so they read, and back up, while the server writes.
 
-An export is JSON lines, one row each: ``{"kind": "player"|"game"|"move", "fields": {...}}``,
-players first, then games, then moves. The row's fields are nested rather than spread beside
-``kind`` because a move row has a ``kind`` field of its own (a move or a seat removed).
+An export is JSON lines, one row each: ``{"kind": KIND, "fields": {...}}``, in this order:
+``player``, ``game``, ``move`` (the Apologies, Fish and Tsuro tables), then ``account``,
+``async_game``, ``async_turn``, ``rating`` (the /async protocol's) and ``meta`` (values kept
+in the store's metadata, except the store's own version and heartbeat). Bytes (the /async
+games' and turns' documents) are base64 text. The row's fields are nested rather than spread
+beside ``kind`` because a move row has a ``kind`` field of its own (a move or a seat removed).
+
+**An export must be kept as private as the store itself**: it holds every account's password
+hash and, in its ``meta`` rows, the secret that signs session tokens (whoever has it can sign
+a token for any account). An import brings that secret along, so tokens issued before stay valid.
 """
 
 from __future__ import annotations
@@ -22,13 +29,24 @@ from typing import IO, Any
 
 import msgspec
 
-from parlour.storage import NO_STORE, GameRow, MoveRow, PlayerRow, Store, StoreError, open_store
+from parlour.storage import EXPORT_KINDS, NO_STORE, Record, Store, StoreError, open_store
 
 __all__ = ["backup", "check", "export", "import_", "run"]
 
 #: The kinds of rows an export holds, in the order it writes them, and their records.
-ROWS: dict[str, type[PlayerRow | GameRow | MoveRow]] = {"player": PlayerRow, "game": GameRow, "move": MoveRow}
+ROWS: dict[str, type[Record]] = EXPORT_KINDS
 KINDS = tuple(ROWS)
+#: How the summaries name each kind: one, many.
+NAMES = {
+    "player": ("player", "players"),
+    "game": ("game", "games"),
+    "move": ("move", "moves"),
+    "account": ("account", "accounts"),
+    "async_game": ("async game", "async games"),
+    "async_turn": ("async turn", "async turns"),
+    "rating": ("rating", "ratings"),
+    "meta": ("metadata value", "metadata values"),
+}
 #: The FILE argument that means stdout (export) or stdin (import).
 STDIO = "-"
 
@@ -87,7 +105,12 @@ def _open(location: str, *, create: bool = False) -> Store:
 
 
 def _counts(counts: dict[str, int]) -> str:
-    return ", ".join(f"{counts.get(kind, 0)} {kind}s" for kind in KINDS)
+    named = []
+    for kind in KINDS:
+        count = counts.get(kind, 0)
+        one, many = NAMES[kind]
+        named.append(f"{count} {one if count == 1 else many}")
+    return ", ".join(named)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -97,6 +120,7 @@ def _counts(counts: dict[str, int]) -> str:
 def _report_lines(location: str, report: dict[str, Any]) -> list[str]:
     counts: dict[str, int] = report["counts"]
     states = ", ".join(f"{state} {count}" for state, count in report["games_by_state"].items())
+    statuses = ", ".join(f"{status} {count}" for status, count in report["async_games_by_status"].items())
     return [
         f"store: {location} (schema version {report['schema_version']})",
         *(f"integrity: {line}" for line in report["integrity"]),
@@ -106,6 +130,10 @@ def _report_lines(location: str, report: dict[str, Any]) -> list[str]:
         f"games: {counts['games']}" + (f" ({states})" if states else ""),
         f"moves: {counts['moves']}",
         f"game seats: {counts['game_seats']}",
+        f"accounts: {counts['accounts']}",
+        f"async games: {counts['async_games']}" + (f" ({statuses})" if statuses else ""),
+        f"async turns: {counts['async_turns']}",
+        f"ratings: {counts['ratings']}",
         "ok" if report["ok"] else "NOT OK: see the lines above",
     ]
 

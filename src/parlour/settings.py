@@ -11,6 +11,7 @@ import os
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
+from dataclasses import field as dataclass_field
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,23 @@ ROBOT_CHOICES = ("random", "greedy", "search")
 FISH_ROBOTS = ("random", "search")
 TSURO_ROBOTS = ("random", "lookahead")
 MINUTE = 60.0
+DAY = 24 * 60 * MINUTE
+#: JWT algorithms an external provider may sign with: HMAC ones (a shared secret, at least as
+#: many bytes as the hash, RFC 7518 3.2) and public-key ones (a PEM public key).
+JWT_HMAC_KEY_BYTES = {"HS256": 32, "HS384": 48, "HS512": 64}
+JWT_PUBLIC_KEY_ALGORITHMS = (
+    "RS256",
+    "RS384",
+    "RS512",
+    "PS256",
+    "PS384",
+    "PS512",
+    "ES256",
+    "ES256K",
+    "ES384",
+    "ES512",
+    "EdDSA",
+)
 
 
 class SettingError(ValueError):
@@ -89,6 +107,32 @@ class Settings:
     #: How long finished game records are kept (0: forever).
     record_retention: float = 0.0
 
+    #: Accounts of /async (scalable-server-notes.md S4). How long a session token lasts.
+    session_ttl: float = 30 * DAY
+    #: A deployment's own OAuth2/OIDC provider: the key its JWTs are checked with (a PEM public
+    #: key, or a shared secret for HS* algorithms); empty: Parlour's own accounts only. A secret
+    #: is better set in the environment (PARLOUR_AUTH_JWT_KEY) than on the command line, which
+    #: other users of the machine can read. Never shown in a repr or a log.
+    auth_jwt_key: str = dataclass_field(default="", repr=False)
+    #: The algorithms accepted, comma-separated: all HS* (shared secret) or none (public key).
+    auth_jwt_algorithms: str = "RS256"
+    #: When set, a token's ``iss`` and ``aud`` must be these. A token naming an audience is
+    #: refused unless ``auth_jwt_audience`` is set to it.
+    auth_jwt_issuer: str = ""
+    auth_jwt_audience: str = ""
+    #: The claim that holds the account name.
+    auth_jwt_name_claim: str = "preferred_username"
+    #: Failed logins allowed per account name and per address within ``login_window``
+    #: seconds, before further tries must wait (0: no limit of that kind).
+    login_failures_per_name: int = 5
+    login_failures_per_address: int = 20
+    login_window: float = 15 * MINUTE
+
+    #: The HTTP and websocket stack of ``port``: "h11" (HTTP/1.1 with request bodies, and
+    #: websockets driven sans-I/O) or "legacy" (websockets' asyncio server, which cannot read a
+    #: request body). "legacy" is kept only to compare the two in one benchmark run.
+    http_stack: str = "h11"
+
     def __post_init__(self) -> None:
         if self.robot not in ROBOT_CHOICES:
             raise SettingError(f"robot must be one of {', '.join(ROBOT_CHOICES)}, not {self.robot!r}")
@@ -122,8 +166,43 @@ class Settings:
             raise SettingError("store must be a file path or none")
         if self.store_writer not in ("process", "thread"):
             raise SettingError(f"store_writer must be process or thread, not {self.store_writer!r}")
+        self._check_accounts()
+        if self.http_stack not in ("h11", "legacy"):
+            raise SettingError(f"http_stack must be h11 or legacy, not {self.http_stack!r}")
         if self.fish_robot not in FISH_ROBOTS:
             raise SettingError(f"fish_robot must be one of {', '.join(FISH_ROBOTS)}, not {self.fish_robot!r}")
+
+    def jwt_algorithms(self) -> list[str]:
+        """``auth_jwt_algorithms`` as a list."""
+        return [name.strip() for name in self.auth_jwt_algorithms.split(",") if name.strip()]
+
+    def _check_accounts(self) -> None:
+        if not self.session_ttl > 0:
+            raise SettingError("session_ttl must be positive")
+        if not self.login_window > 0:
+            raise SettingError("login_window must be positive")
+        if not self.auth_jwt_name_claim:
+            raise SettingError("auth_jwt_name_claim must name a claim")
+        algorithms = self.jwt_algorithms()
+        if not algorithms:
+            raise SettingError("auth_jwt_algorithms must name at least one algorithm")
+        known = (*JWT_HMAC_KEY_BYTES, *JWT_PUBLIC_KEY_ALGORITHMS)
+        for name in algorithms:
+            if name not in known:
+                raise SettingError(
+                    f"auth_jwt_algorithms: unknown algorithm {name!r} (one of {', '.join(known)})"
+                )
+        hmac = [name for name in algorithms if name in JWT_HMAC_KEY_BYTES]
+        if hmac and len(hmac) != len(algorithms):
+            # A public key accepted as an HMAC secret would let anyone who has it sign tokens.
+            raise SettingError("auth_jwt_algorithms must be all HS* (a shared secret) or none (a public key)")
+        if self.auth_jwt_key:
+            # Never the key itself in a message.
+            shortest = max((JWT_HMAC_KEY_BYTES[name] for name in hmac), default=0)
+            if hmac and len(self.auth_jwt_key.encode()) < shortest:
+                raise SettingError(f"auth_jwt_key must have at least {shortest} bytes for {', '.join(hmac)}")
+            if not hmac and "-----BEGIN" not in self.auth_jwt_key:
+                raise SettingError(f"auth_jwt_key must be a PEM public key for {', '.join(algorithms)}")
 
 
 FIELDS = {field.name: field for field in fields(Settings)}

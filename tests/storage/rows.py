@@ -4,9 +4,37 @@ from __future__ import annotations
 
 from typing import Any
 
-from parlour.storage import MOVE, REMOVE_SEAT, GameRow, MoveRow, PlayerRow, Record, SeatRow
+from parlour.storage import (
+    MOVE,
+    REMOVE_SEAT,
+    AccountRow,
+    AsyncGameRow,
+    AsyncTurnRow,
+    GameRow,
+    MetaRow,
+    MoveRow,
+    PlayerRow,
+    RatingRow,
+    Record,
+    SeatRow,
+)
 
-__all__ = ["finished_game", "game", "move_rows", "player", "populate"]
+__all__ = [
+    "ASYNC_STATUSES",
+    "account",
+    "async_game",
+    "async_turns",
+    "finished_game",
+    "game",
+    "move_rows",
+    "player",
+    "populate",
+    "populate_async",
+    "rating",
+]
+
+#: The statuses ``populate_async`` gives its games in turn: three live ones, then two over.
+ASYNC_STATUSES = ("NOT_STARTED", "RUNNING", "OUTCOME", "OVER", "ABORTED")
 
 
 def player(number: int, handle: str | None = None) -> PlayerRow:
@@ -66,4 +94,64 @@ def populate(games: int = 6, moves: int = 4) -> list[Record]:
             row = game(number, state="ADVERTISED")  # not started: no moves yet
         records.append(row)
         records.extend(move_rows(row.id, row.moves))
+    return records
+
+
+def account(number: int, name: str | None = None, password_hash: str | None = None) -> AccountRow:
+    return AccountRow(
+        id=number,
+        name=name or f"Player{number}",
+        password_hash=f"$argon2id$v=19$m=65536,t=3,p=4$salt{number}$hash{number}"
+        if password_hash is None
+        else password_hash,
+        created=3000.0 + number,
+    )
+
+
+def async_game(number: int, status: str = "RUNNING", **fields: Any) -> AsyncGameRow:
+    """An /async game whose document holds every byte value (NUL included) and its number."""
+    defaults: dict[str, Any] = {
+        "id": number,
+        "game_type": "chess",
+        "status": status,
+        "created": 4000.0 + number,
+        "updated": 4100.0 + number,
+        "doc": bytes(range(256)) + number.to_bytes(8, "big"),
+    }
+    defaults.update(fields)
+    return AsyncGameRow(**defaults)
+
+
+def async_turns(game_id: int, count: int, start: int = 0) -> list[AsyncTurnRow]:
+    return [
+        AsyncTurnRow(game_id, index, 4200.0 + index, b"\x00turn\xff" + bytes([index % 256]) * index)
+        for index in range(start, count)
+    ]
+
+
+def rating(account_id: int, game_type: str = "chess", mu: float = 25.0, sigma: float = 25 / 3) -> RatingRow:
+    return RatingRow(
+        account_id=account_id,
+        game_type=game_type,
+        mu=mu,
+        sigma=sigma,
+        games=account_id,
+        updated=5000.0 + account_id,
+        ordinal=mu - 3 * sigma,
+    )
+
+
+def populate_async(accounts: int = 3, games: int = 4, turns: int = 3) -> list[Record]:
+    """One batch of /async rows: accounts, a chess rating each (and a go rating for the first),
+    games of the statuses of ASYNC_STATUSES in turn, each but NOT_STARTED with its turns, and a
+    metadata value. Children come before their parents: a commit writes parents first."""
+    records: list[Record] = []
+    for number in range(1, games + 1):
+        status = ASYNC_STATUSES[(number - 1) % len(ASYNC_STATUSES)]
+        records.extend(async_turns(number, 0 if status == "NOT_STARTED" else turns))
+        records.append(async_game(number, status))
+    records.extend(rating(number, mu=20.0 + number) for number in range(1, accounts + 1))
+    records.append(rating(1, "go"))
+    records.extend(account(number) for number in range(1, accounts + 1))
+    records.append(MetaRow("motd", "Welcome to the parlour"))
     return records

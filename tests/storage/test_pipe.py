@@ -6,10 +6,14 @@ import socket
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import get_args
 
-from parlour.storage import GameRow, MoveRow, PlayerGone, PlayerRow, Record, SeatRow
-from parlour.storage.pipe import FrameReader, decode_ack, decode_batch, encode_batch, serve
+import pytest
+
+from parlour.storage import EXPORT_KINDS, GameRow, MoveRow, PlayerGone, PlayerRow, Record, SeatRow
+from parlour.storage.pipe import KINDS, FrameReader, decode_ack, decode_batch, encode_batch, serve
 from parlour.storage.sqlite import SQLiteStore
+from tests.storage.rows import account, async_game, async_turns, populate_async, rating
 
 
 def test_batches_round_trip_however_the_stream_is_cut() -> None:
@@ -75,3 +79,71 @@ def test_the_writer_refuses_the_rest_of_a_failed_generation_then_writes_again(tm
     loop.join(5)
     assert not loop.is_alive()
     assert sorted(row.handle for row in store.load_live().players) == ["cat", "zed"]
+
+
+def test_every_kind_of_record_has_a_tag_in_the_frames() -> None:
+    assert set(KINDS.values()) == set(get_args(Record)) == {*EXPORT_KINDS.values(), PlayerGone}
+    assert len(set(KINDS)) == len(KINDS)
+
+
+def test_async_records_cross_with_their_bytes_unchanged() -> None:
+    records = populate_async(accounts=2, games=5, turns=2)
+    records.append(async_game(9, doc=bytes(range(256)) * 1024))  # 256 KiB, every byte value
+    (body,) = FrameReader().feed(encode_batch(3, 1, records))
+    batch, generation, decoded = decode_batch(body)
+    assert (batch, generation, decoded) == (3, 1, records)
+    assert [type(record) for record in decoded] == [type(record) for record in records]
+
+
+def test_the_writer_commits_async_records(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "p.db")
+    server_end, writer_end = socket.socketpair()
+    loop = threading.Thread(target=serve, args=(writer_end, store))
+    loop.start()
+    reader = FrameReader()
+    try:
+        server_end.sendall(encode_batch(1, 0, populate_async()))
+        # A rating of an account nobody made: the store refuses, the writer says so.
+        server_end.sendall(encode_batch(2, 1, [rating(99)]))
+        server_end.sendall(encode_batch(3, 2, [account(4), *async_turns(2, 5, start=3)]))
+        got: list[tuple[int, int, str | None]] = []
+        while len(got) < 3:
+            got += [decode_ack(frame) for frame in reader.feed(server_end.recv(65536))]
+    finally:
+        server_end.close()
+        loop.join(5)
+    assert not loop.is_alive()
+    assert [(number, error is None) for number, _, error in got] == [(1, True), (2, False), (3, True)]
+    assert "FOREIGN KEY" in str(got[1][2])
+    try:
+        assert [row.id for row in store.accounts()] == [1, 2, 3, 4]
+        assert store.async_turns(2) == async_turns(2, 5)
+        assert store.meta("motd") == "Welcome to the parlour"
+        assert store.load_async_game(1) == async_game(1, "NOT_STARTED")
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("name", sorted(KINDS))
+def test_every_tag_decodes_to_its_record(name: str) -> None:
+    samples = {type(record): record for record in populate_async()}
+    samples.update(
+        {
+            PlayerRow: PlayerRow("p", "ann", 1.0, 2.0),
+            PlayerGone: PlayerGone("p"),
+            MoveRow: MoveRow("g", 0, 1, "move", 2, 3.0),
+        }
+    )
+    samples[GameRow] = GameRow(
+        id="g",
+        protocol="tsuro",
+        game="tsuro",
+        name="t",
+        state="PLAYING",
+        created=1.0,
+        last_active=1.0,
+        seed=1,
+    )
+    record = samples[KINDS[name]]
+    (body,) = FrameReader().feed(encode_batch(1, 1, [record]))
+    assert decode_batch(body)[2] == [record]

@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+import base64
 import sqlite3
+import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from parlour.storage import (
+    EXPORT_KINDS,
     LIVE_STATES,
+    AccountRow,
+    AsyncTurnRow,
     GameRow,
+    MetaRow,
     MoveRow,
     PlayerGone,
     PlayerRow,
@@ -19,7 +27,19 @@ from parlour.storage import (
 )
 from parlour.storage.migrations import LATEST
 from parlour.storage.sqlite import SQLiteStore
-from tests.storage.rows import finished_game, game, move_rows, player, populate
+from tests.storage.rows import (
+    ASYNC_STATUSES,
+    account,
+    async_game,
+    async_turns,
+    finished_game,
+    game,
+    move_rows,
+    player,
+    populate,
+    populate_async,
+    rating,
+)
 
 
 @pytest.fixture
@@ -129,7 +149,9 @@ def test_the_heartbeat_is_the_last_one_and_outlives_the_connection(store: SQLite
 
 def test_an_empty_batch_writes_nothing(store: SQLiteStore) -> None:
     store.commit([])
-    assert store.check()["counts"] == {"players": 0, "games": 0, "moves": 0, "game_seats": 0}
+    assert store.check()["counts"] == dict.fromkeys(
+        ("players", "games", "moves", "game_seats", "accounts", "async_games", "async_turns", "ratings"), 0
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -213,20 +235,39 @@ def test_purge_forgets_old_finished_games_with_their_moves_and_seats(store: SQLi
     assert [g.id for g in store.load_live().games] == [live.id]
     report = store.check()
     assert report["ok"] is True
-    assert report["counts"] == {"players": 0, "games": 2, "moves": 4, "game_seats": 2}
+    assert report["counts"] == {
+        "players": 0,
+        "games": 2,
+        "moves": 4,
+        "game_seats": 2,
+        "accounts": 0,
+        "async_games": 0,
+        "async_turns": 0,
+        "ratings": 0,
+    }
     assert store.purge(finished_before=500.0) == 0
 
 
 def test_check_counts_every_kind_of_row(store: SQLiteStore) -> None:
-    store.commit(populate(games=6, moves=4))
+    store.commit([*populate(games=6, moves=4), *populate_async(accounts=3, games=4, turns=3)])
     assert store.check() == {
         "ok": True,
         "schema_version": LATEST,
         "integrity": ["ok"],
         "foreign_key_problems": 0,
         "games_with_missing_moves": 0,
-        "counts": {"players": 2, "games": 6, "moves": 16, "game_seats": 6},
+        "counts": {
+            "players": 2,
+            "games": 6,
+            "moves": 16,
+            "game_seats": 6,
+            "accounts": 3,
+            "async_games": 4,
+            "async_turns": 9,
+            "ratings": 4,
+        },
         "games_by_state": {"ADVERTISED": 2, "COMPLETED": 3, "PLAYING": 1},
+        "async_games_by_status": {"NOT_STARTED": 1, "OUTCOME": 1, "OVER": 1, "RUNNING": 1},
     }
 
 
@@ -248,14 +289,38 @@ def test_check_finds_games_whose_count_of_moves_disagrees_with_their_move_rows(s
 
 
 def test_an_export_imported_into_a_new_store_exports_the_same(store: SQLiteStore, tmp_path: Path) -> None:
-    store.commit(populate(games=7, moves=5))
+    store.commit([*populate(games=7, moves=5), *populate_async(accounts=3, games=5, turns=2)])
     store.heartbeat(77.0)
+    secret = store.ensure_secret("session_secret")
     exported = list(store.export())
-    assert {kind for kind, _ in exported} == {"player", "game", "move"}
+    assert [kind for kind, _ in exported] == sorted(
+        (kind for kind, _ in exported), key=list(EXPORT_KINDS).index
+    )
+    assert {kind for kind, _ in exported} == set(EXPORT_KINDS)
+    # The store's own metadata stays behind; the secret goes along (tokens stay valid).
+    assert [fields for kind, fields in exported if kind == "meta"] == [
+        {"key": "motd", "value": "Welcome to the parlour"},
+        {"key": "session_secret", "value": secret.hex()},
+    ]
+    # Bytes are base64 text, so the rows are JSON as they are.
+    first = next(fields for kind, fields in exported if kind == "async_game")
+    assert base64.b64decode(first["doc"]) == async_game(1).doc
+    assert msgspec.json.decode(msgspec.json.encode(exported)) == [list(row) for row in exported]
     copy = SQLiteStore(tmp_path / "copy.db")
     try:
-        # Whatever the order of the rows: moves may come before their games.
-        assert copy.import_rows(reversed(exported)) == {"player": 2, "game": 7, "move": 25}
+        # Whatever the order of the rows: moves may come before their games, turns before theirs.
+        assert copy.import_rows(reversed(exported)) == {
+            "player": 2,
+            "game": 7,
+            "move": 25,
+            "account": 3,
+            "async_game": 5,
+            "async_turn": 8,
+            "rating": 4,
+            "meta": 2,
+        }
+        assert copy.ensure_secret("session_secret") == secret
+        assert copy.load_live().heartbeat is None
         assert list(copy.export()) == exported
         assert copy.check() == store.check()
         # The finished games' seats were indexed as they were written.
@@ -394,3 +459,222 @@ def test_a_commit_on_a_full_disk_fails_and_writes_none_of_its_rows(store: SQLite
     store.db.execute(f"PRAGMA max_page_count = {pages * 100}")  # space again
     store.commit([player(2), *big])
     assert len(store.load_live().games) == 20
+
+
+# ---------------------------------------------------------------------------------------------
+# The /async protocol (schema v3): accounts, games and turns, ratings, metadata
+
+
+def test_accounts_are_upserted_keep_their_creation_time_and_are_found_whatever_the_case(
+    store: SQLiteStore,
+) -> None:
+    ann, bob = account(1, "Ann"), account(2, "Straße", password_hash="")  # "" : an OAuth2 account
+    store.commit([ann, bob])
+    assert store.accounts() == [ann, bob]
+    for spelling in ("ann", "ANN", "aNn"):
+        assert store.account_by_name(spelling) == ann
+    assert store.account_by_name("STRASSE") == bob  # casefold, not lower: ß is ss
+    assert store.account_by_name("nobody") is None
+    renamed = AccountRow(1, "Annie", "$argon2id$new", created=9999.0)
+    store.commit([renamed])
+    assert store.account_by_name("ann") is None
+    assert store.account_by_name("ANNIE") == AccountRow(1, "Annie", "$argon2id$new", created=ann.created)
+    store = _reopened(store)
+    try:
+        assert [row.name for row in store.accounts()] == ["Annie", "Straße"]
+    finally:
+        store.close()
+
+
+def test_a_name_taken_in_another_case_fails_the_whole_commit(store: SQLiteStore) -> None:
+    store.commit([account(1, "Ann")])
+    with pytest.raises(StoreFailure, match="UNIQUE"):
+        store.commit([account(2, "Bob"), account(3, "ANN")])
+    assert [row.name for row in store.accounts()] == ["Ann"]
+
+
+def test_an_account_saved_several_times_in_one_batch_is_stored_as_it_was_last(store: SQLiteStore) -> None:
+    # One multi-row upsert may not touch a row twice (PostgreSQL refuses): the store keeps the last.
+    store.commit([account(1, "first"), account(2), account(1, "second"), account(1, "third")])
+    assert [row.name for row in store.accounts()] == ["third", "Player2"]
+
+
+def test_async_games_and_turns_round_trip_and_only_live_games_are_loaded(store: SQLiteStore) -> None:
+    big = async_game(7, doc=bytes(range(256)) * 1200)  # a state of 300 KiB
+    rows = [async_game(n, status) for n, status in enumerate(ASYNC_STATUSES, 1)]
+    # Turns come before their game in the batch, and in no order: a commit writes games first.
+    turns = async_turns(2, 5)
+    store.commit([*reversed(turns), *rows, big, *async_turns(7, 1)])
+    store = _reopened(store)
+    try:
+        assert [row.status for row in store.load_async_games()] == [
+            "NOT_STARTED",
+            "RUNNING",
+            "OUTCOME",
+            "RUNNING",
+        ]
+        assert store.load_async_games() == [*rows[:3], big]
+        assert store.load_async_game(4) == rows[3]  # OVER: not live, still there
+        assert store.load_async_game(7) == big
+        assert store.load_async_game(99) is None
+        assert store.async_turns(2) == turns
+        assert store.async_turns(1) == []
+        assert store.async_turns(99) == []
+    finally:
+        store.close()
+
+
+def test_an_async_game_is_updated_whole_and_a_turn_written_again_is_replaced(store: SQLiteStore) -> None:
+    store.commit([async_game(1, "NOT_STARTED"), *async_turns(1, 2)])
+    later = async_game(1, "OUTCOME", created=1.0, updated=9000.0, doc=b"new", game_type="go")
+    again = AsyncTurnRow(1, 1, 8000.0, b"rewritten")
+    store.commit([async_game(1, "RUNNING"), again, later])
+    assert store.load_async_game(1) == async_game(
+        1, "OUTCOME", updated=9000.0, doc=b"new", game_type="go"
+    )  # created is the first one
+    assert store.async_turns(1) == [async_turns(1, 1)[0], again]
+
+
+def test_many_turns_in_one_batch_are_written(store: SQLiteStore) -> None:
+    # More bound values than one statement takes: the rows are split over several statements.
+    turns = async_turns(1, 600)
+    store.commit([async_game(1), *turns])
+    assert store.async_turns(1) == turns
+
+
+def test_a_turn_of_an_unknown_game_fails_the_commit(store: SQLiteStore) -> None:
+    with pytest.raises(StoreFailure, match="FOREIGN KEY"):
+        store.commit([account(1), *async_turns(5, 1)])
+    assert store.accounts() == []
+
+
+def test_the_leaderboard_is_best_ordinal_first_with_names(store: SQLiteStore) -> None:
+    accounts = [account(n, name) for n, name in enumerate(["ann", "bob", "cat", "dan"], 1)]
+    ratings = [
+        rating(1, mu=30.0, sigma=5.0),  # ordinal 15
+        rating(2, mu=40.0, sigma=9.0),  # ordinal 13
+        rating(3, mu=27.0, sigma=4.0),  # ordinal 15: a tie, the lower account id first
+        rating(4, mu=50.0, sigma=1.0, game_type="go"),
+    ]
+    store.commit([*ratings, *accounts])
+    assert store.leaderboard("chess", 10) == [(ratings[0], "ann"), (ratings[2], "cat"), (ratings[1], "bob")]
+    assert store.leaderboard("chess", 2) == [(ratings[0], "ann"), (ratings[2], "cat")]
+    assert store.leaderboard("go", 10) == [(ratings[3], "dan")]
+    assert store.leaderboard("checkers", 10) == []
+    assert store.leaderboard("chess", 0) == []
+    with pytest.raises(ValueError, match="negative"):
+        store.leaderboard("chess", -1)
+    # A rating is upserted on (account, game type).
+    better = rating(2, mu=60.0, sigma=2.0)
+    store.commit([better])
+    assert store.leaderboard("chess", 1) == [(better, "bob")]
+    assert store.ratings() == [ratings[0], better, ratings[2], ratings[3]]
+
+
+def test_a_rating_of_an_unknown_account_fails_the_commit(store: SQLiteStore) -> None:
+    with pytest.raises(StoreFailure, match="FOREIGN KEY"):
+        store.commit([rating(42)])
+    assert store.ratings() == []
+
+
+@pytest.mark.parametrize("key", ["application", "version", "schema_version", "heartbeat", "", "k" * 65])
+def test_the_stores_own_metadata_is_refused(store: SQLiteStore, key: str) -> None:
+    with pytest.raises(ValueError, match=r"belongs to the store|1 to 64 characters"):
+        MetaRow(key, "mine")
+    # Nor can one be decoded (from the writer process's frames, or an export).
+    with pytest.raises(msgspec.ValidationError):
+        msgspec.convert({"key": key, "value": "mine"}, MetaRow)
+    with pytest.raises(ValueError):
+        store.ensure_secret(key)
+    assert store.schema_version == LATEST
+    assert store.meta("application") == "parlour"
+
+
+def test_metadata_values_are_upserted(store: SQLiteStore) -> None:
+    assert store.meta("motd") is None
+    store.commit([MetaRow("motd", "hello"), MetaRow("motd", "hello again"), MetaRow("other", "")])
+    assert (store.meta("motd"), store.meta("other")) == ("hello again", "")
+    store.commit([MetaRow("motd", "bye")])
+    assert store.meta("motd") == "bye"
+
+
+def test_a_secret_is_made_once_and_kept_across_restarts(store: SQLiteStore) -> None:
+    secret = store.ensure_secret("session_secret")
+    assert len(secret) == 32
+    assert store.ensure_secret("session_secret") == secret
+    assert store.meta("session_secret") == secret.hex()
+    other = store.ensure_secret("other_secret")
+    assert other != secret
+    store = _reopened(store)
+    try:
+        assert store.ensure_secret("session_secret") == secret
+    finally:
+        store.close()
+
+
+def test_connections_making_a_secret_at_once_all_get_the_same(path: Path) -> None:
+    """Servers (or a server and its writer process) opening a new store at once: each reads
+    and makes the secret under the write lock, so one makes it and the others read it."""
+    stores = [SQLiteStore(path) for _ in range(4)]
+    start = threading.Barrier(len(stores))
+
+    def make(store: SQLiteStore) -> bytes:
+        start.wait()
+        return store.ensure_secret("session_secret")
+
+    try:
+        with ThreadPoolExecutor(len(stores)) as pool:
+            made = list(pool.map(make, stores))
+        assert len(set(made)) == 1
+    finally:
+        for store in stores:
+            store.close()
+
+
+@pytest.mark.parametrize("value", ["not hex", "abcd"])
+def test_a_secret_that_is_not_one_is_a_failure_that_does_not_show_it(store: SQLiteStore, value: str) -> None:
+    store.commit([MetaRow("session_secret", value)])
+    with pytest.raises(StoreFailure, match="not a secret of 32 hex bytes") as failed:
+        store.ensure_secret("session_secret")
+    assert value not in str(failed.value)
+
+
+def test_purge_forgets_old_async_games_that_are_over_with_their_turns(store: SQLiteStore) -> None:
+    old = [async_game(n, status, updated=100.0) for n, status in enumerate(ASYNC_STATUSES, 1)]
+    new_over = async_game(6, "OVER", updated=900.0)
+    store.commit([*old, new_over, *(t for n in range(1, 7) for t in async_turns(n, 2))])
+    store.commit([finished_game(1, finished=100.0)])
+    # The finished Apologies game, and the OVER and ABORTED /async games, updated before 500.
+    assert store.purge(finished_before=500.0) == 3
+    assert store.load_async_game(4) is None and store.load_async_game(5) is None
+    assert store.async_turns(4) == []
+    assert [row.id for row in store.load_async_games()] == [1, 2, 3]
+    assert store.load_async_game(6) == new_over
+    assert store.check()["counts"]["async_turns"] == 8
+    assert store.check()["ok"] is True
+    assert store.purge(finished_before=500.0) == 0
+
+
+def test_an_import_into_a_store_with_accounts_is_refused(store: SQLiteStore) -> None:
+    store.commit([account(1)])
+    with pytest.raises(ValueError, match="not empty"):
+        store.import_rows([("async_game", msgspec.to_builtins(async_game(1)))])
+    assert store.load_async_game(1) is None
+
+
+def test_the_async_rows_of_a_failed_commit_are_not_written(store: SQLiteStore) -> None:
+    store.commit([account(1)])
+    other = sqlite3.connect(store.path, isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")
+    store.db.execute("PRAGMA busy_timeout = 0")
+    try:
+        with pytest.raises(StoreFailure, match="locked"):
+            store.commit(populate_async())
+        with pytest.raises(StoreFailure, match="locked"):
+            store.ensure_secret("session_secret")
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert store.accounts() == [account(1)]
+    assert store.load_async_games() == []
+    assert store.meta("session_secret") is None

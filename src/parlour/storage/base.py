@@ -10,7 +10,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Protocol
 
-from parlour.storage.records import GameRow, MoveRow, PlayerRow, Record, Snapshot
+from parlour.storage.records import (
+    AccountRow,
+    AsyncGameRow,
+    AsyncTurnRow,
+    GameRow,
+    MoveRow,
+    PlayerRow,
+    RatingRow,
+    Record,
+    Snapshot,
+)
 
 __all__ = ["Store", "StoreError", "StoreFailure", "StoreRefused"]
 
@@ -63,7 +73,46 @@ class Store(Protocol):
         ...
 
     def purge(self, finished_before: float) -> int:
-        """Forget game records finished before this time; how many went."""
+        """Forget game records finished before this time, and /async games OVER or ABORTED
+        last updated before it, with their turns; how many games went."""
+        ...
+
+    # The /async protocol (scalable-server-notes.md S4, S10, S11) ------------------------------
+
+    def accounts(self) -> list[AccountRow]:
+        """Every account, by id."""
+        ...
+
+    def account_by_name(self, name: str) -> AccountRow | None:
+        """The account of that name, whatever its case."""
+        ...
+
+    def ensure_secret(self, key: str) -> bytes:
+        """The 32 random bytes kept under ``key`` in the store's metadata, made on first use
+        (e.g. the key that signs session tokens, so they outlive a restart)."""
+        ...
+
+    def meta(self, key: str) -> str | None:
+        """A value of the store's metadata (written by MetaRow records), or None."""
+        ...
+
+    def load_async_games(self) -> list[AsyncGameRow]:
+        """Every live /async game (not OVER nor ABORTED), by id."""
+        ...
+
+    def load_async_game(self, game_id: int) -> AsyncGameRow | None: ...
+
+    def async_turns(self, game_id: int) -> list[AsyncTurnRow]:
+        """A game's committed turns, by turn index."""
+        ...
+
+    def ratings(self) -> list[RatingRow]:
+        """Every rating, by account and game type."""
+        ...
+
+    def leaderboard(self, game_type: str, limit: int) -> list[tuple[RatingRow, str]]:
+        """The best ``limit`` ratings at ``game_type`` (highest ordinal first), with the name
+        of each rating's account."""
         ...
 
     def check(self) -> dict[str, Any]:
@@ -71,7 +120,8 @@ class Store(Protocol):
         ...
 
     def export(self) -> Iterator[tuple[str, dict[str, Any]]]:
-        """Every row as (kind, fields): players, games, moves."""
+        """Every row as (kind, fields): players, games, moves, accounts, async games and
+        turns, ratings and metadata (the store's own keys excepted). Bytes are base64 text."""
         ...
 
     def import_rows(self, rows: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, int]:

@@ -9,6 +9,7 @@ rather than with a backend's JSON functions. A store records the version it is a
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Callable
 from typing import Any
 
@@ -62,9 +63,47 @@ def _v2_game_seats(cur: Cursor) -> None:
     cur.executemany("INSERT INTO game_seats (game_id, seat, handle, robot) VALUES (?, ?, ?, ?)", rows)
 
 
+def _binary(cur: Cursor) -> str:
+    """The column type of opaque bytes: the one type name the two backends spell differently
+    (SQLite's BLOB; PostgreSQL's BYTEA, which SQLite would give numeric affinity)."""
+    return "BLOB" if isinstance(cur, sqlite3.Cursor) else "BYTEA"
+
+
+def _v3_async(cur: Cursor) -> None:
+    """The /async protocol (scalable-server-notes.md S4, S6, S10, S11): accounts, games with
+    every committed turn, and ratings per game type. Ids are allocated by the server core."""
+    binary = _binary(cur)
+    # name_key is the casefolded name: names are unique whatever their case, portably (no
+    # collations or expression indexes, which differ between backends).
+    cur.execute(
+        "CREATE TABLE accounts (id BIGINT PRIMARY KEY, name TEXT NOT NULL, name_key TEXT NOT NULL, "
+        "password_hash TEXT NOT NULL, created DOUBLE PRECISION NOT NULL)"
+    )
+    cur.execute("CREATE UNIQUE INDEX accounts_by_name_key ON accounts (name_key)")
+    cur.execute(
+        "CREATE TABLE async_games (id BIGINT PRIMARY KEY, game_type VARCHAR(64) NOT NULL, "
+        "status VARCHAR(16) NOT NULL, created DOUBLE PRECISION NOT NULL, "
+        f"updated DOUBLE PRECISION NOT NULL, doc {binary} NOT NULL)"
+    )
+    cur.execute("CREATE INDEX async_games_by_status ON async_games (status)")
+    cur.execute(
+        "CREATE TABLE async_turns (game_id BIGINT NOT NULL REFERENCES async_games (id) ON DELETE CASCADE, "
+        f"turn_index INTEGER NOT NULL, at DOUBLE PRECISION NOT NULL, doc {binary} NOT NULL, "
+        "PRIMARY KEY (game_id, turn_index))"
+    )
+    cur.execute(
+        "CREATE TABLE ratings (account_id BIGINT NOT NULL REFERENCES accounts (id) ON DELETE CASCADE, "
+        "game_type VARCHAR(64) NOT NULL, mu DOUBLE PRECISION NOT NULL, sigma DOUBLE PRECISION NOT NULL, "
+        "games INTEGER NOT NULL, updated DOUBLE PRECISION NOT NULL, ordinal DOUBLE PRECISION NOT NULL, "
+        "PRIMARY KEY (account_id, game_type))"
+    )
+    cur.execute("CREATE INDEX ratings_by_ordinal ON ratings (game_type, ordinal)")
+
+
 #: (version, what it does, the migration). Versions are 1, 2, ... with no gaps.
 MIGRATIONS: list[tuple[int, str, Callable[[Cursor], None]]] = [
     (1, "players, games and moves", _v1_base),
     (2, "seats of finished games by handle", _v2_game_seats),
+    (3, "accounts, games and turns of /async, ratings", _v3_async),
 ]
 LATEST = MIGRATIONS[-1][0]

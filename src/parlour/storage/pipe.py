@@ -25,11 +25,34 @@ from typing import Any
 
 import msgspec
 
-from parlour.storage.records import GameRow, MoveRow, PlayerGone, PlayerRow, Record
+from parlour.storage.records import (
+    AccountRow,
+    AsyncGameRow,
+    AsyncTurnRow,
+    GameRow,
+    MetaRow,
+    MoveRow,
+    PlayerGone,
+    PlayerRow,
+    RatingRow,
+    Record,
+)
 
 __all__ = ["FrameReader", "decode_ack", "decode_batch", "encode_ack", "encode_batch", "serve"]
 
-KINDS: dict[str, type[Record]] = {"move": MoveRow, "game": GameRow, "player": PlayerRow, "gone": PlayerGone}
+#: Every kind of record, by the short name that tags it in a frame (msgpack carries bytes as
+#: they are, so the /async documents cross unchanged).
+KINDS: dict[str, type[Record]] = {
+    "move": MoveRow,
+    "game": GameRow,
+    "player": PlayerRow,
+    "gone": PlayerGone,
+    "account": AccountRow,
+    "async_game": AsyncGameRow,
+    "turn": AsyncTurnRow,
+    "rating": RatingRow,
+    "meta": MetaRow,
+}
 NAMES: dict[type[Record], str] = {kind: name for name, kind in KINDS.items()}
 _HEADER = struct.Struct(">I")
 _encode = msgspec.msgpack.Encoder().encode

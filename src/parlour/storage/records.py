@@ -14,10 +14,18 @@ from typing import Any
 import msgspec
 
 __all__ = [
+    "ASYNC_FINISHED_STATUSES",
+    "EXPORT_KINDS",
+    "STORE_META_KEYS",
+    "AccountRow",
+    "AsyncGameRow",
+    "AsyncTurnRow",
     "GameRow",
+    "MetaRow",
     "MoveRow",
     "PlayerGone",
     "PlayerRow",
+    "RatingRow",
     "Record",
     "SeatRow",
     "Snapshot",
@@ -93,7 +101,105 @@ class MoveRow(msgspec.Struct, frozen=True):
     at: float
 
 
-Record = PlayerRow | PlayerGone | GameRow | MoveRow
+# ---------------------------------------------------------------------------------------------
+# The /async protocol (scalable-server-notes.md): accounts, games, turns, ratings (schema v3)
+
+#: Statuses of an /async game that are over: the rest are "live", loaded again after a restart.
+ASYNC_FINISHED_STATUSES = ("OVER", "ABORTED")
+#: ``parlour_meta`` keys the store itself owns: a MetaRow may not write them.
+STORE_META_KEYS = frozenset({"application", "version", "schema_version", "heartbeat"})
+#: The longest key ``parlour_meta`` holds (its column is a VARCHAR(64)).
+META_KEY_CHARS = 64
+
+
+class AccountRow(msgspec.Struct, frozen=True):
+    """An /async account (S4), upserted whole. The id is allocated by the server core.
+
+    ``password_hash`` is an Argon2id hash, or "" for an account of an external OAuth2/OIDC
+    provider (it never logs in with a password). The store keeps names unique case-insensitively.
+    """
+
+    id: int
+    name: str
+    password_hash: str
+    created: float
+
+
+class AsyncGameRow(msgspec.Struct, frozen=True):
+    """One /async game, whole, saved again whenever it changes.
+
+    ``doc`` is opaque to the store: the core's own encoding of the game. ``status`` is the
+    text's (NOT_STARTED, running, OUTCOME, OVER, ABORTING, ABORTED); OVER and ABORTED are over.
+    """
+
+    id: int
+    game_type: str
+    status: str
+    created: float
+    updated: float
+    doc: bytes
+
+
+class AsyncTurnRow(msgspec.Struct, frozen=True):
+    """One committed turn of an /async game (S10: every turn is kept, the game's replay)."""
+
+    game_id: int
+    turn_index: int
+    at: float
+    doc: bytes
+
+
+class RatingRow(msgspec.Struct, frozen=True):
+    """An account's rating at one game type (S11). ``ordinal`` is the conservative estimate
+    leaderboards sort by (with OpenSkill, ``mu - 3 * sigma``), computed by whoever rates."""
+
+    account_id: int
+    game_type: str
+    mu: float
+    sigma: float
+    games: int
+    updated: float
+    ordinal: float
+
+
+class MetaRow(msgspec.Struct, frozen=True):
+    """A value kept in ``parlour_meta`` (upserted). The store's own keys are refused."""
+
+    key: str
+    value: str
+
+    def __post_init__(self) -> None:
+        if self.key in STORE_META_KEYS:
+            raise ValueError(f"parlour_meta key {self.key!r} belongs to the store")
+        if not 0 < len(self.key) <= META_KEY_CHARS:
+            raise ValueError(f"a parlour_meta key has 1 to {META_KEY_CHARS} characters")
+
+
+Record = (
+    PlayerRow
+    | PlayerGone
+    | GameRow
+    | MoveRow
+    | AccountRow
+    | AsyncGameRow
+    | AsyncTurnRow
+    | RatingRow
+    | MetaRow
+)
+
+
+#: The kinds of rows of an export (``parlour db export``), in the order it gives them, and their
+#: records.
+EXPORT_KINDS: dict[str, type[Record]] = {
+    "player": PlayerRow,
+    "game": GameRow,
+    "move": MoveRow,
+    "account": AccountRow,
+    "async_game": AsyncGameRow,
+    "async_turn": AsyncTurnRow,
+    "rating": RatingRow,
+    "meta": MetaRow,
+}
 
 
 class Snapshot(msgspec.Struct):

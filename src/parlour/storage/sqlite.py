@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import secrets
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -20,11 +21,19 @@ import msgspec
 from parlour.storage.base import StoreFailure, StoreRefused
 from parlour.storage.migrations import APPLICATION, FINISHED_STATES, LATEST, MIGRATIONS
 from parlour.storage.records import (
+    ASYNC_FINISHED_STATUSES,
+    EXPORT_KINDS,
     LIVE_STATES,
+    STORE_META_KEYS,
+    AccountRow,
+    AsyncGameRow,
+    AsyncTurnRow,
     GameRow,
+    MetaRow,
     MoveRow,
     PlayerGone,
     PlayerRow,
+    RatingRow,
     Record,
     SeatRow,
     Snapshot,
@@ -55,6 +64,35 @@ _SEAT_INSERT = "INSERT INTO game_seats (game_id, seat, handle, robot) VALUES "
 #: Bound values per statement, under SQLite's oldest default limit (999).
 MAX_VALUES = 990
 _META_UPSERT = "INSERT INTO parlour_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+
+# The /async tables (schema v3). Upserts keep a row's first ``created``, as players keep theirs.
+_ACCOUNT_COLUMNS = "id, name, password_hash, created"
+_ACCOUNT_INSERT = "INSERT INTO accounts (id, name, name_key, password_hash, created) VALUES "
+_ACCOUNT_CONFLICT = (
+    " ON CONFLICT (id) DO UPDATE SET name = excluded.name, name_key = excluded.name_key, "
+    "password_hash = excluded.password_hash"
+)
+_ASYNC_GAME_COLUMNS = "id, game_type, status, created, updated, doc"
+_ASYNC_GAME_INSERT = f"INSERT INTO async_games ({_ASYNC_GAME_COLUMNS}) VALUES "
+_ASYNC_GAME_CONFLICT = (
+    " ON CONFLICT (id) DO UPDATE SET game_type = excluded.game_type, status = excluded.status, "
+    "updated = excluded.updated, doc = excluded.doc"
+)
+_ASYNC_TURN_COLUMNS = "game_id, turn_index, at, doc"
+_ASYNC_TURN_INSERT = f"INSERT INTO async_turns ({_ASYNC_TURN_COLUMNS}) VALUES "
+_ASYNC_TURN_CONFLICT = " ON CONFLICT (game_id, turn_index) DO UPDATE SET at = excluded.at, doc = excluded.doc"
+_RATING_COLUMNS = "account_id, game_type, mu, sigma, games, updated, ordinal"
+_RATING_INSERT = f"INSERT INTO ratings ({_RATING_COLUMNS}) VALUES "
+_RATING_CONFLICT = (
+    " ON CONFLICT (account_id, game_type) DO UPDATE SET mu = excluded.mu, sigma = excluded.sigma, "
+    "games = excluded.games, updated = excluded.updated, ordinal = excluded.ordinal"
+)
+_META_INSERT = "INSERT INTO parlour_meta (key, value) VALUES "
+_META_CONFLICT = " ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+#: The tables ``check`` counts rows of.
+TABLES = ("players", "games", "moves", "game_seats", "accounts", "async_games", "async_turns", "ratings")
+#: The bytes of a secret made by ``ensure_secret`` (HS256 wants a key of at least 32).
+SECRET_BYTES = 32
 
 _encode = msgspec.json.encode
 _seats = msgspec.json.Decoder(list[SeatRow])
@@ -241,6 +279,13 @@ class SQLiteStore:
     def _write(cur: sqlite3.Cursor, records: Sequence[Record]) -> None:
         games: dict[str, GameRow] = {}
         moves: list[tuple[Any, ...]] = []
+        # Upserted rows by key, each as it was last: one multi-row upsert may not touch a row
+        # twice (PostgreSQL refuses it), and parents are written before the rows that refer to them.
+        accounts: dict[int, tuple[Any, ...]] = {}
+        async_games: dict[int, tuple[Any, ...]] = {}
+        turns: dict[tuple[int, int], tuple[Any, ...]] = {}
+        ratings: dict[tuple[int, str], tuple[Any, ...]] = {}
+        meta: dict[str, tuple[Any, ...]] = {}
         for record in records:
             if type(record) is MoveRow:
                 moves.append((record.game_id, record.seq, record.seat, record.kind, record.choice, record.at))
@@ -251,6 +296,46 @@ class SQLiteStore:
                 cur.execute(_PLAYER_UPSERT, (record.id, record.handle, record.registered, record.last_active))
             elif type(record) is PlayerGone:
                 cur.execute("DELETE FROM players WHERE id = ?", (record.id,))
+            elif type(record) is AsyncTurnRow:
+                turns[record.game_id, record.turn_index] = (
+                    record.game_id,
+                    record.turn_index,
+                    record.at,
+                    record.doc,
+                )
+            elif type(record) is AsyncGameRow:
+                async_games.pop(record.id, None)
+                async_games[record.id] = (
+                    record.id,
+                    record.game_type,
+                    record.status,
+                    record.created,
+                    record.updated,
+                    record.doc,
+                )
+            elif type(record) is AccountRow:
+                accounts.pop(record.id, None)
+                accounts[record.id] = (
+                    record.id,
+                    record.name,
+                    record.name.casefold(),
+                    record.password_hash,
+                    record.created,
+                )
+            elif type(record) is RatingRow:
+                ratings[record.account_id, record.game_type] = (
+                    record.account_id,
+                    record.game_type,
+                    record.mu,
+                    record.sigma,
+                    record.games,
+                    record.updated,
+                    record.ordinal,
+                )
+            elif type(record) is MetaRow:
+                if record.key in STORE_META_KEYS:  # a row built without its checks
+                    raise ValueError(f"parlour_meta key {record.key!r} belongs to the store")
+                meta[record.key] = (record.key, record.value)
         if games:
             _insert(cur, _GAME_INSERT, [_game_params(game) for game in games.values()], _GAME_CONFLICT)
             ended = [game for game in games.values() if game.state in FINISHED_STATES]
@@ -264,6 +349,11 @@ class SQLiteStore:
                 ]
                 _insert(cur, _SEAT_INSERT, seats)
         _insert(cur, _MOVE_INSERT, moves)
+        _insert(cur, _ACCOUNT_INSERT, list(accounts.values()), _ACCOUNT_CONFLICT)
+        _insert(cur, _ASYNC_GAME_INSERT, list(async_games.values()), _ASYNC_GAME_CONFLICT)
+        _insert(cur, _ASYNC_TURN_INSERT, list(turns.values()), _ASYNC_TURN_CONFLICT)
+        _insert(cur, _RATING_INSERT, list(ratings.values()), _RATING_CONFLICT)
+        _insert(cur, _META_INSERT, list(meta.values()), _META_CONFLICT)
 
     def heartbeat(self, now: float) -> None:
         self._transaction(lambda cur: cur.execute(_META_UPSERT, ("heartbeat", repr(now))))
@@ -273,13 +363,23 @@ class SQLiteStore:
         where = f"state IN ({marks}) AND finished < ?"
         params = (*FINISHED_STATES, finished_before)
 
+        over = ", ".join("?" for _ in ASYNC_FINISHED_STATUSES)
+        async_where = f"status IN ({over}) AND updated < ?"
+        async_params = (*ASYNC_FINISHED_STATUSES, finished_before)
+
         def work(cur: sqlite3.Cursor) -> int:
             cur.execute(f"DELETE FROM moves WHERE game_id IN (SELECT id FROM games WHERE {where})", params)
             cur.execute(
                 f"DELETE FROM game_seats WHERE game_id IN (SELECT id FROM games WHERE {where})", params
             )
             cur.execute(f"DELETE FROM games WHERE {where}", params)
-            return int(cur.rowcount)
+            count = int(cur.rowcount)
+            cur.execute(
+                f"DELETE FROM async_turns WHERE game_id IN (SELECT id FROM async_games WHERE {async_where})",
+                async_params,
+            )
+            cur.execute(f"DELETE FROM async_games WHERE {async_where}", async_params)
+            return count + int(cur.rowcount)
 
         count: int = self._transaction(work)
         return count
@@ -363,16 +463,97 @@ class SQLiteStore:
         return [_game_row(row) for row in self._read(" ".join(sql), params)]
 
     # -----------------------------------------------------------------------------------------
+    # The /async protocol (scalable-server-notes.md S4, S10, S11)
+
+    def accounts(self) -> list[AccountRow]:
+        return [
+            AccountRow(*row) for row in self._read(f"SELECT {_ACCOUNT_COLUMNS} FROM accounts ORDER BY id")
+        ]
+
+    def account_by_name(self, name: str) -> AccountRow | None:
+        rows = self._read(f"SELECT {_ACCOUNT_COLUMNS} FROM accounts WHERE name_key = ?", (name.casefold(),))
+        return AccountRow(*rows[0]) if rows else None
+
+    def ensure_secret(self, key: str) -> bytes:
+        MetaRow(key, "")  # the same keys as a MetaRow: ValueError for the store's own
+
+        def work(cur: sqlite3.Cursor) -> str:
+            # Read and made under the write lock: two processes opening a new store at once
+            # must end up with the same secret.
+            row = cur.execute("SELECT value FROM parlour_meta WHERE key = ?", (key,)).fetchone()
+            if row is not None:
+                return str(row[0])
+            value = secrets.token_bytes(SECRET_BYTES).hex()
+            cur.execute("INSERT INTO parlour_meta (key, value) VALUES (?, ?)", (key, value))
+            return value
+
+        text: str = self._transaction(work)
+        try:
+            secret = bytes.fromhex(text)
+        except ValueError:
+            secret = b""
+        if len(secret) < SECRET_BYTES:
+            # Never echo the value: it is (meant to be) a secret.
+            raise StoreFailure(
+                f"{self.location}: the value kept under {key!r} is not a secret of {SECRET_BYTES} hex bytes"
+            )
+        return secret
+
+    def meta(self, key: str) -> str | None:
+        rows = self._read("SELECT value FROM parlour_meta WHERE key = ?", (key,))
+        return str(rows[0][0]) if rows else None
+
+    def load_async_games(self) -> list[AsyncGameRow]:
+        over = ", ".join("?" for _ in ASYNC_FINISHED_STATUSES)
+        return [
+            AsyncGameRow(*row)
+            for row in self._read(
+                f"SELECT {_ASYNC_GAME_COLUMNS} FROM async_games WHERE status NOT IN ({over}) ORDER BY id",
+                ASYNC_FINISHED_STATUSES,
+            )
+        ]
+
+    def load_async_game(self, game_id: int) -> AsyncGameRow | None:
+        rows = self._read(f"SELECT {_ASYNC_GAME_COLUMNS} FROM async_games WHERE id = ?", (game_id,))
+        return AsyncGameRow(*rows[0]) if rows else None
+
+    def async_turns(self, game_id: int) -> list[AsyncTurnRow]:
+        return [
+            AsyncTurnRow(*row)
+            for row in self._read(
+                f"SELECT {_ASYNC_TURN_COLUMNS} FROM async_turns WHERE game_id = ? ORDER BY turn_index",
+                (game_id,),
+            )
+        ]
+
+    def ratings(self) -> list[RatingRow]:
+        return [
+            RatingRow(*row)
+            for row in self._read(f"SELECT {_RATING_COLUMNS} FROM ratings ORDER BY account_id, game_type")
+        ]
+
+    def leaderboard(self, game_type: str, limit: int) -> list[tuple[RatingRow, str]]:
+        if limit < 0:
+            raise ValueError(f"a leaderboard's limit must not be negative, not {limit}")
+        columns = ", ".join(f"r.{name.strip()}" for name in _RATING_COLUMNS.split(","))
+        rows = self._read(
+            f"SELECT {columns}, a.name FROM ratings r JOIN accounts a ON a.id = r.account_id "
+            "WHERE r.game_type = ? ORDER BY r.ordinal DESC, r.account_id LIMIT ?",
+            (game_type, limit),
+        )
+        return [(RatingRow(*row[:-1]), str(row[-1])) for row in rows]
+
+    # -----------------------------------------------------------------------------------------
     # Operations
 
     def check(self) -> dict[str, Any]:
         integrity = [row[0] for row in self._read("PRAGMA integrity_check")]
         foreign = self._read("PRAGMA foreign_key_check")
-        counts = {
-            table: int(self._read(f"SELECT COUNT(*) FROM {table}")[0][0])
-            for table in ("players", "games", "moves", "game_seats")
-        }
+        counts = {table: int(self._read(f"SELECT COUNT(*) FROM {table}")[0][0]) for table in TABLES}
         states = dict(self._read("SELECT state, COUNT(*) FROM games GROUP BY state ORDER BY state"))
+        statuses = dict(
+            self._read("SELECT status, COUNT(*) FROM async_games GROUP BY status ORDER BY status")
+        )
         # Every game's move rows are numbered 0, 1, 2... with no gap; a finished game has all
         # the moves its row counts, a live one at least those (its row is not rewritten per move).
         marks = ", ".join("?" for _ in FINISHED_STATES)
@@ -391,48 +572,63 @@ class SQLiteStore:
             "games_with_missing_moves": len(gaps),
             "counts": counts,
             "games_by_state": states,
+            "async_games_by_status": statuses,
         }
 
     def export(self) -> Iterator[tuple[str, dict[str, Any]]]:
-        # The three tables are read in one transaction, so from one snapshot: read one after the
+        # Every table is read in one transaction, so from one snapshot: read one after the
         # other while a server commits, the moves could belong to games the export has not got
         # (and the import would fail), or disagree with their game's count of moves.
+        owned = ", ".join("?" for _ in STORE_META_KEYS)
+        queries = [
+            ("player", "SELECT id, handle, registered, last_active FROM players ORDER BY registered, id", ()),
+            ("game", f"SELECT {_GAME_COLUMNS} FROM games ORDER BY created, id", ()),
+            ("move", "SELECT game_id, seq, seat, kind, choice, at FROM moves ORDER BY game_id, seq", ()),
+            ("account", f"SELECT {_ACCOUNT_COLUMNS} FROM accounts ORDER BY id", ()),
+            ("async_game", f"SELECT {_ASYNC_GAME_COLUMNS} FROM async_games ORDER BY id", ()),
+            (
+                "async_turn",
+                f"SELECT {_ASYNC_TURN_COLUMNS} FROM async_turns ORDER BY game_id, turn_index",
+                (),
+            ),
+            ("rating", f"SELECT {_RATING_COLUMNS} FROM ratings ORDER BY account_id, game_type", ()),
+            # The store's own keys (version, heartbeat) belong to the store the rows go into.
+            (
+                "meta",
+                f"SELECT key, value FROM parlour_meta WHERE key NOT IN ({owned}) ORDER BY key",
+                tuple(sorted(STORE_META_KEYS)),
+            ),
+        ]
         try:
             self.db.execute("BEGIN")
             try:
-                players = self.db.execute(
-                    "SELECT id, handle, registered, last_active FROM players ORDER BY registered, id"
-                ).fetchall()
-                games = self.db.execute(f"SELECT {_GAME_COLUMNS} FROM games ORDER BY created, id").fetchall()
-                moves = self.db.execute(
-                    "SELECT game_id, seq, seat, kind, choice, at FROM moves ORDER BY game_id, seq"
-                ).fetchall()
+                tables = [(kind, self.db.execute(sql, params).fetchall()) for kind, sql, params in queries]
             finally:
                 self.db.execute("COMMIT")
         except sqlite3.Error as error:
             raise StoreFailure(f"{self.location}: {error}") from error
-        for row in players:
-            yield "player", msgspec.structs.asdict(PlayerRow(*row))
-        for row in games:
-            yield "game", msgspec.to_builtins(_game_row(row))
-        for row in moves:
-            yield "move", msgspec.structs.asdict(MoveRow(*row))
+        for kind, rows in tables:
+            for row in rows:
+                record = _game_row(row) if kind == "game" else EXPORT_KINDS[kind](*row)
+                # to_builtins: nested rows as dicts, bytes as base64 text (JSON has no bytes).
+                fields: dict[str, Any] = msgspec.to_builtins(record)
+                yield kind, fields
 
     def import_rows(self, rows: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, int]:
-        kinds = {"player": PlayerRow, "game": GameRow, "move": MoveRow}
         records: list[Record] = []
+        counts = dict.fromkeys(EXPORT_KINDS, 0)
         for kind, fields in rows:
-            if kind not in kinds:
+            if kind not in EXPORT_KINDS:
                 raise ValueError(f"unknown kind of row {kind!r}")
-            records.append(msgspec.convert(fields, kinds[kind]))
-        counts = {kind: sum(1 for r in records if isinstance(r, cls)) for kind, cls in kinds.items()}
-        # Games before their moves, whatever the order of the file.
-        records.sort(key=lambda r: 1 if isinstance(r, MoveRow) else 0)
+            records.append(msgspec.convert(fields, EXPORT_KINDS[kind]))
+            counts[kind] += 1
 
         def work(cur: sqlite3.Cursor) -> None:
-            for table in ("players", "games"):
+            # The metadata does not count: a server that ran once on a new store made its secret.
+            for table in ("players", "games", "accounts", "async_games", "ratings"):
                 if cur.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]:
                     raise ValueError("the store is not empty: import only into a new store")
+            # Whatever the order of the file: _write puts the rows every other refers to first.
             self._write(cur, records)
 
         self._transaction(work)

@@ -15,7 +15,15 @@ from typing import TypeVar
 
 from parlour.core.effects import Close, ConnId, Effect, Send, Store
 from parlour.core.service import Service
-from parlour.storage import GameRow, MoveRow, PlayerGone, PlayerRow, Record
+from parlour.storage import (
+    AsyncGameRow,
+    AsyncTurnRow,
+    GameRow,
+    MoveRow,
+    PlayerGone,
+    PlayerRow,
+    Record,
+)
 from parlour.storage import Store as StoreBackend
 from parlour.storage.base import StoreFailure
 from parlour.storage.sqlite import SQLiteStore
@@ -44,6 +52,8 @@ class Reload:
 
     players: dict[str, PlayerRow | None] = field(default_factory=dict)
     games: dict[str, tuple[GameRow, list[MoveRow]] | None] = field(default_factory=dict)
+    #: Games of the /async protocol, by id.
+    async_games: dict[int, AsyncGameRow | None] = field(default_factory=dict)
     failed: bool = False
 
 
@@ -58,6 +68,8 @@ class _Batch:
     inputs: list[tuple[Service | None, ConnId | None, list[Record]]] = field(default_factory=list)
     #: The store's answer once it has one: None until then, True when committed.
     outcome: bool | BaseException | None = None
+    #: Told once the batch is committed and released (or refused): see Runtime.stored.
+    waiters: list[asyncio.Future[None]] = field(default_factory=list)
 
 
 class Runtime:
@@ -139,6 +151,20 @@ class Runtime:
             self._hold(effects, service, origin)
             return
         self._send(effects)
+
+    async def stored(
+        self, effects: list[Effect], service: Service | None = None, origin: ConnId | None = None
+    ) -> None:
+        """Carry out ``effects`` and return once their records are committed and the effects
+        released (for answers that are not messages, like an HTTP response: stored before
+        shown). StoreFailure if the store refused them."""
+        self.execute(effects, service, origin)
+        batch = self._batch
+        if batch is None:
+            return  # nothing was held: no store, or nothing to store and nothing queued
+        waiter = asyncio.get_running_loop().create_future()
+        batch.waiters.append(waiter)
+        await waiter
 
     def _send(self, effects: list[Effect]) -> None:
         touched: dict[ConnId, Outbox] = {}
@@ -223,6 +249,9 @@ class Runtime:
                         self.store_ok = True
                     self.committed_records += len(batch.records)
                 self._send(batch.effects)
+                for waiter in batch.waiters:
+                    if not waiter.done():
+                        waiter.set_result(None)
                 continue
             # Everything held since is built on what could not be stored: none of it is shown.
             error = batch.outcome
@@ -270,6 +299,9 @@ class Runtime:
         now = self.clock()
         by_service: dict[Service, tuple[list[Record], list[ConnId]]] = {}
         for batch in batches:
+            for waiter in batch.waiters:
+                if not waiter.done():
+                    waiter.set_exception(StoreFailure("the store refused this change"))
             # Closing a connection reveals nothing: closes still happen, sends do not.
             self._send([effect for effect in batch.effects if type(effect) is Close])
             for service, origin, records in batch.inputs:
@@ -299,6 +331,10 @@ class Runtime:
                 if type(record) is PlayerRow or type(record) is PlayerGone:
                     if record.id not in reload.players:
                         reload.players[record.id] = self.store.load_player(record.id)
+                elif isinstance(record, AsyncGameRow | AsyncTurnRow):
+                    number = record.id if isinstance(record, AsyncGameRow) else record.game_id
+                    if number not in reload.async_games:
+                        reload.async_games[number] = self.store.load_async_game(number)
                 elif isinstance(record, GameRow | MoveRow):
                     game_id = record.id if isinstance(record, GameRow) else record.game_id
                     if game_id not in reload.games:

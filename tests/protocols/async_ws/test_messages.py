@@ -222,7 +222,6 @@ def test_configuration_accepts_two_to_eight_players(players: int) -> None:
         ({"max_players": 4, "idle_time": -1}, "$.configuration.idle_time"),
         ({"max_players": 4, "clock_seconds": -5}, "$.configuration.clock_seconds"),
         ({"max_players": 4, "rules": "chess"}, "$.configuration.rules"),
-        ({"max_players": 4, "private": True}, "`password`"),
         ({"max_players": 4, "game_type": "Not A Type"}, "$.configuration.game_type"),
         ({"max_players": 4, "colour": "red"}, "`colour`"),
         ({}, "`max_players`"),

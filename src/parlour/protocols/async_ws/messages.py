@@ -153,7 +153,8 @@ RequestId = Annotated[
 ]
 Name = Annotated[str, Meta(min_length=1, max_length=40)]
 
-#: S3: the text's codes (catalogue §3.1 and §3.2) plus Parlour's four.
+#: S3: the text's codes (catalogue §3.1 and §3.2) plus Parlour's four, and INTERNAL_ERROR when the
+#: server could not save a change (nothing changed; S10's "stored before shown").
 ErrorCode: TypeAlias = Literal[
     "PLAYER_ALREADY_IN_LOBBY",
     "TOO_MANY_OFFERS",
@@ -168,6 +169,7 @@ ErrorCode: TypeAlias = Literal[
     "UNAUTHENTICATED",
     "RATE_LIMITED",
     "TOO_LARGE",
+    "INTERNAL_ERROR",
 ]
 #: Catalogue §3.7 names all but the running status, which it implies: Parlour calls it RUNNING.
 GameStatus: TypeAlias = Literal["NOT_STARTED", "RUNNING", "OUTCOME", "OVER", "ABORTING", "ABORTED"]
@@ -214,8 +216,8 @@ class GameConfiguration(_Structure, kw_only=True):
         # naming the field (S7: "out-of-range fields: BAD_REQUEST naming the field").
         if self.min_players > self.max_players:
             raise ValueError("`min_players` must not exceed `max_players`")
-        if self.private and self.password is None:
-            raise ValueError("`password` is required for a private game (catalogue row 44)")
+        # A private game needs a password (catalogue row 44): the server checks that on
+        # creation, since the configuration it sends back never carries the password.
 
 
 class Device(_Structure, kw_only=True):

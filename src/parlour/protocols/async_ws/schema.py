@@ -45,6 +45,22 @@ statuses and error codes (decisions S1-S20 in `scalable-server-notes.md`).
 - Fields with a default may be left out, and the server leaves them out when they hold it.
   Unknown fields are refused.
 
+## Accounts and sessions (S4, S5)
+
+- `POST /api/accounts` with `{{"name": ..., "password": ...}}` creates an account: 201
+  `{{"player_id", "name"}}`; 409 when the name is taken (names compare case-insensitively); 400 says
+  what is wrong with the name (1-40 letters, digits, `_`, `-`, `.`) or the password (8-256 characters).
+- `POST /api/sessions` with the same body signs in: 200 `{{"token", "expires", "player_id", "name"}}`.
+  A wrong name or password is 401 (the same answer for both); too many failures for a name or from
+  an address are 429 with `Retry-After`.
+- The token goes in `AsyncAuthRequest.sessionToken`. It is signed and expires (`session_ttl`, 30
+  days by default) and survives server restarts. A deployment with its own OAuth2/OIDC provider
+  sets the `auth_jwt_*` settings: the provider's JWT is then the `sessionToken`.
+- One live connection per account: signing in elsewhere closes the older connection after an
+  `AsyncConnectionErrorRequest` with reason `REPLACED`. Games outlive connections. A connection
+  silent for `async_ping_timeout` (60 s) is closed: send `PingRequest` regularly.
+- `GET /api/leaderboard?game_type=&limit=` lists ratings (OpenSkill ordinal, best first).
+
 ## Requests, replies and errors (S2, S3)
 
 - A client may add `request_id` (a string of 1 to 64 characters) to any request; the direct reply
@@ -174,7 +190,8 @@ def _section(name: str, node: dict[str, Any], direction: str | None) -> list[str
 
 
 def markdown() -> str:
-    """The protocol reference, rendered from schema() alone."""
+    """The protocol reference, rendered from schema(), then the sequence examples the service
+    itself produces (examples.py)."""
     document = schema()
     defs: dict[str, Any] = document["$defs"]
     client = _refs(defs["ClientMessage"])
@@ -202,6 +219,10 @@ def markdown() -> str:
     lines += ["## Structures", "", "Nested objects; they carry no `type`.", ""]
     for name in structures:
         lines += _section(name, defs[name], None)
+    # Imported here: the examples run the service, which the schema alone does not need.
+    from parlour.protocols.async_ws.examples import render
+
+    lines += [render()]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 

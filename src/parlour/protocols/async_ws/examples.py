@@ -1,0 +1,294 @@
+"""One sequence example per workflow, produced by the real service (not written by hand).
+
+Each workflow of scalable-server-protocol.rst is played here against ``AsyncService`` on a fixed
+clock, and the messages that went each way are rendered for docs/async-protocol.md. The examples
+are therefore what the server does, and the document's staleness test notices any change.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from random import Random
+from typing import Any, Final
+
+import msgspec
+
+from parlour.accounts.tokens import SessionTokens
+from parlour.core.effects import Close, Effect, Send
+from parlour.protocols.async_ws.hub import AsyncLimits
+from parlour.protocols.async_ws.service import AsyncService
+
+__all__ = ["EXAMPLES", "render"]
+
+#: Messages the examples do not show (they arrive on their own in the lobby and add nothing).
+_QUIET: Final = frozenset({"LobbyPlayerListRequest", "LobbyGameListRequest"})
+_START: Final = 1_767_225_600.0  # 2026-01-01T00:00:00Z
+
+
+class _Scene:
+    """Named players on one service, and the transcript of what they exchanged."""
+
+    def __init__(self) -> None:
+        self.now = _START
+        tokens = SessionTokens(b"example-secret-of-32-bytes-long!", 30 * 86400.0)
+        self.service = AsyncService(tokens, AsyncLimits(), Random(7))
+        self.lines: list[str] = []
+        self.conns: dict[str, int] = {}
+        self.names: dict[int, str] = {}
+        self.tokens: dict[str, str] = {}
+        self._ids = itertools.count(1)
+
+    def _run(self, effects: list[Effect]) -> None:
+        for effect in effects:
+            if isinstance(effect, Send):
+                message = msgspec.json.decode(effect.data)
+                if message["type"] not in _QUIET:
+                    self.lines.append(f"S -> {self.names[effect.conn]}: {self._show(message)}")
+            elif isinstance(effect, Close):
+                self.lines.append(f"S -> {self.names[effect.conn]}: (closes the websocket: {effect.code})")
+
+    def _show(self, message: dict[str, Any]) -> str:
+        if "session" in message:  # derived from the token, which differs on every run
+            message = {**message, "session": "<session id>"}
+        text = msgspec.json.encode(message).decode()
+        for name, token in self.tokens.items():
+            text = text.replace(token, f"<{name}'s token>")
+        return text
+
+    def player(self, name: str, quiet: bool = True) -> None:
+        """An account, connected and signed in (shown only when ``quiet`` is False)."""
+        account, _ = self.service.create_account(name, "", self.now)
+        assert account is not None
+        self.tokens[name] = self.service.tokens.issue(account.id, name, self.now)[0]
+        conn = next(self._ids)
+        self.conns[name], self.names[conn] = conn, name
+        self._run(self.service.connected(conn, self.now))
+        if quiet:
+            mark = len(self.lines)
+            self.send(name, type="AsyncAuthRequest", name=name, sessionToken=self.tokens[name])
+            del self.lines[mark:]
+
+    def send(self, who: str, /, **message: Any) -> None:
+        self.lines.append(f"{who} -> S: {self._show(message)}")
+        text = msgspec.json.encode(message).decode()
+        self._run(self.service.received(self.conns[who], text, self.now))
+
+    def wait(self, seconds: float) -> None:
+        self.lines.append(f"... {seconds:g} s later ...")
+        self.now += seconds
+        self._run(self.service.tick(self.now))
+
+    def note(self, text: str) -> None:
+        self.lines.append(f"# {text}")
+
+    def quietly(self, work: Callable[[], None]) -> None:
+        mark = len(self.lines)
+        work()
+        del self.lines[mark:]
+
+
+def _two(scene: _Scene, **config: Any) -> None:
+    """ann and bob in a started 2-player game (not shown)."""
+    scene.player("ann")
+    scene.player("bob")
+
+    def setup() -> None:
+        configuration = {"game_type": "example", "max_players": 2, **config}
+        scene.send("ann", type="LobbyCreateGameRequest", configuration=configuration, initial_state="s0")
+        scene.send("bob", type="LobbyJoinGameRequest", game_id=1)
+
+    scene.quietly(setup)
+
+
+def authentication(scene: _Scene) -> None:
+    scene.player("ann", quiet=False)
+    scene.note("POST /api/sessions {name, password} returned ann's token")
+    scene.send("ann", type="AsyncAuthRequest", name="ann", sessionToken="not-a-token", request_id="a1")
+    scene.send("ann", type="AsyncAuthRequest", name="ann", sessionToken=scene.tokens["ann"], request_id="a2")
+    scene.send("ann", type="PingRequest", timestamp=1767225600123)
+    scene.send("ann", type="AsyncDisconnectRequest")
+    scene.send("ann", type="EnterLobbyRequest")
+
+
+def lobby(scene: _Scene) -> None:
+    scene.player("ann")
+    scene.player("bob")
+    scene.player("cid")
+    scene.send("ann", type="EnterLobbyRequest")
+    scene.send("ann", type="EnterLobbyRequest")
+    scene.send(
+        "ann",
+        type="LobbyCreateGameRequest",
+        configuration={
+            "game_type": "example",
+            "min_players": 2,
+            "max_players": 3,
+            "private": True,
+            "password": "pw",
+        },
+        request_id="c1",
+    )
+    scene.send("bob", type="LobbyJoinGameRequest", game_id=1, password="wrong")
+    scene.send("bob", type="LobbyJoinGameRequest", game_id=1, password="pw")
+    scene.send("bob", type="LobbyStartGameRequest", game_id=1)
+    scene.send("ann", type="LobbyStartGameRequest", game_id=1)
+    scene.send("cid", type="LobbyJoinGameRequest", game_id=1, password="pw")
+
+
+def leaving(scene: _Scene) -> None:
+    scene.player("ann")
+    scene.player("bob")
+    scene.send("ann", type="LobbyCreateGameRequest", configuration={"game_type": "example", "max_players": 3})
+    scene.send("bob", type="LobbyJoinGameRequest", game_id=1)
+    scene.send("bob", type="LobbyLeaveGameRequest", game_id=1)
+    scene.send("bob", type="LobbyJoinGameRequest", game_id=1)
+    scene.send("ann", type="LobbyLeaveGameRequest", game_id=1)
+
+
+def invitation(scene: _Scene) -> None:
+    scene.player("ann")
+    scene.player("bob")
+    scene.player("cid")
+    scene.send("ann", type="EngageGameWithFriendsRequest", friend_ids=[2, 0])
+    scene.send("bob", type="AnswerInvitationRequest", game_id=1, accept=True)
+    scene.note("a second invitation, declined")
+    scene.send("ann", type="EngageGameWithFriendsRequest", friend_ids=[3])
+    scene.send("cid", type="AnswerInvitationRequest", game_id=2, accept=False)
+
+
+def turns(scene: _Scene) -> None:
+    scene.player("ann")
+    scene.player("bob")
+    scene.player("cid")
+
+    def setup() -> None:
+        scene.send(
+            "ann", type="LobbyCreateGameRequest", configuration={"game_type": "example", "max_players": 3}
+        )
+        scene.send("bob", type="LobbyJoinGameRequest", game_id=1)
+        scene.send("cid", type="LobbyJoinGameRequest", game_id=1)
+
+    scene.quietly(setup)
+    scene.send(
+        "ann", type="CommitActionRequest", game_id=1, turn_index=1, next_state="A", next_players=[2, 3, 1]
+    )
+    scene.send(
+        "bob",
+        type="CommitActionRequest",
+        game_id=1,
+        turn_index=2,
+        next_state="B",
+        next_players=[3, 1, 2],
+        broadcast=True,
+    )
+    scene.send("ann", type="CommitActionRequest", game_id=1, turn_index=3, next_state="X", next_players=[1])
+    scene.send(
+        "cid", type="CommitActionRequest", game_id=1, turn_index=2, next_state="C", next_players=[3, 2, 1]
+    )
+    scene.send(
+        "cid", type="CommitActionRequest", game_id=1, turn_index=3, next_state="C", next_players=[3, 2, 1]
+    )
+    scene.send("cid", type="WhatsNewPussycatRequest", game_id=1)
+
+
+def clocks(scene: _Scene) -> None:
+    _two(scene, clock_seconds=300, clock_increment_seconds=10)
+    scene.wait(20)
+    scene.send(
+        "ann", type="CommitActionRequest", game_id=1, next_state="A", next_players=[2, 1], pause_time=3
+    )
+    scene.wait(3)
+    scene.send("bob", type="GetClocksRequest", game_id=1)
+
+
+def idle_timer(scene: _Scene) -> None:
+    _two(scene, idle_time=40)
+    scene.wait(20)
+    scene.wait(10)
+    scene.wait(10)
+    scene.send("bob", type="CommitActionRequest", game_id=1, player_id=1, next_state="R", next_players=[2, 1])
+    scene.send("ann", type="CommitActionRequest", game_id=1, next_state="late", next_players=[2, 1])
+
+
+def forfeit_and_robots(scene: _Scene) -> None:
+    scene.player("ann")
+    scene.player("bob")
+    scene.player("cid")
+
+    def setup() -> None:
+        scene.send(
+            "ann", type="LobbyCreateGameRequest", configuration={"game_type": "example", "max_players": 3}
+        )
+        scene.send("bob", type="LobbyJoinGameRequest", game_id=1)
+        scene.send("cid", type="LobbyJoinGameRequest", game_id=1)
+
+    scene.quietly(setup)
+    scene.send("bob", type="GameForfeitRequest", game_id=1)
+    scene.send(
+        "ann", type="CommitActionRequest", game_id=1, turn_index=1, next_state="A", next_players=[2, 3, 1]
+    )
+    scene.send(
+        "ann",
+        type="CommitActionRequest",
+        game_id=1,
+        turn_index=2,
+        player_id=2,
+        next_state="B",
+        next_players=[3, 1, 2],
+    )
+
+
+def clock_exhausted(scene: _Scene) -> None:
+    _two(scene, clock_seconds=60)
+    scene.wait(60)
+
+
+def game_over(scene: _Scene) -> None:
+    _two(scene, ranked=True)
+    scene.send("ann", type="CommitActionRequest", game_id=1, next_state="A", next_players=[2, 1])
+    scene.send("ann", type="GameOverRequest", game_id=1, finalScores={"1": [12, 2], "2": [23, 1]})
+    scene.send("ann", type="GameOutcomeConfirmationRequest", game_id=1)
+    scene.send("bob", type="GameOutcomeConfirmationRequest", game_id=1)
+
+
+def abort(scene: _Scene) -> None:
+    _two(scene)
+    scene.send("ann", type="GameForfeitRequest", game_id=1)
+    scene.send("bob", type="GameForfeitRequest", game_id=1)
+    scene.send("ann", type="GameAbortedConfirmationRequest", game_id=1)
+    scene.send("bob", type="GameAbortedConfirmationRequest", game_id=1)
+
+
+#: (title, what the text calls it, the scene).
+EXAMPLES: Final[list[tuple[str, Callable[[_Scene], None]]]] = [
+    ("Authentication, heartbeat, logging out", authentication),
+    ("Lobby: entering, creating, joining, starting early", lobby),
+    ("Lobby: leaving an open game (the creator leaving aborts it)", leaving),
+    ("Invitation: accepted, then declined", invitation),
+    ("Standard game turn, broadcast and commit errors", turns),
+    ("Player clocks and a pause after commit", clocks),
+    ("Idle timer", idle_timer),
+    ("Forfeit and robots (hot-swap)", forfeit_and_robots),
+    ("Player timeout (clock exhausted)", clock_exhausted),
+    ("Game over", game_over),
+    ("Abort", abort),
+]
+
+
+def render() -> str:
+    """The examples as Markdown: one fenced transcript per workflow."""
+    parts = [
+        "## Sequence examples\n",
+        "Each transcript below was produced by the server itself (`examples.py`), on a fixed clock;",
+        "`X -> S` is a request from X, `S -> X` a message to X. Lobby lists pushed on their own are",
+        "left out, and tokens are shown as placeholders.\n",
+    ]
+    for title, play in EXAMPLES:
+        scene = _Scene()
+        play(scene)
+        parts.append(f"### {title}\n")
+        parts.append("```text")
+        parts.extend(scene.lines)
+        parts.append("```\n")
+    return "\n".join(parts)

@@ -1,0 +1,225 @@
+"""What the /async service keeps about a game, and the clock arithmetic on it.
+
+A game is one msgspec struct, stored whole (as ``AsyncGameRow.doc``) whenever it changes, so
+that a restart rebuilds it exactly (scalable-server-notes.md S10). Every committed turn is also
+kept as its own row (the game's replay). Times are seconds on the service's clock; the clock of
+the seat whose turn it is runs from ``turn_started`` (a commit's pause pushes that into the
+future) and is charged when the turn ends.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+import msgspec
+
+from parlour.protocols.async_ws.messages import (
+    GameConfiguration,
+    OutcomeEntry,
+    Penalty,
+    PlayerClock,
+    StatusReport,
+    StatusReportPlayer,
+)
+
+__all__ = [
+    "FINISHED",
+    "LIVE",
+    "AsyncGame",
+    "SeatInfo",
+    "TurnDoc",
+    "decode_game",
+    "encode_game",
+    "encode_turn",
+]
+
+SeatState = Literal["ACTIVE", "FORFEITED", "TIMED_OUT", "LEFT"]
+#: Why a seat is played by someone else (PlayerTimeoutRequest.status).
+Delegation = Literal["IDLE", "FORFEITED", "TIMED_OUT", "LEFT", "ROBOT"]
+
+#: Statuses in which a game still changes; the others are kept only as records.
+LIVE: Final = frozenset({"NOT_STARTED", "RUNNING", "OUTCOME", "ABORTING"})
+FINISHED: Final = frozenset({"OVER", "ABORTED"})
+
+
+class SeatInfo(msgspec.Struct, kw_only=True):
+    local_id: int
+    #: The account sitting here; None for an invited robot.
+    player_id: int | None = None
+    name: str
+    robot: bool = False
+    state: SeatState = "ACTIVE"
+    #: Seconds left on this seat's clock, as of the end of its last turn (None: no clock).
+    remaining: float | None = None
+    #: An invitee's answer (the inviter and robots accept by being there).
+    accepted: bool = False
+    #: Confirmed the outcome (or the abort).
+    confirmed: bool = False
+
+    @property
+    def human_active(self) -> bool:
+        return not self.robot and self.state == "ACTIVE"
+
+
+class AsyncGame(msgspec.Struct, kw_only=True):
+    id: int
+    config: GameConfiguration
+    status: str
+    #: The account that created the game (or sent the invitation): local id 1 (S19).
+    creator: int
+    #: Set for invitations: the inviter's global id.
+    invited_by: int | None = None
+    seats: list[SeatInfo] = []
+    created: float
+    updated: float
+    #: The turn being played; 0 before the first (S20: the first turn is 1).
+    turn_index: int = 0
+    #: Whose turn it is (a local id), and who was asked to play it for a robot or an absent
+    #: player (S12's ``active_player`` when it differs), with why.
+    turn: int | None = None
+    delegate: int | None = None
+    delegation: Delegation | None = None
+    #: The opaque state and summary (client rules), or the spectator view (server rules).
+    state: str = ""
+    summary: str | None = None
+    next_players: list[int] = []
+    #: The human who sent the last commit: first asked to play a robot's turn when present.
+    last_actor: int | None = None
+    #: When the turn seat's clock starts running: the commit plus its pause.
+    turn_started: float = 0.0
+    pause_time: int = 0
+    #: The idle timer of this turn (seconds, 0 = off) and the last progress reported.
+    idle_time: int = 0
+    idle_reported: int = 0
+    outcome: list[OutcomeEntry] | None = None
+    is_ranked: bool = False
+    penalties: list[Penalty] = []
+    finished: float | None = None
+    #: Server rules (S9): the seed of the game's random source and every action, in order.
+    seed: int = 0
+    actions: list[str] = []
+
+    def seat(self, local_id: int) -> SeatInfo | None:
+        if 1 <= local_id <= len(self.seats):
+            return self.seats[local_id - 1]
+        return None
+
+    def seat_of(self, player_id: int) -> SeatInfo | None:
+        for seat in self.seats:
+            if seat.player_id == player_id:
+                return seat
+        return None
+
+    @property
+    def open(self) -> bool:
+        """An open offer of the lobby (not an invitation), waiting for players."""
+        return self.status == "NOT_STARTED" and self.invited_by is None
+
+    @property
+    def server_rules(self) -> bool:
+        return self.config.rules != "client"
+
+    # -- Clocks ---------------------------------------------------------------------------------
+
+    def paused(self, now: float) -> bool:
+        return self.status == "RUNNING" and now < self.turn_started
+
+    def remaining(self, seat: SeatInfo, now: float) -> float | None:
+        """Seconds left on ``seat``'s clock at ``now`` (it runs only while it is its turn)."""
+        if seat.remaining is None:
+            return None
+        if self.status == "RUNNING" and self.turn == seat.local_id:
+            return max(0.0, seat.remaining - max(0.0, now - self.turn_started))
+        return seat.remaining
+
+    def charge(self, now: float) -> None:
+        """End the turn seat's turn at ``now``: take the time it used, add the increment."""
+        seat = self.seat(self.turn) if self.turn else None
+        if seat is None or seat.remaining is None:
+            return
+        seat.remaining = self.remaining(seat, now)
+        if seat.remaining is not None and seat.remaining > 0:
+            seat.remaining += self.config.clock_increment_seconds
+
+    def clock(self, seat: SeatInfo, now: float) -> PlayerClock:
+        armed = self.status == "RUNNING" and self.turn == seat.local_id and seat.remaining is not None
+        return PlayerClock(
+            player_id=seat.local_id,
+            remaining_seconds=None if seat.remaining is None else round(self.remaining(seat, now) or 0.0, 3),
+            paused=armed and self.paused(now),
+            armed=armed,
+        )
+
+    def clocks(self, now: float) -> list[PlayerClock]:
+        return [self.clock(seat, now) for seat in self.seats]
+
+    def clock_deadline(self) -> float | None:
+        """When the turn seat's clock runs out, if it has one."""
+        seat = self.seat(self.turn) if self.turn else None
+        if self.status != "RUNNING" or seat is None or seat.remaining is None or seat.state != "ACTIVE":
+            return None
+        return self.turn_started + seat.remaining
+
+    # -- Reports --------------------------------------------------------------------------------
+
+    def report(self, now: float, presence: dict[int, str], state: str | None = None) -> StatusReport:
+        """The StatusReport of S12 (``state`` replaces the stored one: a seat's own view)."""
+        config = msgspec.structs.replace(self.config, password=None)
+        return StatusReport(
+            game_id=self.id,
+            configuration=config,
+            status=self.status,  # type: ignore[arg-type]
+            players=[
+                StatusReportPlayer(
+                    local_id=seat.local_id,
+                    player_id=seat.player_id,
+                    name=seat.name,
+                    kind="ROBOT" if seat.robot else "HUMAN",
+                    state=seat.state,
+                    presence=presence.get(seat.player_id, "OFFLINE")  # type: ignore[arg-type]
+                    if seat.player_id is not None
+                    else "ONLINE",
+                )
+                for seat in self.seats
+            ],
+            turn=self.turn if self.status == "RUNNING" else None,
+            active_player=(self.delegate or self.turn) if self.status == "RUNNING" else None,
+            turn_index=self.turn_index,
+            state=self.state if state is None else state,
+            summary_data=self.summary,
+            clocks=self.clocks(now) if self.status != "NOT_STARTED" else [],
+            outcome=self.outcome,
+            outcome_not_seen=[
+                seat.local_id
+                for seat in self.seats
+                if self.status == "OUTCOME" and not seat.robot and not seat.confirmed
+            ],
+        )
+
+
+class TurnDoc(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """One committed turn as the replay keeps it."""
+
+    seat: int
+    #: Who sent the commit, when it was not the seat itself (a robot seat played by a client).
+    by: int | None = None
+    state: str = ""
+    summary: str | None = None
+    next_players: list[int] = []
+    action: str | None = None
+
+
+_game_encoder: Final = msgspec.msgpack.Encoder()
+_game_decoder: Final = msgspec.msgpack.Decoder(AsyncGame)
+
+
+def encode_game(game: AsyncGame) -> bytes:
+    return _game_encoder.encode(game)
+
+
+def decode_game(doc: bytes) -> AsyncGame:
+    return _game_decoder.decode(doc)
+
+
+def encode_turn(turn: TurnDoc) -> bytes:
+    return _game_encoder.encode(turn)

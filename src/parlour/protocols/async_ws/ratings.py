@@ -1,0 +1,86 @@
+"""Ratings per game type (scalable-server-notes.md S11), with OpenSkill's Plackett-Luce model.
+
+A ranked game rates every human seat from the final ranks; robot seats take part with the
+model's default rating and are never stored. An aborted ranked game penalises its forfeiters and
+timed-out players as a last place against that default. What players see is the change of the
+ordinal (mu - 3 sigma), the conservative skill estimate leaderboards are ordered by.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from openskill.models import PlackettLuce, PlackettLuceRating
+
+from parlour.protocols.async_ws.hub import Hub
+from parlour.protocols.async_ws.model import AsyncGame
+from parlour.storage import RatingRow
+
+__all__ = ["ordinal", "penalise", "rate"]
+
+_MODEL: Final = PlackettLuce()
+
+
+def _rating(hub: Hub, player_id: int | None, game_type: str) -> PlackettLuceRating:
+    account = hub.accounts.get(player_id) if player_id is not None else None
+    if account is not None and game_type in account.ratings:
+        mu, sigma, _ = account.ratings[game_type]
+        return _MODEL.rating(mu=mu, sigma=sigma)
+    return _MODEL.rating()
+
+
+def ordinal(mu: float, sigma: float) -> float:
+    return mu - 3 * sigma
+
+
+def _update(
+    hub: Hub,
+    game: AsyncGame,
+    players: list[int | None],
+    before: list[PlackettLuceRating],
+    after: list[PlackettLuceRating],
+    now: float,
+) -> tuple[list[RatingRow], list[float | None]]:
+    game_type = game.config.game_type
+    rows: list[RatingRow] = []
+    changes: list[float | None] = []
+    for player_id, old, new in zip(players, before, after, strict=True):
+        account = hub.accounts.get(player_id) if player_id is not None else None
+        if account is None:
+            changes.append(None)
+            continue
+        games = account.ratings.get(game_type, (0.0, 0.0, 0))[2] + 1
+        account.ratings[game_type] = (new.mu, new.sigma, games)
+        rows.append(
+            RatingRow(
+                account_id=account.id,
+                game_type=game_type,
+                mu=new.mu,
+                sigma=new.sigma,
+                games=games,
+                updated=now,
+                ordinal=ordinal(new.mu, new.sigma),
+            )
+        )
+        changes.append(round(ordinal(new.mu, new.sigma) - ordinal(old.mu, old.sigma), 3))
+    return rows, changes
+
+
+def rate(
+    hub: Hub, game: AsyncGame, ranks: list[int], now: float
+) -> tuple[list[RatingRow], list[float | None]]:
+    """New ratings from the final ranks (one per seat, in seat order) and each seat's change."""
+    players = [seat.player_id for seat in game.seats]
+    before = [_rating(hub, player_id, game.config.game_type) for player_id in players]
+    teams = _MODEL.rate([[rating] for rating in before], ranks=[float(rank) for rank in ranks])
+    return _update(hub, game, players, before, [team[0] for team in teams], now)
+
+
+def penalise(
+    hub: Hub, game: AsyncGame, seats: list[int], now: float
+) -> tuple[list[RatingRow], list[float | None]]:
+    """Each of these seats (local ids) loses a game against the default rating."""
+    players = [game.seats[local_id - 1].player_id for local_id in seats]
+    before = [_rating(hub, player_id, game.config.game_type) for player_id in players]
+    after = [_MODEL.rate([[old], [_MODEL.rating()]], ranks=[2.0, 1.0])[0][0] for old in before]
+    return _update(hub, game, players, before, after, now)

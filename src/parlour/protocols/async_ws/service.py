@@ -1,0 +1,372 @@
+"""The /async service: the sans-I/O side of the Scalable Server workflows
+(scalable-server-protocol.rst; scalable-server-notes.md S1-S20).
+
+Frames are decoded against the declared messages (messages.py), checked (authentication, rate
+limit, size), and handed to the handlers of lobby.py and play.py, which change the hub and say
+what to send and what to store first. Connections are only a way to reach an account: games live
+on without them (S5), and a player who comes back gets the turns that wait for them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Callable, Iterable
+from random import Random
+from typing import Any, Final
+
+import msgspec
+
+from parlour.accounts.limits import LoginLimiter
+from parlour.accounts.tokens import ExternalJwt, SessionTokens, TokenExpired, TokenInvalid
+from parlour.core.effects import ConnId, Effect
+from parlour.protocols.async_ws import lobby, play
+from parlour.protocols.async_ws.hub import Account, AsyncLimits, Hub, Session
+from parlour.protocols.async_ws.messages import (
+    AsyncAuthRequest,
+    AsyncConnectedRequest,
+    AsyncConnectionErrorRequest,
+    AsyncDisconnectRequest,
+    ClientMessage,
+    GameStatusReportRequest,
+    PingRequest,
+    Player,
+    WhatsNewPussycatRequest,
+    decode_client,
+)
+from parlour.protocols.async_ws.model import LIVE, AsyncGame, decode_game
+from parlour.protocols.async_ws.rules import replay
+from parlour.storage import AccountRow, AsyncGameRow, RatingRow, Record
+
+__all__ = ["AsyncService"]
+
+log = logging.getLogger("parlour.async")
+
+Handler = Callable[[Hub, Session, Any, float], None]
+
+#: What the service answers; every other message of the catalogue comes with part 2 (issue 14).
+HANDLERS: Final[dict[str, Handler]] = {
+    "EnterLobbyRequest": lobby.enter_lobby,
+    "ExitLobbyRequest": lobby.exit_lobby,
+    "AskPlayerInfoRequest": lobby.ask_player_info,
+    "LobbyCreateGameRequest": lobby.create_game,
+    "LobbyJoinGameRequest": lobby.join_game,
+    "LobbyLeaveGameRequest": lobby.leave_game,
+    "LobbyStartGameRequest": lobby.start_early,
+    "EngageGameWithFriendsRequest": lobby.engage_friends,
+    "AnswerInvitationRequest": lobby.answer_invitation,
+    "CommitActionRequest": play.commit,
+    "GetClocksRequest": play.get_clocks,
+    "GameForfeitRequest": play.forfeit,
+    "GameOverRequest": play.game_over,
+    "GameOutcomeConfirmationRequest": play.confirm_outcome,
+    "GameAbortedConfirmationRequest": play.confirm_abort,
+}
+
+#: Close codes (RFC 6455): a flood past the rate limit is a policy violation (S3).
+POLICY_VIOLATION: Final = 1008
+GOING_AWAY: Final = 1001
+
+
+class AsyncService:
+    """One per server; every call is made by the event loop's single owner (no locks)."""
+
+    def __init__(
+        self,
+        tokens: SessionTokens,
+        limits: AsyncLimits | None = None,
+        rng: Random | None = None,
+        external: ExternalJwt | None = None,
+        limiter: LoginLimiter | None = None,
+    ) -> None:
+        self.hub = Hub(limits or AsyncLimits(), rng or Random())
+        self.tokens = tokens
+        self.external = external
+        self.limiter = limiter or LoginLimiter()
+
+    # -- The Service protocol -------------------------------------------------------------------
+
+    def connected(self, conn: ConnId, now: float) -> list[Effect]:
+        self.hub.sessions[conn] = Session(
+            conn, now, allowance=self.hub.limits.requests_per_second * 2, checked=now
+        )
+        return []
+
+    def received(self, conn: ConnId, data: str | bytes, now: float) -> list[Effect]:
+        hub = self.hub
+        session = hub.sessions.get(conn)
+        if session is None:
+            return []
+        session.last_seen = now
+        if not self._allowed(session, now):
+            return hub.take(now)
+        if isinstance(data, bytes):
+            hub.error(conn, "BAD_REQUEST", "frames are JSON text; binary frames are not read (S1)")
+        elif len(data) > hub.limits.max_frame_bytes:
+            hub.error(conn, "TOO_LARGE", f"frames are limited to {hub.limits.max_frame_bytes} bytes")
+        else:
+            try:
+                message = decode_client(data)
+            except (msgspec.DecodeError, msgspec.ValidationError) as error:
+                hub.error(conn, "BAD_REQUEST", str(error), request_type=_type_of(data))
+            else:
+                self._dispatch(session, message, now)
+        return hub.take(now)
+
+    def disconnected(self, conn: ConnId, now: float) -> list[Effect]:
+        hub = self.hub
+        session = hub.sessions.pop(conn, None)
+        if session is not None and session.player_id is not None:
+            self._sign_out(session)
+        return hub.take(now)
+
+    def tick(self, now: float) -> list[Effect]:
+        hub = self.hub
+        timeout = hub.limits.ping_timeout
+        for session in list(hub.sessions.values()):
+            if now - session.last_seen > timeout:
+                hub.close(session.conn, GOING_AWAY, f"nothing received for {timeout:.0f} s")
+        lobby.push_lists(hub, now)
+        for game in list(hub.games.values()):
+            if game.status in LIVE:
+                play.tick_game(hub, game, now)
+        return hub.take(now)
+
+    def shutdown(self, now: float) -> list[Effect]:
+        """Games stay stored; connections are told the server is going away."""
+        for conn in list(self.hub.sessions):
+            self.hub.close(conn, GOING_AWAY, "server stopping")
+        return self.hub.take(now)
+
+    def stats(self) -> dict[str, Any]:
+        hub = self.hub
+        return {
+            "async_connections": len(hub.sessions),
+            "async_players_online": len(hub.online),
+            "async_games_live": sum(1 for game in hub.games.values() if game.status in LIVE),
+        }
+
+    # -- Accounts -------------------------------------------------------------------------------
+
+    def account_named(self, name: str) -> Account | None:
+        account_id = self.hub.by_name.get(name.casefold())
+        return None if account_id is None else self.hub.accounts[account_id]
+
+    def create_account(
+        self, name: str, password_hash: str, now: float
+    ) -> tuple[Account | None, list[Effect]]:
+        """A new account (None if the name is taken), with the record to store first."""
+        hub = self.hub
+        if name.casefold() in hub.by_name:
+            return None, []
+        row = AccountRow(id=hub.next_account, name=name, password_hash=password_hash, created=now)
+        account = hub.add_account(row)
+        hub.store(row)
+        return account, hub.take(now)
+
+    def forget_account(self, account_id: int) -> None:
+        """An account whose record could not be stored never existed."""
+        account = self.hub.accounts.pop(account_id, None)
+        if account is not None:
+            self.hub.by_name.pop(account.name.casefold(), None)
+
+    # -- Restore and store failures -------------------------------------------------------------
+
+    def restore(
+        self,
+        accounts: Iterable[AccountRow],
+        ratings: Iterable[RatingRow],
+        games: Iterable[AsyncGameRow],
+        next_game: str | None,
+        heartbeat: float | None,
+        now: float,
+    ) -> None:
+        """What the store holds, before any connection (S10). The clocks of running games are
+        not charged for the time the server was down: their turns start again later by it."""
+        hub = self.hub
+        for account in accounts:
+            hub.add_account(account)
+        for rating in ratings:
+            hub.add_rating(rating)
+        downtime = max(0.0, now - heartbeat) if heartbeat is not None else 0.0
+        for row in games:
+            game = decode_game(row.doc)
+            if game.status == "RUNNING":
+                game.turn_started += downtime
+            self._load(game)
+            hub.next_game = max(hub.next_game, game.id + 1)
+        if next_game is not None and next_game.isdigit():
+            hub.next_game = max(hub.next_game, int(next_game))
+
+    def _load(self, game: AsyncGame) -> None:
+        hub = self.hub
+        hub.games[game.id] = game
+        hub.track(game)
+        if game.server_rules and game.status == "RUNNING":
+            hub.rules[game.id] = replay(game.config.rules, len(game.seats), game.seed, game.actions)
+
+    def store_failed(
+        self, records: list[Record], origins: list[ConnId], reload: Any, now: float
+    ) -> list[Effect]:
+        """A commit failed: the games it touched return to what the store holds (``reload``,
+        the runtime's read-back), accounts it created are forgotten, and the senders are told
+        nothing changed."""
+        hub = self.hub
+        stored: dict[int, AsyncGameRow | None] = reload.async_games
+        for record in records:
+            if isinstance(record, AccountRow):
+                self.forget_account(record.id)
+        for game_id, row in stored.items():
+            old = hub.games.pop(game_id, None)
+            hub.rules.pop(game_id, None)
+            if old is not None:
+                for seat in old.seats:
+                    if seat.player_id is not None:
+                        hub.untrack(old, seat.player_id)
+            if row is not None:
+                self._load(decode_game(row.doc))
+        hub.lobby_changed = True
+        for conn in origins:
+            if conn in hub.sessions:
+                hub.error(conn, "INTERNAL_ERROR", "the server could not save this; nothing changed")
+        return hub.take(now)
+
+    # -- Requests -------------------------------------------------------------------------------
+
+    def _allowed(self, session: Session, now: float) -> bool:
+        """S8: a token bucket of ``requests_per_second`` with bursts of twice that; a flood
+        past it closes the connection (S3)."""
+        rate = self.hub.limits.requests_per_second
+        session.allowance = min(rate * 2, session.allowance + (now - session.checked) * rate)
+        session.checked = now
+        if session.allowance >= 1:
+            session.allowance -= 1
+            return True
+        self.hub.error(session.conn, "RATE_LIMITED", f"more than {rate:.0f} requests per second")
+        self.hub.close(session.conn, POLICY_VIOLATION, "rate limit exceeded")
+        return False
+
+    def _dispatch(self, session: Session, message: ClientMessage, now: float) -> None:
+        hub = self.hub
+        if type(message) is PingRequest:
+            hub.send(session.conn, message)  # echoed exactly as sent (S5)
+            return
+        if type(message) is AsyncAuthRequest:
+            self._auth(session, message, now)
+            return
+        if session.player_id is None:
+            hub.error(session.conn, "UNAUTHENTICATED", "authenticate with AsyncAuthRequest first", message)
+            return
+        if type(message) is AsyncDisconnectRequest:
+            self._sign_out(session)
+            return
+        if type(message) is WhatsNewPussycatRequest:
+            self._whats_new(session, message, now)
+            return
+        handler = HANDLERS.get(type(message).__name__)
+        if handler is None:
+            hub.error(session.conn, "BAD_REQUEST", f"{type(message).__name__} is not available yet", message)
+            return
+        handler(hub, session, message, now)
+
+    def _auth(self, session: Session, msg: AsyncAuthRequest, now: float) -> None:
+        hub = self.hub
+        wait = self.limiter.check(msg.name, "async", now)
+
+        def refuse(reason: str, text: str) -> None:
+            hub.send(
+                session.conn,
+                AsyncConnectionErrorRequest(reason=reason, message=text, request_id=msg.request_id),  # type: ignore[arg-type]
+            )
+
+        if wait > 0:
+            return refuse("RATE_LIMITED", f"too many failed sign-ins; try again in {wait:.0f} s")
+        try:
+            account = self._verify(msg, now)
+        except TokenExpired:
+            return refuse("EXPIRED_TOKEN", "the session token has expired; sign in again")
+        except TokenInvalid:
+            self.limiter.failed(msg.name, "async", now)
+            return refuse("BAD_CREDENTIALS", "unknown name or invalid session token")
+        self.limiter.succeeded(msg.name, "async", now)
+        if session.player_id is not None and session.player_id != account.id:
+            self._sign_out(session)
+        previous = hub.online.get(account.id)
+        if previous is not None and previous != session.conn:
+            # S5: one live connection per account; the older one is told why it goes.
+            hub.send(previous, AsyncConnectionErrorRequest(reason="REPLACED", message="signed in elsewhere"))
+            hub.close(previous, 1000, "replaced by a new connection")
+            old = hub.sessions.get(previous)
+            if old is not None:
+                lobby.leave_lobby(hub, old)
+                old.player_id = None
+        session.player_id = account.id
+        session.session = hashlib.blake2b(msg.sessionToken.encode(), digest_size=12).hexdigest()
+        hub.online[account.id] = session.conn
+        player = Player(
+            player_id=account.id,
+            name=account.name,
+            presence="ONLINE",
+            ratings={
+                game_type: round(mu - 3 * sigma, 3) for game_type, (mu, sigma, _) in account.ratings.items()
+            },
+            games_played=sum(games for _, _, games in account.ratings.values()),
+        )
+        hub.send(
+            session.conn,
+            AsyncConnectedRequest(session=session.session, player=player, request_id=msg.request_id),
+        )
+        for game in hub.live_games(account.id):
+            play.resend_turn(hub, game, account.id, now)
+
+    def _verify(self, msg: AsyncAuthRequest, now: float) -> Account:
+        """The account a session token (ours, or the provider's JWT) signs in."""
+        hub = self.hub
+        if self.external is not None:
+            name = self.external.verify(msg.sessionToken, msg.name, now)
+            account = self.account_named(name)
+            if account is None:  # the provider vouches for the name: its account is made here
+                row = AccountRow(id=hub.next_account, name=name, password_hash="", created=now)
+                account = hub.add_account(row)
+                hub.store(row)
+            return account
+        account_id, _ = self.tokens.verify(msg.sessionToken, msg.name, now)
+        found = hub.accounts.get(account_id)
+        if found is None:
+            raise TokenInvalid("no such account")
+        return found
+
+    def _sign_out(self, session: Session) -> None:
+        hub = self.hub
+        lobby.leave_lobby(hub, session)
+        if session.player_id is not None and hub.online.get(session.player_id) == session.conn:
+            del hub.online[session.player_id]
+        session.player_id = None
+
+    def _whats_new(self, session: Session, msg: WhatsNewPussycatRequest, now: float) -> None:
+        hub = self.hub
+        assert session.player_id is not None
+        if msg.game_id is not None:
+            game = hub.games.get(msg.game_id)
+            if game is None or game.seat_of(session.player_id) is None:
+                return hub.error(session.conn, "UNKNOWN_GAME", "you are not in a game with this id", msg)
+            games = [game]
+        else:
+            games = hub.live_games(session.player_id)
+        hub.send(
+            session.conn,
+            GameStatusReportRequest(
+                status_reports=[play.report(hub, game, now, session.player_id) for game in games],
+                request_id=msg.request_id,
+            ),
+        )
+
+
+def _type_of(data: str) -> str | None:
+    """The ``type`` of a refused frame, when it can be read at all (for ErrorRequest)."""
+    try:
+        value = msgspec.json.decode(data)
+    except msgspec.DecodeError:
+        return None
+    kind = value.get("type") if isinstance(value, dict) else None
+    return kind if isinstance(kind, str) else None
