@@ -4,30 +4,42 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import secrets
 import signal
 import time
 from contextlib import AsyncExitStack
 from random import Random
 from typing import Any
 
+from parlour.accounts.http import AccountRoutes
+from parlour.accounts.limits import LoginLimiter
+from parlour.accounts.tokens import ExternalJwt, SessionTokens
 from parlour.core.effects import Store as Remember
 from parlour.core.ledger import Ledger
 from parlour.core.service import Service
 from parlour.protocols.apologies_ws import ApologiesService
+from parlour.protocols.async_ws.hub import NEXT_GAME_KEY, AsyncLimits
+from parlour.protocols.async_ws.service import AsyncService
 from parlour.protocols.fish_tcp import FishService
 from parlour.protocols.streamed import aborted_tables
 from parlour.protocols.tsuro_tcp import TsuroService
 from parlour.settings import Settings
 from parlour.storage import Store, open_store
-from parlour.transport.runtime import DRAIN_SECONDS, Runtime
+from parlour.transport.legacy_websocket import WebsocketListener as LegacyListener
+from parlour.transport.legacy_websocket import serve_websocket as serve_legacy_websocket
+from parlour.transport.runtime import DRAIN_SECONDS, HEARTBEAT_SECONDS, Runtime
 from parlour.transport.tcp import serve_tcp
-from parlour.transport.websocket import serve_websocket
+from parlour.transport.websocket import WebsocketListener, serve_websocket
 
 __all__ = ["SHUTDOWN_SIGNALS", "run_server"]
 
 log = logging.getLogger("parlour")
 
 SHUTDOWN_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+#: The websocket path of the Scalable Server workflows (S1); every other path is Apologies.
+ASYNC_PATH = "/async"
+#: The parlour_meta key of the secret session tokens are signed with.
+SESSION_SECRET = "session_secret"
 #: How long shutdown waits for goodbyes to reach slow clients before closing them anyway.
 FLUSH_SECONDS = 2.0
 
@@ -46,14 +58,44 @@ async def run_server(settings: Settings, stop: asyncio.Event | None = None) -> i
     fish = FishService(settings, Random(), ledger=ledger) if settings.fish_port else None
     tsuro = TsuroService(settings, Random(), ledger) if settings.tsuro_port else None
     services: list[Service] = [service for service in (apologies, fish, tsuro) if service is not None]
+    # /async (scalable-server-notes.md S4): tokens are signed with a secret kept in the store,
+    # so that they outlive a restart (a fresh one per run with --store none).
+    tokens = SessionTokens(
+        store.ensure_secret(SESSION_SECRET) if store is not None else secrets.token_bytes(32),
+        settings.session_ttl,
+    )
+    limiter = LoginLimiter(
+        settings.login_failures_per_name, settings.login_failures_per_address, settings.login_window
+    )
+    async_service = AsyncService(
+        tokens, async_limits(settings), Random(), ExternalJwt.from_settings(settings), limiter
+    )
+    accounts = AccountRoutes(async_service, runtime, tokens, limiter)
     async with AsyncExitStack() as stack:
         if store is not None:
             stack.push_async_callback(runtime.close_store)
             # Everything is back in place before the first connection is accepted.
             await _restore(store, runtime, services, settings)
-        listener = await stack.enter_async_context(
-            serve_websocket(apologies, settings.host, settings.port, runtime)
-        )
+            _restore_async(store, runtime, async_service)
+        services.append(async_service)
+        # "legacy": the previous stack, kept for one benchmark run against the new (bench/server.py).
+        listener: WebsocketListener | LegacyListener
+        if settings.http_stack == "legacy":
+            listener = await stack.enter_async_context(
+                serve_legacy_websocket(apologies, settings.host, settings.port, runtime)
+            )
+        else:
+            listener = await stack.enter_async_context(
+                serve_websocket(
+                    apologies,
+                    settings.host,
+                    settings.port,
+                    runtime,
+                    routes={ASYNC_PATH: async_service},
+                    http_handlers=accounts.routes(),
+                )
+            )
+            log.info("async protocol on ws://%s:%d%s", settings.host, listener.port, ASYNC_PATH)
         log.info("Apologies websocket server listening on ws://%s:%d/", settings.host, listener.port)
         if fish is not None:
             tables = await stack.enter_async_context(
@@ -78,6 +120,37 @@ async def run_server(settings: Settings, stop: asyncio.Event | None = None) -> i
     for sig in SHUTDOWN_SIGNALS:
         loop.remove_signal_handler(sig)
     return 0
+
+
+def async_limits(settings: Settings) -> AsyncLimits:
+    return AsyncLimits(
+        ping_timeout=settings.async_ping_timeout,
+        max_offers=settings.async_max_offers,
+        max_games=settings.async_max_games,
+        max_state_bytes=settings.async_max_state_bytes,
+        max_pause=settings.async_max_pause,
+        requests_per_second=settings.async_requests_per_second,
+        list_interval=settings.async_list_interval,
+        outcome_retention=settings.async_outcome_retention,
+        max_frame_bytes=3 * settings.async_max_state_bytes,
+    )
+
+
+def _restore_async(store: Store, runtime: Runtime, service: AsyncService) -> None:
+    """Accounts, ratings and every live /async game, with the clocks not charged for the
+    time the server was down (S10)."""
+    beat = store.meta("heartbeat")
+    service.restore(
+        store.accounts(),
+        store.ratings(),
+        store.load_async_games(),
+        store.meta(NEXT_GAME_KEY),
+        float(beat) + HEARTBEAT_SECONDS if beat else None,
+        runtime.clock(),
+    )
+    log.info(
+        "async: %d accounts and %d live games restored", len(service.hub.accounts), len(service.hub.games)
+    )
 
 
 async def _restore(store: Store, runtime: Runtime, services: list[Any], settings: Settings) -> None:

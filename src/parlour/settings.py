@@ -128,6 +128,20 @@ class Settings:
     login_failures_per_address: int = 20
     login_window: float = 15 * MINUTE
 
+    #: The /async protocol (scalable-server-notes.md S5, S8, S11): a connection silent this
+    #: long is closed; open offers and live games per player; the size of a state or summary;
+    #: the longest pause after a commit; requests per second per connection (a flood past it is
+    #: closed); how often the lobby lists may be pushed; how long an outcome (or an abort) waits
+    #: for confirmations before the game is OVER (ABORTED).
+    async_ping_timeout: float = 60.0
+    async_max_offers: int = 3
+    async_max_games: int = 50
+    async_max_state_bytes: int = 256 * 1024
+    async_max_pause: int = 10
+    async_requests_per_second: float = 50.0
+    async_list_interval: float = 2.0
+    async_outcome_retention: float = 7 * DAY
+
     #: The HTTP and websocket stack of ``port``: "h11" (HTTP/1.1 with request bodies, and
     #: websockets driven sans-I/O) or "legacy" (websockets' asyncio server, which cannot read a
     #: request body). "legacy" is kept only to compare the two in one benchmark run.
@@ -167,6 +181,12 @@ class Settings:
         if self.store_writer not in ("process", "thread"):
             raise SettingError(f"store_writer must be process or thread, not {self.store_writer!r}")
         self._check_accounts()
+        if not self.async_ping_timeout > 0 or not self.async_requests_per_second > 0:
+            raise SettingError("async_ping_timeout and async_requests_per_second must be positive")
+        if self.async_max_offers < 1 or self.async_max_games < 1:
+            raise SettingError("async_max_offers and async_max_games must be at least 1")
+        if self.async_max_state_bytes < 1024:
+            raise SettingError("async_max_state_bytes must be at least 1024")
         if self.http_stack not in ("h11", "legacy"):
             raise SettingError(f"http_stack must be h11 or legacy, not {self.http_stack!r}")
         if self.fish_robot not in FISH_ROBOTS:

@@ -14,7 +14,7 @@ import pytest
 
 from parlour.storage import GameRow, MoveRow, Record, StoreFailure
 from parlour.storage.sqlite import SQLiteStore
-from parlour.transport.runtime import Runtime
+from parlour.transport.runtime import HEARTBEAT_SECONDS, Runtime
 from parlour.transport.writer import StoreWriter
 
 
@@ -127,10 +127,10 @@ def test_housekeeping_beats_and_forgets_records_past_their_retention(tmp_path: P
         await runtime.housekeeping(4_000.0, record_retention=3_600.0)
         assert store.load_live().heartbeat == 4_000.0
         assert [row.id for row in store.list_games()] == ["recent"]
-        await runtime.housekeeping(4_001.0, record_retention=3_600.0)  # neither is due again yet
+        await runtime.housekeeping(4_000.5, record_retention=3_600.0)  # neither is due again yet
         assert store.load_live().heartbeat == 4_000.0
-        await runtime.housekeeping(4_005.0)
-        assert store.load_live().heartbeat == 4_005.0
+        await runtime.housekeeping(4_000.0 + HEARTBEAT_SECONDS)
+        assert store.load_live().heartbeat == 4_000.0 + HEARTBEAT_SECONDS
         await runtime.close_store()
 
     asyncio.run(asyncio.wait_for(test(), 10))

@@ -15,7 +15,7 @@ is answered only once it is stored. Passwords and tokens never reach a log.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from http import HTTPStatus
 from typing import Final
 from urllib.parse import parse_qs, urlsplit
@@ -86,7 +86,7 @@ class AccountRoutes:
         #: Compared against when the name is unknown, so both failures take the same time.
         self._decoy: str | None = None
 
-    def routes(self) -> dict[str, Callable[[HttpRequest], object]]:
+    def routes(self) -> dict[str, Callable[[HttpRequest], Awaitable[ApiResponse]]]:
         return {
             "/api/accounts": self.accounts,
             "/api/sessions": self.sessions,

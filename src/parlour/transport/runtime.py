@@ -36,8 +36,10 @@ T = TypeVar("T")
 
 log = logging.getLogger("parlour.transport")
 
-#: How often the ticker records that the server is alive (downtime is measured from it).
-HEARTBEAT_SECONDS = 5.0
+#: How often the ticker records that the server is alive (downtime is measured from it: the
+#: server is taken to have lived until one period after its last heartbeat, so a restart never
+#: gives a clock back time it had already used, and charges it at most this much downtime).
+HEARTBEAT_SECONDS = 1.0
 #: How long a stop waits for the store to answer what it still holds.
 DRAIN_SECONDS = 10.0
 #: How often finished game records past ``record_retention`` are purged.

@@ -1,37 +1,48 @@
-"""The websocket listener (``websockets`` asyncio server) with plain HTTP on the same port.
+"""The websocket port: HTTP/1.1 (parlour.transport.http) and websockets on one listener.
 
-Any path upgrades to the service's protocol (reference clients connect to ``/`` or anything
-else). Requests without an Upgrade header get ``GET /healthz`` or the static web client.
+Every accepted connection starts as an :class:`~parlour.transport.http.HttpConnection`; a
+websocket opening handshake is answered by websockets' sans-I/O ``ServerProtocol`` and the
+transport is handed to a :class:`WebsocketConnection`, which drives that protocol itself: bytes
+in with ``receive_data``, frames out to the service, ``data_to_send`` written to the socket.
+Driving it directly, rather than through websockets' asyncio server, lets a frame reach the
+service from ``data_received`` without a task switch, and lets a burst of messages leave in one
+socket write (:meth:`WebsocketConnection.write_now`): the hot path of a busy server.
+
+Routing: an exact path in ``routes`` (e.g. "/async") picks its service; every other path goes to
+the default service, because reference Apologies clients connect to any path.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import mimetypes
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
-from functools import cache
-from http import HTTPStatus
-from importlib.resources import files
-from pathlib import Path
-from typing import Any
+import os
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager, suppress
+from typing import cast
 
-from websockets.asyncio.server import Server, ServerConnection, serve
+import h11
 from websockets.datastructures import Headers
-from websockets.exceptions import ConnectionClosed
-from websockets.http11 import Request, Response
-from websockets.protocol import State
+from websockets.exceptions import ProtocolError
+from websockets.frames import OP_BINARY, OP_CONT, OP_PONG, OP_TEXT, CloseCode, Frame
+from websockets.http11 import Request
+from websockets.protocol import OPEN
+from websockets.server import ServerProtocol
 
-from parlour.api import handle_api
+from parlour.core.effects import Effect
 from parlour.core.service import Service
-from parlour.storage.base import StoreFailure
+from parlour.transport.http import HttpConnection, HttpHandler, HttpSite
 from parlour.transport.outbox import Outbox
 from parlour.transport.runtime import Runtime
 
-__all__ = ["WebsocketListener", "serve_websocket"]
+__all__ = [
+    "CLOSE_TIMEOUT",
+    "HARD_FRAME_LIMIT",
+    "WebsocketConnection",
+    "WebsocketListener",
+    "serve_websocket",
+    "text_frame",
+]
 
 log = logging.getLogger("parlour.transport")
 
@@ -40,6 +51,11 @@ log = logging.getLogger("parlour.transport")
 HARD_FRAME_LIMIT = 1 << 20
 #: How long a closing handshake may take before the connection is dropped (the reference: 2.5 s).
 CLOSE_TIMEOUT = 2.5
+#: Keepalive, as websockets' server did by default: a ping after this many seconds without one...
+PING_INTERVAL = 20.0
+#: ...and the connection closed (1011) if its pong has not come back within this many seconds.
+#: Both are read when a timer is armed, so a test may lower them.
+PING_TIMEOUT = 20.0
 
 
 def text_frame(data: bytes) -> bytes:
@@ -52,179 +68,365 @@ def text_frame(data: bytes) -> bytes:
     return b"\x81\x7f" + size.to_bytes(8, "big")
 
 
-class BatchingConnection(ServerConnection):
-    """A server connection that can queue several text messages and write them in one go.
+class WebsocketConnection(asyncio.Protocol):
+    """One open websocket: frames in to ``service``, the outbox's messages out.
 
-    ``send_context`` and the sans-I/O ``protocol`` are how websockets' own ``send`` writes;
-    here they let a burst of messages share one socket write.
+    ``writable`` is True while a message may be written at once: the connection is open (no
+    close frame sent or received, no end of stream) and the transport has not paused writing.
     """
 
-    def write_now(self, texts: list[bytes]) -> bool:
-        """Send UTF-8 encoded text messages in one write, now, if nothing stands in the way.
+    def __init__(self, listener: WebsocketListener, service: Service, protocol: ServerProtocol) -> None:
+        self.listener = listener
+        self.service = service
+        self.runtime = listener.runtime
+        self.protocol = protocol
+        self.conn = self.runtime.new_conn()
+        self.transport: asyncio.Transport | None = None
+        self.writable = False
+        self.paused = False
+        self._loop = asyncio.get_running_loop()
+        #: Set when the transport resumes writing (or the connection is lost).
+        self._drained: asyncio.Future[None] | None = None
+        #: A fragmented message being received: its parts, and whether it is text.
+        self._fragments: list[bytes] = []
+        self._fragment_text = False
+        #: The payload of the keepalive ping awaiting its pong.
+        self._ping: bytes | None = None
+        self._keepalive: asyncio.TimerHandle | None = None
+        self._close_timer: asyncio.TimerHandle | None = None
+        self._writer: asyncio.Task[None] | None = None
+        self._gone = False
+        #: Resolved once the connection is lost and the service told (for the listener's stop).
+        self.lost: asyncio.Future[None] = self._loop.create_future()
 
-        False (nothing sent) when the connection is not open, a fragmented send is in progress,
-        flow control paused writing, or the protocol has output of its own waiting:
-        ``send_texts`` then waits its turn with ``send_context``. With no extension negotiated
-        (compression is off) a server text frame is just a header and the payload, so frames
-        are built here rather than through a frame object each: the hot path of a busy server.
-        """
-        protocol = self.protocol
-        if (
-            protocol.state is not State.OPEN
-            or self.paused
-            or self.send_in_progress is not None
-            or protocol.extensions
-            or protocol.writes
-        ):
-            return False
-        parts = []
-        for text in texts:
-            parts.append(text_frame(text))
-            parts.append(text)
-        self.transport.write(b"".join(parts))
-        return True
-
-    async def send_texts(self, texts: list[bytes]) -> None:
-        """Send UTF-8 encoded text messages, in order, in one write."""
-        async with self.send_context():
-            for text in texts:
-                self.protocol.send_text(text)
-
-    def send_data(self) -> None:
-        chunks = self.protocol.data_to_send()
-        if chunks and all(chunks):
-            self.transport.write(b"".join(chunks))
-            return
-        for data in chunks:  # an empty chunk asks for a half-close: let the library do it
-            if data:
-                self.transport.write(data)
-            elif self.transport.can_write_eof():
-                self.transport.write_eof()
-            else:
-                self.transport.close()
-
-
-def _static_root() -> Path | None:
-    root = files("parlour").joinpath("web")
-    return Path(str(root)) if root.is_dir() else None
-
-
-@dataclass
-class WebsocketListener:
-    service: Service
-    runtime: Runtime
-    server: Server | None = None
-
-    @property
-    def port(self) -> int:
-        assert self.server is not None
-        sockets = list(self.server.sockets)
-        port: int = sockets[0].getsockname()[1]
-        return port
-
-    async def _http(self, connection: ServerConnection, request: Request) -> Response | None:
-        if request.headers.get("Upgrade", "").lower() == "websocket":
-            return None
-        path = request.path.split("?", 1)[0]
-        if path.startswith("/api/"):
-            return await self._api(request.path)
-        if path == "/async/schema.json":
-            return _response(HTTPStatus.OK, _async_schema(), "application/schema+json")
-        if path == "/healthz":
-            stats: dict[str, Any] = {
-                "status": "ok",
-                "uptime": round(self.runtime.clock() - self.runtime.started, 3),
-                "store": self.runtime.store_status,
-                "store_transactions": self.runtime.transactions,
-                "store_records": self.runtime.committed_records,
-            }
-            counts = getattr(self.service, "stats", None)
-            if callable(counts):
-                stats.update(counts())
-            return _response(HTTPStatus.OK, json.dumps(stats).encode(), "application/json")
-        return _static(path)
-
-    async def _api(self, target: str) -> Response:
-        """Records are read (and replayed) on the store's thread, never on the loop."""
-        runtime = self.runtime
-        try:
-            answer = await runtime.in_store_thread(lambda: handle_api(runtime.store, target))
-        except StoreFailure as failure:
-            log.warning("API read failed: %s", failure)
-            body = json.dumps({"error": "the store cannot be read now"}).encode()
-            return _response(HTTPStatus.SERVICE_UNAVAILABLE, body, "application/json")
-        return _response(answer.status, answer.body, "application/json")
-
-    async def _handle(self, ws: ServerConnection) -> None:
-        assert isinstance(ws, BatchingConnection)
-        runtime, service = self.runtime, self.service
-        conn = runtime.new_conn()
-
-        async def close(code: int, reason: str) -> None:
-            await ws.close(code, reason)
-
-        outbox = Outbox(ws.send_texts, close, write_now=ws.write_now)
+    def opened(self, transport: asyncio.Transport, response: bytes, data: bytes) -> None:
+        """The handshake succeeded: send its response, tell the service, read ``data`` (bytes
+        that came after the handshake request)."""
+        self.transport = transport
+        transport.write(response)
+        self.writable = not self.paused
+        runtime, service, conn = self.runtime, self.service, self.conn
+        self.listener.websockets.add(self)
+        outbox = Outbox(self.send_texts, self.close, write_now=self.write_now)
         runtime.outboxes[conn] = outbox
-        writer = asyncio.create_task(outbox.run())
+        self._writer = self._loop.create_task(outbox.run())
+        self._keepalive = self._loop.call_later(PING_INTERVAL, self._send_ping)
         try:
-            runtime.execute(service.connected(conn, runtime.clock()), service, conn)
-            async for message in ws:
+            effects = service.connected(conn, runtime.clock())
+        except Exception:
+            log.exception("service failed on the opening of connection %d", conn)
+            self._fail(CloseCode.INTERNAL_ERROR, "")
+            return
+        runtime.execute(effects, service, conn)
+        if data:
+            self.data_received(data)
+
+    # asyncio.Protocol -------------------------------------------------------------------------
+
+    def data_received(self, data: bytes) -> None:
+        protocol = self.protocol
+        protocol.receive_data(data)
+        # Past the handshake, a server protocol only yields frames.
+        events = cast("list[Frame]", protocol.events_received())
+        if events:
+            # Frames go to the service before the protocol's own output (a pong, the echo of a
+            # close frame) is written: answers to frames that came before a close frame still
+            # go out, ahead of the close frame, as RFC 6455 5.5.1 allows.
+            runtime, service, conn, clock = self.runtime, self.service, self.conn, self.runtime.clock
+            for frame in events:
+                opcode = frame.opcode
+                if opcode is OP_TEXT or opcode is OP_BINARY:
+                    # Frame.parse builds payloads as bytes (BytesLike is for frames sent).
+                    payload = cast(bytes, frame.data)
+                    if not frame.fin:
+                        self._fragments = [payload]
+                        self._fragment_text = opcode is OP_TEXT
+                        continue
+                    text = opcode is OP_TEXT
+                elif opcode is OP_CONT:
+                    self._fragments.append(cast(bytes, frame.data))
+                    if not frame.fin:
+                        continue
+                    payload = b"".join(self._fragments)
+                    text, self._fragments = self._fragment_text, []
+                else:
+                    if opcode is OP_PONG and frame.data == self._ping:
+                        self._ponged()
+                    continue  # pings are answered and closes echoed by the protocol itself
+                message: str | bytes
+                if text:
+                    try:
+                        message = payload.decode()
+                    except UnicodeDecodeError as error:
+                        self._fail(CloseCode.INVALID_DATA, f"{error.reason} at position {error.start}")
+                        return
+                else:
+                    message = payload
                 try:
-                    effects = service.received(conn, message, runtime.clock())
+                    effects: list[Effect] = service.received(conn, message, clock())
                 except Exception:  # a service answers its own errors; this is a last resort
                     log.exception("service failed on a frame from connection %d", conn)
                     continue
                 runtime.execute(effects, service, conn)
-        except ConnectionClosed:
-            pass
-        finally:
+        if protocol.writes:
+            self._send_protocol_data()
+        if protocol.state is not OPEN:
+            self._closing()
+
+    def eof_received(self) -> None:
+        # The protocol fails the connection (1006) unless a closing handshake ended it; either
+        # way nothing more is written, so the transport may close (returning None).
+        self.protocol.receive_eof()
+        self._send_protocol_data()
+        self.writable = False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.writable = False
+        self._gone = True
+        self.protocol.receive_eof()  # idempotent: the protocol's state becomes CLOSED
+        for timer in (self._keepalive, self._close_timer):
+            if timer is not None:
+                timer.cancel()
+        self._keepalive = self._close_timer = None
+        self._wake_writer()
+        self.listener.websockets.discard(self)
+        runtime, service, conn = self.runtime, self.service, self.conn
+        try:
             runtime.execute(service.disconnected(conn, runtime.clock()), service)
-            del runtime.outboxes[conn]
-            writer.cancel()
+        except Exception:
+            log.exception("service failed on the loss of connection %d", conn)
+        finally:
+            runtime.outboxes.pop(conn, None)
+            if self._writer is not None:
+                self._writer.cancel()
+            self.lost.set_result(None)
+
+    def pause_writing(self) -> None:
+        self.paused = True
+        self.writable = False
+
+    def resume_writing(self) -> None:
+        # Also called after a switch from the HTTP protocol if the transport was paused then.
+        self.paused = False
+        self.writable = not self._gone and self.protocol.state is OPEN and not self.protocol.eof_sent
+        self._wake_writer()
+
+    # Output -----------------------------------------------------------------------------------
+
+    def write_now(self, texts: list[bytes]) -> bool:
+        """Send UTF-8 encoded text messages in one write, now, if the connection is writable.
+
+        False (nothing sent) otherwise: the outbox's writer task then sends them through
+        :meth:`send_texts`. With no extension negotiated (compression is off) a server text
+        frame is just a header and the payload, so frames are built here rather than through a
+        frame object each: the hot path of a busy server.
+        """
+        if not self.writable:
+            return False
+        transport = self.transport
+        assert transport is not None
+        if len(texts) == 1:
+            text = texts[0]
+            transport.write(text_frame(text) + text)
+            return True
+        parts = []
+        for text in texts:
+            parts.append(text_frame(text))
+            parts.append(text)
+        transport.write(b"".join(parts))
+        return True
+
+    async def send_texts(self, texts: list[bytes]) -> None:
+        """The outbox's writer: write the messages at once (while the connection is open),
+        then wait while the transport has paused writing (asyncio's write-then-drain).
+
+        Writing before waiting keeps the order: :meth:`write_now` writes nothing while paused,
+        so nothing can overtake a batch this method holds. Messages for a connection that is
+        closing are dropped: its client will not read them.
+        """
+        transport = self.transport
+        protocol = self.protocol
+        if transport is not None and not self._gone and protocol.state is OPEN and not protocol.eof_sent:
+            parts = []
+            for text in texts:
+                parts.append(text_frame(text))
+                parts.append(text)
+            transport.write(b"".join(parts))
+        while self.paused and not self._gone:
+            waiter = self._drained = self._loop.create_future()
+            await waiter
+
+    async def close(self, code: int, reason: str) -> None:
+        """A Close effect: start the closing handshake (RFC 6455 7.1.2); the client's close
+        frame, or :data:`CLOSE_TIMEOUT`, ends the connection."""
+        protocol = self.protocol
+        if self._gone or protocol.state is not OPEN:
+            return
+        try:
+            protocol.send_close(code, reason)
+        except ProtocolError:  # a code that may not be sent (1005, 1006...)
+            log.warning("connection %d: cannot close with code %d, closing with 1011", self.conn, code)
+            protocol.send_close(CloseCode.INTERNAL_ERROR)
+        self._send_protocol_data()
+        self._closing()
+
+    def _fail(self, code: int, reason: str) -> None:
+        """Fail the connection (RFC 6455 7.1.7): close frame, end of stream, no more input."""
+        if not self._gone:
+            self.protocol.fail(code, reason)
+            self._send_protocol_data()
+            self._closing()
+
+    def _send_protocol_data(self) -> None:
+        """Write what the protocol has to send; an empty chunk asks for a half-close."""
+        transport = self.transport
+        chunks = self.protocol.data_to_send()
+        if transport is None or self._gone:
+            return
+        for data in chunks:
+            if data:
+                transport.write(data)
+            else:
+                self.writable = False
+                if transport.can_write_eof():
+                    transport.write_eof()
+                else:
+                    transport.close()
+
+    def _closing(self) -> None:
+        """The closing handshake has begun (or the connection failed): no more messages, no
+        more pings, and the TCP connection is dropped if it has not closed in time."""
+        self.writable = False
+        if self._keepalive is not None:
+            self._keepalive.cancel()
+            self._keepalive = None
+        if self._close_timer is None and not self._gone and self.protocol.close_expected():
+            assert self.transport is not None
+            self._close_timer = self._loop.call_later(CLOSE_TIMEOUT, self.transport.abort)
+        self._wake_writer()
+
+    def _wake_writer(self) -> None:
+        waiter, self._drained = self._drained, None
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    # Keepalive --------------------------------------------------------------------------------
+
+    def _send_ping(self) -> None:
+        if self._gone or self.protocol.state is not OPEN:
+            self._keepalive = None
+            return
+        self._ping = os.urandom(4)
+        self.protocol.send_ping(self._ping)
+        self._send_protocol_data()
+        self._keepalive = self._loop.call_later(PING_TIMEOUT, self._no_pong)
+
+    def _ponged(self) -> None:
+        self._ping = None
+        if self._keepalive is not None:
+            self._keepalive.cancel()
+        self._keepalive = self._loop.call_later(PING_INTERVAL, self._send_ping)
+
+    def _no_pong(self) -> None:
+        self._keepalive = None
+        log.debug("connection %d: no pong within %g s, closing it", self.conn, PING_TIMEOUT)
+        self._fail(CloseCode.INTERNAL_ERROR, "keepalive ping timeout")
+
+    def shutdown(self) -> None:
+        """The listener is stopping: close with 1001 (going away) unless closing already."""
+        if not self._gone and self.protocol.state is OPEN:
+            self.protocol.send_close(CloseCode.GOING_AWAY)
+            self._send_protocol_data()
+            self._closing()
 
 
-@cache
-def _async_schema() -> bytes:
-    """The JSON Schema of every /async message (scalable-server-notes.md S2), built once."""
-    from parlour.protocols.async_ws.schema import schema
+class WebsocketListener:
+    """The listening socket of the port and the connections it accepted."""
 
-    return json.dumps(schema()).encode()
+    def __init__(
+        self,
+        service: Service,
+        runtime: Runtime,
+        routes: Mapping[str, Service] | None = None,
+        http_handlers: Mapping[str, HttpHandler] | None = None,
+    ) -> None:
+        self.service = service
+        self.runtime = runtime
+        self.routes = dict(routes or {})
+        self.site = HttpSite(runtime, [service, *self.routes.values()], http_handlers)
+        self.server: asyncio.Server | None = None
+        self.http: set[HttpConnection] = set()
+        self.websockets: set[WebsocketConnection] = set()
 
+    @property
+    def port(self) -> int:
+        assert self.server is not None
+        port: int = self.server.sockets[0].getsockname()[1]
+        return port
 
-def _response(status: HTTPStatus, body: bytes, content_type: str) -> Response:
-    headers = Headers([("Content-Type", content_type), ("Content-Length", str(len(body)))])
-    return Response(status.value, status.phrase, headers, body)
+    def _accept(self) -> HttpConnection:
+        return HttpConnection(self.site, self._upgrade, self.http)
 
+    def _upgrade(self, transport: asyncio.Transport, request: h11.Request, rest: bytes, client: str) -> None:
+        """Answer a websocket opening handshake that h11 has read; take the connection over.
 
-def _static(path: str) -> Response:
-    """A file of the packaged web client; ``/`` is ``index.html``. No path leaves the folder."""
-    root = _static_root()
-    relative = "index.html" if path in ("", "/") else path.lstrip("/")
-    if root is not None and ".." not in Path(relative).parts:
-        target = (root / relative).resolve()
-        if target.is_file() and target.is_relative_to(root.resolve()):
-            kind = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
-            if kind.startswith("text/") or kind.endswith("javascript"):
-                kind += "; charset=utf-8"
-            return _response(HTTPStatus.OK, target.read_bytes(), kind)
-    return _response(HTTPStatus.NOT_FOUND, b"Not found\n", "text/plain; charset=utf-8")
+        h11 has consumed the handshake request, so the protocol is created past it (state OPEN)
+        and only asked to check it and build the response (RFC 6455 4.2.2). No extension is
+        offered: per-message deflate costs more CPU than it saves on loopback and LANs.
+        """
+        target = request.target.decode("ascii", "surrogateescape")
+        headers = Headers(
+            [(name.decode("latin-1"), value.decode("latin-1")) for name, value in request.headers.raw_items()]
+        )
+        protocol = ServerProtocol(state=OPEN, max_size=HARD_FRAME_LIMIT)
+        response = protocol.accept(Request(target, headers))
+        if response.status_code != 101:
+            log.debug("websocket handshake from %s refused: %d", client, response.status_code)
+            transport.write(response.serialize())
+            transport.close()
+            return
+        service = self.routes.get(target.split("?", 1)[0], self.service)
+        connection = WebsocketConnection(self, service, protocol)
+        transport.set_protocol(connection)
+        connection.opened(transport, response.serialize(), rest)
+
+    async def close(self) -> None:
+        """Stop listening; close websockets with 1001 and HTTP connections; wait (bounded) for
+        every connection to end, so that each service has heard of each disconnection."""
+        if self.server is None:
+            return
+        self.server.close()
+        for http in list(self.http):
+            http.shutdown()
+        lost = [connection.lost for connection in self.websockets]
+        for connection in list(self.websockets):
+            connection.shutdown()
+        if lost:
+            await asyncio.wait(lost, timeout=CLOSE_TIMEOUT + 0.5)
+        for connection in list(self.websockets):
+            if connection.transport is not None:
+                connection.transport.abort()
+        with suppress(Exception):
+            await asyncio.wait_for(self.server.wait_closed(), 2.0)
 
 
 @asynccontextmanager
 async def serve_websocket(
-    service: Service, host: str, port: int, runtime: Runtime | None = None
+    service: Service,
+    host: str,
+    port: int,
+    runtime: Runtime | None = None,
+    routes: Mapping[str, Service] | None = None,
+    http_handlers: Mapping[str, HttpHandler] | None = None,
 ) -> AsyncIterator[WebsocketListener]:
-    """Run the listener for the duration of the block; ``listener.port`` is the bound port."""
-    listener = WebsocketListener(service, runtime or Runtime())
-    async with serve(
-        listener._handle,
-        host,
-        port,
-        process_request=listener._http,
-        max_size=HARD_FRAME_LIMIT,
-        compression=None,  # per-message deflate costs more CPU than it saves on loopback and LANs
-        create_connection=BatchingConnection,
-        close_timeout=CLOSE_TIMEOUT,
-    ) as server:
-        listener.server = server
+    """Serve websockets and HTTP on ``host:port`` for the duration of the block.
+
+    ``routes`` maps exact websocket paths to their services (every other path: ``service``);
+    ``http_handlers`` maps exact HTTP paths to handlers. ``listener.port`` is the bound port.
+    """
+    listener = WebsocketListener(service, runtime or Runtime(), routes, http_handlers)
+    listener.server = await asyncio.get_running_loop().create_server(listener._accept, host, port)
+    try:
         yield listener
+    finally:
+        await listener.close()

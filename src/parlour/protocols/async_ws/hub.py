@@ -167,6 +167,7 @@ class Hub:
         request: Any = None,
         game_id: int | None = None,
         request_type: str | None = None,
+        request_id: str | None = None,
     ) -> None:
         self.send(
             conn,
@@ -174,7 +175,7 @@ class Hub:
                 code=code,
                 message=message,
                 request_type=request_type if request is None else type(request).__name__,
-                request_id=getattr(request, "request_id", None),
+                request_id=request_id if request is None else getattr(request, "request_id", None),
                 game_id=game_id if game_id else getattr(request, "game_id", None) or None,
             ),
         )

@@ -307,7 +307,7 @@ def start_early(hub: Hub, session: Session, msg: LobbyStartGameRequest, now: flo
         return deny("ALREADY_STARTED")
     if len(game.seats) < game.config.min_players:
         return deny("NOT_ENOUGH_PLAYERS")
-    start_game(hub, game, now)
+    start_game(hub, game, now, session.player_id, msg.request_id)
 
 
 # -- Invitations ------------------------------------------------------------------------------------

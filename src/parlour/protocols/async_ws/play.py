@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Final
 
+import msgspec
+
 from parlour.core.effects import ConnId
 from parlour.protocols.async_ws import ratings
 from parlour.protocols.async_ws.hub import Hub, Session
@@ -76,8 +78,11 @@ def report(hub: Hub, game: AsyncGame, now: float, player_id: int | None) -> Stat
 # -- Starting --------------------------------------------------------------------------------------
 
 
-def start_game(hub: Hub, game: AsyncGame, now: float) -> None:
-    """Every seat is taken (or the creator started early): the first turn goes to local id 1."""
+def start_game(
+    hub: Hub, game: AsyncGame, now: float, starter: int | None = None, request_id: str | None = None
+) -> None:
+    """Every seat is taken (or the creator started early): the first turn goes to local id 1.
+    The ``starter``'s GameCreatedRequest is the direct reply to its request (``request_id``)."""
     game.status = "RUNNING"
     clock = float(game.config.clock_seconds) or None
     for seat in game.seats:
@@ -109,6 +114,7 @@ def start_game(hub: Hub, game: AsyncGame, now: float) -> None:
                 game_id=game.id,
                 invited_by=game.invited_by,
                 status_report=report(hub, game, now, seat.player_id),
+                request_id=request_id if seat.player_id == starter else None,
             ),
         )
     _begin_turn(hub, game, now, pause=0)
@@ -466,7 +472,9 @@ def forfeit(hub: Hub, session: Session, msg: GameForfeitRequest, now: float) -> 
     if seat.state != "ACTIVE":
         return hub.error(session.conn, "YOU_FORFEITED", "you have already left this game", msg)
     seat.state = "FORFEITED"
-    hub.to_game(game, GameForfeitedRequest(game_id=game.id, player_id=seat.local_id))
+    forfeited = GameForfeitedRequest(game_id=game.id, player_id=seat.local_id)
+    hub.send(session.conn, msgspec.structs.replace(forfeited, request_id=msg.request_id))
+    hub.to_game(game, forfeited, skip=[session.player_id])
     hub.to_game(game, PlayerReplacedRequest(game_id=game.id, player_id=seat.local_id, reason="FORFEITED"))
     if not any(other.human_active for other in game.seats):
         abort(hub, game, now)

@@ -108,7 +108,8 @@ class AsyncService:
             try:
                 message = decode_client(data)
             except (msgspec.DecodeError, msgspec.ValidationError) as error:
-                hub.error(conn, "BAD_REQUEST", str(error), request_type=_type_of(data))
+                kind, request_id = _head_of(data)
+                hub.error(conn, "BAD_REQUEST", str(error), request_type=kind, request_id=request_id)
             else:
                 self._dispatch(session, message, now)
         return hub.take(now)
@@ -182,17 +183,18 @@ class AsyncService:
         now: float,
     ) -> None:
         """What the store holds, before any connection (S10). The clocks of running games are
-        not charged for the time the server was down: their turns start again later by it."""
+        not charged for the time the server was down (from ``heartbeat``, when it was last known
+        alive, to ``now``): their turns start again later by it."""
         hub = self.hub
         for account in accounts:
             hub.add_account(account)
         for rating in ratings:
             hub.add_rating(rating)
-        downtime = max(0.0, now - heartbeat) if heartbeat is not None else 0.0
         for row in games:
             game = decode_game(row.doc)
-            if game.status == "RUNNING":
-                game.turn_started += downtime
+            if game.status == "RUNNING" and heartbeat is not None:
+                # Alive at least until its last heartbeat and its last change of this game.
+                game.turn_started += max(0.0, now - max(heartbeat, game.updated))
             self._load(game)
             hub.next_game = max(hub.next_game, game.id + 1)
         if next_game is not None and next_game.isdigit():
@@ -362,11 +364,16 @@ class AsyncService:
         )
 
 
-def _type_of(data: str) -> str | None:
-    """The ``type`` of a refused frame, when it can be read at all (for ErrorRequest)."""
+def _head_of(data: str) -> tuple[str | None, str | None]:
+    """The ``type`` and ``request_id`` of a refused frame, where they can be read (S2, S3)."""
     try:
         value = msgspec.json.decode(data)
     except msgspec.DecodeError:
-        return None
-    kind = value.get("type") if isinstance(value, dict) else None
-    return kind if isinstance(kind, str) else None
+        return None, None
+    if not isinstance(value, dict):
+        return None, None
+    kind, request_id = value.get("type"), value.get("request_id")
+    return (
+        kind if isinstance(kind, str) else None,
+        request_id if isinstance(request_id, str) and 0 < len(request_id) <= 64 else None,
+    )

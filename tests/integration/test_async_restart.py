@@ -1,0 +1,221 @@
+"""/async games survive a SIGKILL (scalable-server-notes.md S10): ``parlour serve`` on a store file
+is killed in the middle of a turn, of an invitation, and with a clock running, then restarted on the
+same file (on a new port). The old session token still authenticates, WhatsNewPussycatRequest shows
+each game at its last acknowledged step, and the game goes on from there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import subprocess
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.asyncclient import (
+    AsyncClient,
+    Message,
+    Player,
+    alogin,
+    invite,
+    new_player,
+    reconnect,
+    request_id,
+    start_open_game,
+)
+from tests.processes import clean_env, free_port, serve_command, wait_for_port
+
+
+@dataclass
+class Server:
+    """One store file, served by one process at a time."""
+
+    store: Path
+    log: Path
+    process: subprocess.Popen[bytes] | None = None
+    port: int = 0
+
+    def start(self) -> None:
+        self.port = free_port()
+        command = serve_command(self.port, store=str(self.store))
+        with self.log.open("ab") as log:
+            self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=clean_env())
+        wait_for_port(self.process, self.port)
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait()
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[Server]:
+    server = Server(tmp_path / "p.db", tmp_path / "server.log")
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def play(server: Server, scenario: Callable[[list[AsyncClient]], Awaitable[None]]) -> None:
+    """Runs ``scenario``, closing every connection it lists at the end."""
+
+    async def main() -> None:
+        clients: list[AsyncClient] = []
+        try:
+            await scenario(clients)
+        finally:
+            for client in clients:
+                await client.close()
+
+    asyncio.run(main())
+
+
+async def players(server: Server, clients: list[AsyncClient], *prefixes: str) -> list[Player]:
+    made = [await new_player(server.port, prefix) for prefix in prefixes]
+    clients.extend(player.client for player in made)
+    return made
+
+
+async def crash_and_restart(server: Server, clients: list[AsyncClient], *everyone: Player) -> None:
+    """SIGKILL with every connection open, a new process on the same store, everyone back with
+    the token they had (the password still works too)."""
+    old = [player.client for player in everyone]
+    await asyncio.to_thread(server.kill)
+    for client in old:
+        await client.wait_closed()
+    await asyncio.to_thread(server.start)
+    for player in everyone:
+        await reconnect(player, server.port)
+        clients.append(player.client)
+    assert await alogin(server.port, everyone[0].name)
+
+
+async def commit(
+    player: Player, game_id: int, turn_index: int, state: str, next_players: list[int], **extra: Any
+) -> Message:
+    """A commit that must be acknowledged with turn_index + 1 (S20)."""
+    rid = request_id("commit")
+    await player.client.send(
+        {
+            "type": "CommitActionRequest",
+            "game_id": game_id,
+            "turn_index": turn_index,
+            "next_state": state,
+            "next_players": next_players,
+            "request_id": rid,
+            **extra,
+        }
+    )
+    reply = await player.client.expect(("ActionCommitedRequest", "ErrorRequest"))
+    assert reply["type"] == "ActionCommitedRequest", reply
+    assert (reply.get("game_id"), reply.get("turn_index"), reply.get("request_id")) == (
+        game_id,
+        turn_index + 1,
+        rid,
+    ), reply
+    return reply
+
+
+async def seat_clock(player: Player, game_id: int, seat: int) -> float:
+    await player.client.send({"type": "GetClocksRequest", "game_id": game_id})
+    reply = await player.client.expect("ClocksStatusRequest", game_id=game_id)
+    clocks = {entry["player_id"]: entry for entry in reply["clocks"]}
+    remaining: float = clocks[seat]["remaining_seconds"]
+    return remaining
+
+
+def test_sigkill_in_the_middle_of_a_turn(server: Server) -> None:
+    async def scenario(clients: list[AsyncClient]) -> None:
+        a, b = await players(server, clients, "A", "B")
+        game_id = await start_open_game(a, [b], initial_state="s0")
+        await commit(a, game_id, 1, "A1", [2, 1], next_summary_data="after A")
+        await b.client.expect("ActionRequiredRequest", game_id=game_id, player_id=2, turn_index=2)
+
+        await crash_and_restart(server, clients, a, b)
+
+        report = await b.client.report(game_id)
+        assert report["status"] == "RUNNING", report
+        assert (report.get("turn"), report["turn_index"], report.get("state")) == (2, 2, "A1"), report
+        assert report.get("summary_data") == "after A", report
+        assert [
+            entry.get("player_id") for entry in sorted(report["players"], key=lambda e: e["local_id"])
+        ] == [
+            a.player_id,
+            b.player_id,
+        ], report
+        # The stale index is refused, the right one goes on.
+        await b.client.send(
+            {
+                "type": "CommitActionRequest",
+                "game_id": game_id,
+                "turn_index": 1,
+                "next_state": "x",
+                "next_players": [1],
+            }
+        )
+        await b.client.expect("ErrorRequest", code="INDEX_CONFLICT")
+        await commit(b, game_id, 2, "B1", [1, 2])
+        required = await a.client.expect("ActionRequiredRequest", game_id=game_id, player_id=1, turn_index=3)
+        assert required["state"] == "B1", required
+
+    play(server, scenario)
+
+
+def test_sigkill_in_the_middle_of_an_invitation(server: Server) -> None:
+    async def scenario(clients: list[AsyncClient]) -> None:
+        a, b, c = await players(server, clients, "host", "B", "C")
+        game_id = await invite(a, [b, c], max_players=3)
+        await b.client.send({"type": "AnswerInvitationRequest", "game_id": game_id, "accept": True})
+        await b.client.expect("InvitationAnsweredRequest", game_id=game_id, accept=True)
+
+        await crash_and_restart(server, clients, a, b, c)
+
+        report = await a.client.report(game_id)
+        assert report["status"] == "NOT_STARTED", report
+        # B's answer was kept: C's is the last one needed.
+        await c.client.send({"type": "AnswerInvitationRequest", "game_id": game_id, "accept": True})
+        await c.client.expect("InvitationAnsweredRequest", game_id=game_id, accept=True)
+        await a.client.expect("ActionRequiredRequest", game_id=game_id, player_id=1, turn_index=1)
+        assert (await c.client.report(game_id))["status"] == "RUNNING"
+        await commit(a, game_id, 1, "A1", [2, 3, 1])
+        await b.client.expect("ActionRequiredRequest", game_id=game_id, player_id=2, turn_index=2)
+
+    play(server, scenario)
+
+
+def test_sigkill_with_a_clock_running(server: Server) -> None:
+    async def scenario(clients: list[AsyncClient]) -> None:
+        a, b = await players(server, clients, "A", "B")
+        game_id = await start_open_game(a, [b], initial_state="s0", clock_seconds=600)
+        # Let seat 1's clock run a little, so that a clock reset to its start on restart shows.
+        await asyncio.sleep(1.5)
+        before = await seat_clock(a, game_id, 1)
+        assert 590 < before < 599, before
+
+        await crash_and_restart(server, clients, a, b)
+
+        report = await a.client.report(game_id)
+        assert (report["status"], report.get("turn"), report["turn_index"]) == ("RUNNING", 1, 1), report
+        after = await seat_clock(a, game_id, 1)
+        assert 590 < after <= before, (before, after)
+        assert await seat_clock(b, game_id, 2) == pytest.approx(600)
+        await commit(a, game_id, 1, "A1", [2, 1])
+        required = await b.client.expect("ActionRequiredRequest", game_id=game_id, player_id=2, turn_index=2)
+        assert required["state"] == "A1", required
+
+    play(server, scenario)
