@@ -3,9 +3,7 @@
 N concurrent clients (default 20) each register, advertise a private 4-seat game, start it at once
 (three programmatic seats) and play random legal moves to completion, game after game, until the
 time budget is spent. The servers run one after the other, as subprocesses bound to 127.0.0.1 on
-free ports: Parlour without a store (``--store none``), the same with its previous HTTP and
-websocket stack (``--http-stack legacy``, websockets' asyncio server: "parlour-legacy"), Parlour with
-its durable store (a fresh SQLite file in a temporary directory, default ``store_sync``), and the
+free ports: Parlour without a store (``--store none``), Parlour with its durable store (a fresh SQLite file in a temporary directory, default ``store_sync``), and the
 reference server. The load
 is bounded in games and in time and stops by itself. The clients use a minimal websocket client
 (bench/_wsclient.py), the same for every server, so that they stay cheap next to the server.
@@ -13,12 +11,11 @@ is bounded in games and in time and stops by itself. The clients use a minimal w
 Printed for each server: completed games/s, and p50/p99 latency from EXECUTE_MOVE sent to the next
 GAME_PLAYER_TURN received; for the store, its group commit as /healthz and ``parlour db check``
 report it (commits/s, records and moves per commit); then the ratios. Targets: >= 50x the
-reference's games/s and a p99 below a tenth of the reference's; the h11 stack >= 0.9x the games/s
-of the legacy one; with the store, >= 0.8x the games/s without it and still a p99 below a tenth of
+reference's games/s and a p99 below a tenth of the reference's; with the store, >= 0.8x the games/s without it and still a p99 below a tenth of
 the reference's.
 
     python bench/server.py [--clients 20] [--seconds 20] [--max-games 5000] [--mode STANDARD]
-                           [--only parlour,parlour-legacy,parlour-store,reference]
+                           [--only parlour,parlour-store,reference]
 """
 
 from __future__ import annotations
@@ -70,14 +67,12 @@ class Load:
 
 
 #: The servers a run can measure, in the order they run.
-SERVERS = ("parlour", "parlour-legacy", "parlour-store", "reference")
+SERVERS = ("parlour", "parlour-store", "reference")
 
 
-def parlour_command(port: int, store: str = "none", http_stack: str = "h11") -> list[str]:
+def parlour_command(port: int, store: str = "none") -> list[str]:
     """Parlour on ``port`` alone (no Fish or Tsuro listener), with the store ``store``."""
-    return serve_command(
-        port, "--robot", "greedy", "--log-level", "WARNING", "--http-stack", http_stack, store=store
-    )
+    return serve_command(port, "--robot", "greedy", "--log-level", "WARNING", store=store)
 
 
 def reference_command(port: int) -> list[str]:
@@ -273,10 +268,7 @@ def main() -> int:
                 assert stats is not None
                 report_store(stats, store_check(store), elapsed)
             continue
-        command = {
-            "parlour": parlour_command,
-            "parlour-legacy": partial(parlour_command, http_stack="legacy"),
-        }.get(name, reference_command)
+        command = parlour_command if name == "parlour" else reference_command
         load, elapsed, _ = measure(command, args)
         results[name] = summarize(name, load, elapsed)
 
@@ -290,8 +282,6 @@ def main() -> int:
 
     ratio("parlour", "reference", "rate", ">= 50x")
     ratio("parlour", "reference", "p99", "< 0.1")
-    ratio("parlour", "parlour-legacy", "rate", ">= 0.9x")
-    ratio("parlour", "parlour-legacy", "p99", "for information")
     ratio("parlour-store", "parlour", "rate", ">= 0.8x")
     ratio("parlour-store", "reference", "p99", "< 0.1")
     ratio("parlour-store", "parlour", "p99", "for information")

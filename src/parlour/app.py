@@ -25,11 +25,9 @@ from parlour.protocols.streamed import aborted_tables
 from parlour.protocols.tsuro_tcp import TsuroService
 from parlour.settings import Settings
 from parlour.storage import Store, open_store
-from parlour.transport.legacy_websocket import WebsocketListener as LegacyListener
-from parlour.transport.legacy_websocket import serve_websocket as serve_legacy_websocket
 from parlour.transport.runtime import DRAIN_SECONDS, HEARTBEAT_SECONDS, Runtime
 from parlour.transport.tcp import serve_tcp
-from parlour.transport.websocket import WebsocketListener, serve_websocket
+from parlour.transport.websocket import serve_websocket
 
 __all__ = ["SHUTDOWN_SIGNALS", "run_server"]
 
@@ -78,24 +76,17 @@ async def run_server(settings: Settings, stop: asyncio.Event | None = None) -> i
             await _restore(store, runtime, services, settings)
             _restore_async(store, runtime, async_service)
         services.append(async_service)
-        # "legacy": the previous stack, kept for one benchmark run against the new (bench/server.py).
-        listener: WebsocketListener | LegacyListener
-        if settings.http_stack == "legacy":
-            listener = await stack.enter_async_context(
-                serve_legacy_websocket(apologies, settings.host, settings.port, runtime)
+        listener = await stack.enter_async_context(
+            serve_websocket(
+                apologies,
+                settings.host,
+                settings.port,
+                runtime,
+                routes={ASYNC_PATH: async_service},
+                http_handlers=accounts.routes(),
             )
-        else:
-            listener = await stack.enter_async_context(
-                serve_websocket(
-                    apologies,
-                    settings.host,
-                    settings.port,
-                    runtime,
-                    routes={ASYNC_PATH: async_service},
-                    http_handlers=accounts.routes(),
-                )
-            )
-            log.info("async protocol on ws://%s:%d%s", settings.host, listener.port, ASYNC_PATH)
+        )
+        log.info("async protocol on ws://%s:%d%s", settings.host, listener.port, ASYNC_PATH)
         log.info("Apologies websocket server listening on ws://%s:%d/", settings.host, listener.port)
         if fish is not None:
             tables = await stack.enter_async_context(

@@ -142,11 +142,6 @@ class Settings:
     async_list_interval: float = 2.0
     async_outcome_retention: float = 7 * DAY
 
-    #: The HTTP and websocket stack of ``port``: "h11" (HTTP/1.1 with request bodies, and
-    #: websockets driven sans-I/O) or "legacy" (websockets' asyncio server, which cannot read a
-    #: request body). "legacy" is kept only to compare the two in one benchmark run.
-    http_stack: str = "h11"
-
     def __post_init__(self) -> None:
         if self.robot not in ROBOT_CHOICES:
             raise SettingError(f"robot must be one of {', '.join(ROBOT_CHOICES)}, not {self.robot!r}")
@@ -187,8 +182,6 @@ class Settings:
             raise SettingError("async_max_offers and async_max_games must be at least 1")
         if self.async_max_state_bytes < 1024:
             raise SettingError("async_max_state_bytes must be at least 1024")
-        if self.http_stack not in ("h11", "legacy"):
-            raise SettingError(f"http_stack must be h11 or legacy, not {self.http_stack!r}")
         if self.fish_robot not in FISH_ROBOTS:
             raise SettingError(f"fish_robot must be one of {', '.join(FISH_ROBOTS)}, not {self.fish_robot!r}")
 

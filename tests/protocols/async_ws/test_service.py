@@ -519,8 +519,7 @@ def test_forfeit_and_hot_swap_by_the_last_committer() -> None:
     h.expect(a, "PlayerTimeoutRequest", offender_id=2, turn_index=2, state="A", status="FORFEITED")
     h.none(c, "PlayerTimeoutRequest")
     h.send(c, type="CommitActionRequest", game_id=game_id, player_id=2, next_state="B?", next_players=[3])
-    # Any active human may play a robot's turn: the first commit wins.
-    h.expect(c, "ActionCommitedRequest", turn_index=3)
+    h.error(c, "NOT_YOUR_TURN")  # only the player asked plays the robot's turn
     h.send(
         a,
         type="CommitActionRequest",
@@ -530,8 +529,20 @@ def test_forfeit_and_hot_swap_by_the_last_committer() -> None:
         next_state="B",
         next_players=[3],
     )
-    h.error(a, "NOT_YOUR_TURN")
+    h.expect(a, "ActionCommitedRequest", turn_index=3)
     h.expect(c, "ActionRequiredRequest", turn_index=3)
+
+
+def test_a_robot_turn_moves_to_a_present_player_when_the_one_asked_leaves() -> None:
+    h = Harness()
+    game_id, a, b, c = three_player_game(h)
+    h.send(b, type="GameForfeitRequest", game_id=game_id)
+    h.send(a, type="CommitActionRequest", game_id=game_id, next_state="A", next_players=[2, 3, 1])
+    h.expect(a, "PlayerTimeoutRequest", offender_id=2)
+    h.drop(a)
+    h.expect(c, "PlayerTimeoutRequest", offender_id=2, turn_index=2)
+    h.send(c, type="CommitActionRequest", game_id=game_id, player_id=2, next_state="B", next_players=[3])
+    h.expect(c, "ActionCommitedRequest", turn_index=3)
 
 
 def test_hot_swap_asks_an_absent_player_in_next_players_order() -> None:

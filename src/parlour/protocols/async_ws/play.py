@@ -295,8 +295,8 @@ def commit(hub: Hub, session: Session, msg: CommitActionRequest, now: float) -> 
         # Playing for another seat: only a robot's turn, and only by an active human.
         if not sender.human_active:
             return _refuse(hub, conn, "YOU_FORFEITED", "you can no longer play in this game", msg)
-        if game.turn != acting.local_id or (game.delegation is None and _needs_robot(acting) is None):
-            return _refuse(hub, conn, "NOT_YOUR_TURN", "that seat is not to be played by a robot now", msg)
+        if game.turn != acting.local_id or game.delegate != sender.local_id:
+            return _refuse(hub, conn, "NOT_YOUR_TURN", "you were not asked to play that seat now", msg)
     elif game.turn != acting.local_id:
         return _refuse(hub, conn, "NOT_YOUR_TURN", "it is not your turn", msg)
     if msg.turn_index is not None and msg.turn_index != game.turn_index:
@@ -605,25 +605,51 @@ def _finish(
         hub.save(game, now)
 
 
+def _timeout_notice(game: AsyncGame) -> PlayerTimeoutRequest:
+    assert game.turn is not None
+    return PlayerTimeoutRequest(
+        game_id=game.id,
+        offender_id=game.turn,
+        status=game.delegation or "ROBOT",
+        state=game.state,
+        turn_index=game.turn_index,
+    )
+
+
 def resend_turn(hub: Hub, game: AsyncGame, player_id: int, now: float) -> None:
-    """A player who comes back gets what the game waits for from them: its turn, or a robot's."""
+    """A player who comes back gets what the game waits for from them: its turn, or a robot's
+    (also one asked of a player who is away: whoever is present plays it)."""
     if game.status != "RUNNING" or game.turn is None:
         return
     seat = game.seats[game.turn - 1]
     if game.delegate is not None:
         chosen = game.seats[game.delegate - 1]
+        if chosen.player_id != player_id and chosen.player_id not in hub.online:
+            returning = game.seat_of(player_id)
+            if returning is not None and returning in _candidates(game, seat):
+                game.delegate = returning.local_id
+                hub.save(game, now)
+                chosen = returning
         if chosen.player_id == player_id:
-            hub.to_player(
-                player_id,
-                PlayerTimeoutRequest(
-                    game_id=game.id,
-                    offender_id=seat.local_id,
-                    status=game.delegation or "ROBOT",
-                    state=game.state,
-                    turn_index=game.turn_index,
-                ),
-            )
+            hub.to_player(player_id, _timeout_notice(game))
         if seat.player_id != player_id:
             return
     if seat.player_id == player_id and seat.human_active:
         _ask(hub, game, seat, now)
+
+
+def hand_over(hub: Hub, game: AsyncGame, player_id: int, now: float) -> None:
+    """``player_id`` went away while asked to play a robot's turn: a present player takes it."""
+    if game.status != "RUNNING" or game.turn is None or game.delegate is None:
+        return
+    if game.seats[game.delegate - 1].player_id != player_id:
+        return
+    present = [
+        seat
+        for seat in _candidates(game, game.seats[game.turn - 1])
+        if seat.player_id in hub.online and seat.player_id != player_id
+    ]
+    if present:
+        game.delegate = present[0].local_id
+        hub.to_player(present[0].player_id, _timeout_notice(game))
+        hub.save(game, now)

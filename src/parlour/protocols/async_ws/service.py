@@ -118,7 +118,7 @@ class AsyncService:
         hub = self.hub
         session = hub.sessions.pop(conn, None)
         if session is not None and session.player_id is not None:
-            self._sign_out(session)
+            self._sign_out(session, now)
         return hub.take(now)
 
     def tick(self, now: float) -> list[Effect]:
@@ -260,7 +260,7 @@ class AsyncService:
             hub.error(session.conn, "UNAUTHENTICATED", "authenticate with AsyncAuthRequest first", message)
             return
         if type(message) is AsyncDisconnectRequest:
-            self._sign_out(session)
+            self._sign_out(session, now)
             return
         if type(message) is WhatsNewPussycatRequest:
             self._whats_new(session, message, now)
@@ -292,7 +292,7 @@ class AsyncService:
             return refuse("BAD_CREDENTIALS", "unknown name or invalid session token")
         self.limiter.succeeded(msg.name, "async", now)
         if session.player_id is not None and session.player_id != account.id:
-            self._sign_out(session)
+            self._sign_out(session, now)
         previous = hub.online.get(account.id)
         if previous is not None and previous != session.conn:
             # S5: one live connection per account; the older one is told why it goes.
@@ -338,12 +338,15 @@ class AsyncService:
             raise TokenInvalid("no such account")
         return found
 
-    def _sign_out(self, session: Session) -> None:
+    def _sign_out(self, session: Session, now: float) -> None:
         hub = self.hub
         lobby.leave_lobby(hub, session)
-        if session.player_id is not None and hub.online.get(session.player_id) == session.conn:
-            del hub.online[session.player_id]
+        player_id = session.player_id
         session.player_id = None
+        if player_id is not None and hub.online.get(player_id) == session.conn:
+            del hub.online[player_id]
+            for game in hub.live_games(player_id):
+                play.hand_over(hub, game, player_id, now)
 
     def _whats_new(self, session: Session, msg: WhatsNewPussycatRequest, now: float) -> None:
         hub = self.hub
