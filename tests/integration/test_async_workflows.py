@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from tests.asyncclient import (
@@ -1119,5 +1120,54 @@ def test_clocks(port: int) -> None:
         assert after[1]["remaining_seconds"] <= first[1]["remaining_seconds"], (first, after)
 
         await refused(a, {"type": "GetClocksRequest", "game_id": NO_GAME}, "UNKNOWN_GAME")
+
+    play(port, scenario)
+
+
+def test_a_whole_fish_game_with_server_rules(port: int) -> None:
+    """S9 over the wire: Parlour computes the game; each seat commits one of its legal actions
+    and sees only its own view; the game ends with an outcome and ratings."""
+
+    async def scenario(table: Table) -> None:
+        a, b = (await table.player("fa")), (await table.player("fb"))
+        await a.client.send(
+            {
+                "type": "LobbyCreateGameRequest",
+                "configuration": configuration(2, game_type="fish", rules="fish", ranked=True),
+            }
+        )
+        game_id = (await a.client.expect("LobbyGameCreatedRequest"))["game_id"]
+        await b.client.send({"type": "LobbyJoinGameRequest", "game_id": game_id})
+        players = {1: a, 2: b}
+        turn_index = 1
+        required = None
+        for _ in range(200):
+            report = await a.client.report(game_id)
+            if report["status"] != "RUNNING":
+                break
+            player = players[report["active_player"]]
+            required = await player.client.expect(
+                "ActionRequiredRequest", game_id=game_id, turn_index=report["turn_index"]
+            )
+            assert msgspec.json.decode(required["state"])["you"]["id"] == required["player_id"]
+            turn_index = required["turn_index"]
+            await player.client.send(
+                {
+                    "type": "CommitActionRequest",
+                    "game_id": game_id,
+                    "turn_index": turn_index,
+                    "action": required["legal_actions"][0],
+                }
+            )
+            await player.client.expect("ActionCommitedRequest", game_id=game_id, turn_index=turn_index + 1)
+        assert required is not None
+        for player in (a, b):
+            outcome = await player.client.expect("GameOutcomeRequest", game_id=game_id)
+            assert outcome["is_ranked"] is True and {entry["player_id"] for entry in outcome["outcome"]} == {
+                1,
+                2,
+            }
+        board = http_json(port, "GET", "/api/leaderboard?game_type=fish&limit=10")
+        assert board.status == 200 and {row["name"] for row in board.body["players"]} >= {a.name, b.name}
 
     play(port, scenario)

@@ -24,6 +24,8 @@ __all__ = ["EXAMPLES", "render"]
 #: Messages the examples do not show (they arrive on their own in the lobby and add nothing).
 _QUIET: Final = frozenset({"LobbyPlayerListRequest", "LobbyGameListRequest"})
 _START: Final = 1_767_225_600.0  # 2026-01-01T00:00:00Z
+#: Longer states (the JSON views of server rules) are cut here in the transcripts.
+_STATE_SHOWN: Final = 160
 
 
 class _Scene:
@@ -51,6 +53,17 @@ class _Scene:
     def _show(self, message: dict[str, Any]) -> str:
         if "session" in message:  # derived from the token, which differs on every run
             message = {**message, "session": "<session id>"}
+        if len(message.get("state", "")) > _STATE_SHOWN:  # a server-rules view: its start will do
+            message = {**message, "state": message["state"][:_STATE_SHOWN] + "..."}
+        report = message.get("status_report")
+        if report and len(report.get("state", "")) > _STATE_SHOWN:
+            message = {
+                **message,
+                "status_report": {**report, "state": report["state"][:_STATE_SHOWN] + "..."},
+            }
+        if len(message.get("legal_actions") or ()) > 4:
+            actions = message["legal_actions"]
+            message = {**message, "legal_actions": [*actions[:3], f"... {len(actions) - 3} more"]}
         text = msgspec.json.encode(message).decode()
         for name, token in self.tokens.items():
             text = text.replace(token, f"<{name}'s token>")
@@ -260,7 +273,19 @@ def abort(scene: _Scene) -> None:
     scene.send("bob", type="GameAbortedConfirmationRequest", game_id=1)
 
 
-#: (title, what the text calls it, the scene).
+def server_rules(scene: _Scene) -> None:
+    scene.player("ann")
+    scene.player("bob")
+    configuration = {"game_type": "fish", "rules": "fish", "max_players": 2}
+    scene.send("ann", type="LobbyCreateGameRequest", configuration=configuration)
+    scene.send("bob", type="LobbyJoinGameRequest", game_id=1)
+    game = scene.service.hub.games[1]
+    first = scene.service.hub.rules[1].legal_actions(game.turn or 1)[0]
+    scene.send("ann", type="CommitActionRequest", game_id=1, turn_index=1, action="place 99,99")
+    scene.send("ann", type="CommitActionRequest", game_id=1, turn_index=1, action=first)
+
+
+#: (title, the scene).
 EXAMPLES: Final[list[tuple[str, Callable[[_Scene], None]]]] = [
     ("Authentication, heartbeat, logging out", authentication),
     ("Lobby: entering, creating, joining, starting early", lobby),
@@ -273,6 +298,7 @@ EXAMPLES: Final[list[tuple[str, Callable[[_Scene], None]]]] = [
     ("Player timeout (clock exhausted)", clock_exhausted),
     ("Game over", game_over),
     ("Abort", abort),
+    ("Server rules (S9): a Fish game computed by Parlour", server_rules),
 ]
 
 
