@@ -106,6 +106,8 @@ class Hub:
         self.lobby: set[int] = set()
         self.lobby_changed = False
         self.lists_pushed = float("-inf")
+        #: Observers of each game (account ids, S17): they get every event the players get.
+        self.observers: dict[int, set[int]] = {}
         self.out: list[Effect] = []
         #: Games changed by this input (stored once each, as they are at its end) and the
         #: other records it produced.
@@ -147,14 +149,21 @@ class Hub:
         self.out.append(Send(conn, encode(message)))
         return True
 
-    def to_game(self, game: AsyncGame, message: ServerMessage, skip: Iterable[int] = ()) -> None:
-        """Send one message (encoded once) to every present human of ``game`` but ``skip``."""
+    def to_game(
+        self, game: AsyncGame, message: ServerMessage, skip: Iterable[int] = (), observers: bool = True
+    ) -> None:
+        """Send one message (encoded once) to every present human of ``game`` but ``skip``, and
+        to its observers (S17) unless ``observers`` is False (a seat's own view, say)."""
         data: bytes | None = None
         skipped = set(skip)
-        for seat in game.seats:
-            if seat.player_id is None or seat.player_id in skipped:
+        audience = [seat.player_id for seat in game.seats if seat.player_id is not None]
+        if observers:
+            audience += sorted(self.observers.get(game.id, ()))
+        for player_id in audience:
+            if player_id in skipped:
                 continue
-            conn = self.online.get(seat.player_id)
+            skipped.add(player_id)
+            conn = self.online.get(player_id)
             if conn is not None:
                 data = data or encode(message)
                 self.out.append(Send(conn, data))
