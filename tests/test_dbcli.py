@@ -17,21 +17,33 @@ from parlour.cli import main
 from parlour.settings import Settings
 from parlour.storage.migrations import LATEST
 from parlour.storage.sqlite import SQLiteStore
-from tests.storage.rows import async_game, game, move_rows, populate, populate_async
+from tests.storage.rows import (
+    async_game,
+    game,
+    move_rows,
+    notification,
+    populate,
+    populate_async,
+    populate_social,
+)
 
 #: What the export and import of the ``store_path`` fixture say they moved.
 SUMMARY = (
-    "2 players, 6 games, 16 moves, 3 accounts, 4 async games, 9 async turns, 4 ratings, 2 metadata values"
+    "2 players, 6 games, 16 moves, 3 accounts, 4 async games, 9 async turns, 4 ratings, "
+    "9 chat lines, 3 relations, 2 reports, 2 devices, 3 notifications, 2 metadata values"
 )
 
 
 @pytest.fixture
 def store_path(tmp_path: Path) -> Path:
     """A store with two players and six games (three finished), and /async rows: three accounts,
-    four games (one OVER) with nine turns, four ratings, a metadata value and the token secret."""
+    four games (one OVER) with nine turns, four ratings, a metadata value and the token secret;
+    and the social rows of ``populate_social`` (chat, relations, reports, devices, notifications)."""
     path = tmp_path / "parlour.db"
     store = SQLiteStore(path)
-    store.commit([*populate(games=6, moves=4), *populate_async(accounts=3, games=4, turns=3)])
+    store.commit(
+        [*populate(games=6, moves=4), *populate_async(accounts=3, games=4, turns=3), *populate_social()]
+    )
     store.ensure_secret("session_secret")
     store.close()
     return path
@@ -73,6 +85,11 @@ def test_check_prints_the_report_and_succeeds_on_a_sound_store(
         "async games: 4 (NOT_STARTED 1, OUTCOME 1, OVER 1, RUNNING 1)",
         "async turns: 9",
         "ratings: 4",
+        "chat lines: 9",
+        "relations: 3",
+        "reports: 2",
+        "devices: 2",
+        "notifications: 3",
         "ok",
     ]
     status, out, _ = _run(capsys, "db", "check", "--store", str(store_path), "--json")
@@ -88,6 +105,11 @@ def test_check_prints_the_report_and_succeeds_on_a_sound_store(
         "async_games": 4,
         "async_turns": 9,
         "ratings": 4,
+        "chat": 9,
+        "relations": 3,
+        "reports": 2,
+        "devices": 2,
+        "notifications": 3,
     }
 
 
@@ -162,11 +184,18 @@ def test_an_export_imported_into_a_new_store_exports_the_same_file(
         + ["async_game"] * 4
         + ["async_turn"] * 9
         + ["rating"] * 4
+        + ["chat"] * 9
+        + ["relation"] * 3
+        + ["report"] * 2
+        + ["device"] * 2
+        + ["notification"] * 3
         + ["meta"] * 2
     )
     # Bytes as base64 text; the store's own metadata (version, heartbeat) is not exported.
     first_game = next(line["fields"] for line in lines if line["kind"] == "async_game")
     assert base64.b64decode(first_game["doc"]) == async_game(1, "NOT_STARTED").doc
+    first_notification = next(line["fields"] for line in lines if line["kind"] == "notification")
+    assert base64.b64decode(first_notification["payload"]) == notification(1).payload
     assert [line["fields"]["key"] for line in lines if line["kind"] == "meta"] == ["motd", "session_secret"]
     assert [[line["kind"], line["fields"]] for line in lines] == [
         [kind, fields] for kind, fields in json.loads(json.dumps(_export(store_path)))
@@ -186,7 +215,7 @@ def test_export_and_import_through_stdout_and_stdin(
 ) -> None:
     status, out, err = _run(capsys, "db", "export", "-", "--store", str(store_path))
     assert status == 0
-    assert len(out.splitlines()) == 24 + 3 + 4 + 9 + 4 + 2
+    assert len(out.splitlines()) == 24 + 3 + 4 + 9 + 4 + 19 + 2
     assert err == f"exported {SUMMARY}\n"  # the summary keeps off stdout
     monkeypatch.setattr("sys.stdin", io.StringIO(out))
     copy = tmp_path / "copy.db"
@@ -249,6 +278,14 @@ PLAYER = '{"kind": "player", "fields": {"id": "p", "handle": "h", "registered": 
             '{"kind": "async_turn", "fields": {"game_id": 5, "turn_index": 0, "at": 1.0, "doc": ""}}\n',
             "FOREIGN KEY constraint failed",
         ),
+        (
+            '{"kind": "relation", "fields": {"owner": 1, "other": 2, "kind": "friend", "added": 1.0}}\n',
+            "dump.jsonl line 1: the relation does not fit: a relation is one of buddy, ignore, not 'friend'",
+        ),
+        (
+            '{"kind": "relation", "fields": {"owner": 1, "other": 2, "kind": "ignore", "added": 1.0}}\n',
+            "FOREIGN KEY constraint failed",
+        ),
     ],
     ids=[
         "not-json",
@@ -258,6 +295,8 @@ PLAYER = '{"kind": "player", "fields": {"id": "p", "handle": "h", "registered": 
         "store-meta",
         "not-base64",
         "turn-of-no-game",
+        "relation-of-no-kind",
+        "relation-of-no-account",
     ],
 )
 def test_a_bad_export_is_refused_with_where_and_leaves_no_store_behind(

@@ -18,6 +18,7 @@ from parlour.core.effects import Store as Remember
 from parlour.core.ledger import Ledger
 from parlour.core.service import Service
 from parlour.protocols.apologies_ws import ApologiesService
+from parlour.protocols.async_ws import devices, social
 from parlour.protocols.async_ws.hub import NEXT_GAME_KEY, AsyncLimits
 from parlour.protocols.async_ws.service import AsyncService
 from parlour.protocols.fish_tcp import FishService
@@ -25,6 +26,7 @@ from parlour.protocols.streamed import aborted_tables
 from parlour.protocols.tsuro_tcp import TsuroService
 from parlour.settings import Settings
 from parlour.storage import Store, open_store
+from parlour.transport.notifier import start_notifier, stop_notifier
 from parlour.transport.runtime import DRAIN_SECONDS, HEARTBEAT_SECONDS, Runtime
 from parlour.transport.tcp import serve_tcp
 from parlour.transport.websocket import serve_websocket
@@ -101,9 +103,12 @@ async def run_server(settings: Settings, stop: asyncio.Event | None = None) -> i
         ticker = asyncio.create_task(
             runtime.tick_forever(services, settings.tick_seconds, settings.record_retention)
         )
+        # Push notifications (S16): the store's outbox POSTed to notify_webhook_url, if set.
+        notifier = start_notifier(runtime, store, settings)
         await stop.wait()
         log.info("shutting down")
         ticker.cancel()
+        await stop_notifier(notifier)
         for service in services:
             runtime.execute(service.shutdown(runtime.clock()), service)
         await runtime.drain_store(DRAIN_SECONDS)
@@ -138,6 +143,10 @@ def _restore_async(store: Store, runtime: Runtime, service: AsyncService) -> Non
         store.meta(NEXT_GAME_KEY),
         float(beat) + HEARTBEAT_SECONDS if beat else None,
         runtime.clock(),
+    )
+    devices.restore_devices(service.hub, store.devices())
+    social.restore(
+        service.hub, store.load_chat([social.LOBBY, *service.hub.games], social.HISTORY), store.relations()
     )
     log.info(
         "async: %d accounts and %d live games restored", len(service.hub.accounts), len(service.hub.games)

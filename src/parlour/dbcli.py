@@ -7,13 +7,14 @@ the SQLite store is in WAL mode, so they read, and back up, while the server wri
 
 An export is JSON lines, one row each: ``{"kind": KIND, "fields": {...}}``, in this order:
 ``player``, ``game``, ``move`` (the Apologies, Fish and Tsuro tables), then ``account``,
-``async_game``, ``async_turn``, ``rating`` (the /async protocol's) and ``meta`` (values kept
-in the store's metadata, except the store's own version and heartbeat). Bytes (the /async
-games' and turns' documents) are base64 text. The row's fields are nested rather than spread
+``async_game``, ``async_turn``, ``rating``, ``chat``, ``relation``, ``report``, ``device``,
+``notification`` (the /async protocol's) and ``meta`` (values kept in the store's metadata,
+except the store's own version and heartbeat). Bytes (the /async games' and turns' documents,
+the push notifications' payloads) are base64 text. The row's fields are nested rather than spread
 beside ``kind`` because a move row has a ``kind`` field of its own (a move or a seat removed).
 
 **An export must be kept as private as the store itself**: it holds every account's password
-hash and, in its ``meta`` rows, the secret that signs session tokens (whoever has it can sign
+hash, the players' chat, reports and device tokens and, in its ``meta`` rows, the secret that signs session tokens (whoever has it can sign
 a token for any account). An import brings that secret along, so tokens issued before stay valid.
 """
 
@@ -45,6 +46,11 @@ NAMES = {
     "async_game": ("async game", "async games"),
     "async_turn": ("async turn", "async turns"),
     "rating": ("rating", "ratings"),
+    "chat": ("chat line", "chat lines"),
+    "relation": ("relation", "relations"),
+    "report": ("report", "reports"),
+    "device": ("device", "devices"),
+    "notification": ("notification", "notifications"),
     "meta": ("metadata value", "metadata values"),
 }
 #: The FILE argument that means stdout (export) or stdin (import).
@@ -134,6 +140,11 @@ def _report_lines(location: str, report: dict[str, Any]) -> list[str]:
         f"async games: {counts['async_games']}" + (f" ({statuses})" if statuses else ""),
         f"async turns: {counts['async_turns']}",
         f"ratings: {counts['ratings']}",
+        f"chat lines: {counts['chat']}",
+        f"relations: {counts['relations']}",
+        f"reports: {counts['reports']}",
+        f"devices: {counts['devices']}",
+        f"notifications: {counts['notifications']}",
         "ok" if report["ok"] else "NOT OK: see the lines above",
     ]
 

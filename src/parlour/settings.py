@@ -142,6 +142,18 @@ class Settings:
     async_list_interval: float = 2.0
     async_outcome_retention: float = 7 * DAY
 
+    #: Push notifications of /async (scalable-server-notes.md S16): stored always (with a
+    #: store), and POSTed as JSON to this http(s) URL when it is set (empty: not sent). A
+    #: notification not delivered is tried again ``notify_retries`` times, after
+    #: ``notify_backoff`` seconds doubling at each failure (up to an hour); the outbox is read
+    #: ``notify_batch`` rows at a time, every ``notify_poll`` seconds when it runs dry. The URL
+    #: may carry a secret: only its scheme and host are logged.
+    notify_webhook_url: str = dataclass_field(default="", repr=False)
+    notify_retries: int = 8
+    notify_backoff: float = 2.0
+    notify_batch: int = 100
+    notify_poll: float = 1.0
+
     def __post_init__(self) -> None:
         if self.robot not in ROBOT_CHOICES:
             raise SettingError(f"robot must be one of {', '.join(ROBOT_CHOICES)}, not {self.robot!r}")
@@ -176,6 +188,7 @@ class Settings:
         if self.store_writer not in ("process", "thread"):
             raise SettingError(f"store_writer must be process or thread, not {self.store_writer!r}")
         self._check_accounts()
+        self._check_notify()
         if not self.async_ping_timeout > 0 or not self.async_requests_per_second > 0:
             raise SettingError("async_ping_timeout and async_requests_per_second must be positive")
         if self.async_max_offers < 1 or self.async_max_games < 1:
@@ -188,6 +201,16 @@ class Settings:
     def jwt_algorithms(self) -> list[str]:
         """``auth_jwt_algorithms`` as a list."""
         return [name.strip() for name in self.auth_jwt_algorithms.split(",") if name.strip()]
+
+    def _check_notify(self) -> None:
+        url = self.notify_webhook_url
+        if url and (not url.startswith(("http://", "https://")) or len(url) <= len("https://")):
+            # Never the URL itself in a message: it may carry a secret.
+            raise SettingError("notify_webhook_url must be an http:// or https:// URL")
+        if not self.notify_backoff > 0 or not self.notify_poll > 0:
+            raise SettingError("notify_backoff and notify_poll must be positive")
+        if self.notify_batch < 1:
+            raise SettingError("notify_batch must be at least 1")
 
     def _check_accounts(self) -> None:
         if not self.session_ttl > 0:

@@ -10,12 +10,17 @@ from parlour.storage import (
     AccountRow,
     AsyncGameRow,
     AsyncTurnRow,
+    ChatRow,
+    DeviceRow,
     GameRow,
     MetaRow,
     MoveRow,
+    NotificationRow,
     PlayerRow,
     RatingRow,
     Record,
+    RelationRow,
+    ReportRow,
     SeatRow,
 )
 
@@ -24,13 +29,19 @@ __all__ = [
     "account",
     "async_game",
     "async_turns",
+    "chat_lines",
+    "device",
     "finished_game",
     "game",
     "move_rows",
+    "notification",
     "player",
     "populate",
     "populate_async",
+    "populate_social",
     "rating",
+    "relation",
+    "report",
 ]
 
 #: The statuses ``populate_async`` gives its games in turn: three live ones, then two over.
@@ -155,3 +166,70 @@ def populate_async(accounts: int = 3, games: int = 4, turns: int = 3) -> list[Re
     records.extend(account(number) for number in range(1, accounts + 1))
     records.append(MetaRow("motd", "Welcome to the parlour"))
     return records
+
+
+def chat_lines(scope: int, count: int, start: int = 1, sender: int = 1) -> list[ChatRow]:
+    """Lines ``start..start+count-1`` of a scope, every third one with a client's chat code."""
+    return [
+        ChatRow(
+            scope=scope,
+            seq=seq,
+            sender=sender,
+            sender_name=f"Player{sender}",
+            text=f"line {seq} of {scope}: ça va? \U0001f600",
+            code=0 if seq % 3 else 300,
+            sent_at=6000.0 + 100 * scope + seq,
+        )
+        for seq in range(start, start + count)
+    ]
+
+
+def relation(owner: int, other: int, kind: str = "buddy") -> RelationRow:
+    return RelationRow(owner, other, kind, added=7000.0 + 10 * owner + other)
+
+
+def report(reporter: int, at: float, reported: str = "Player2", scope: int = 0) -> ReportRow:
+    return ReportRow(reporter=reporter, reported=reported, scope=scope, text="said rude things", at=at)
+
+
+def device(account_id: int, device_type: str = "FCM", token: str | None = None) -> DeviceRow:
+    return DeviceRow(account_id, device_type, token or f"token-{account_id}", linked=9000.0 + account_id)
+
+
+def notification(number: int, account_id: int = 1, **fields: Any) -> NotificationRow:
+    """A push notification whose payload holds a NUL and its number."""
+    defaults: dict[str, Any] = {
+        "id": f"n-{number:04}",
+        "account_id": account_id,
+        "device_type": "FCM",
+        "token": f"token-{account_id}",
+        "payload": b'{"loc-key": "YOUR_TURN"}\x00' + number.to_bytes(4, "big"),
+        "created": 9500.0 + number,
+        "attempts": 0,
+        "next_attempt": 9500.0 + number,
+        "delivered": None,
+    }
+    defaults.update(fields)
+    return NotificationRow(**defaults)
+
+
+def populate_social() -> list[Record]:
+    """One batch of the social rows of schema v4, for the accounts 1..3 of ``populate_async``
+    (which may come in the same batch, before or after): nine chat lines (four in the lobby,
+    three in game 1, two in game 2), three relations, two reports, two devices, and three push
+    notifications, one of them delivered."""
+    return [
+        *chat_lines(0, 4),
+        *chat_lines(1, 3, sender=2),
+        *chat_lines(2, 2, sender=3),
+        relation(1, 2),
+        relation(1, 3),
+        relation(2, 1, "ignore"),
+        report(1, at=8001.0),
+        report(2, at=8002.0, reported="whoever", scope=1),
+        device(1),
+        device(2, "IOS", "apple-token"),
+        notification(1),
+        notification(2, account_id=2, token="apple-token", device_type="IOS"),
+        notification(3, attempts=1, delivered=9600.0),
+    ]

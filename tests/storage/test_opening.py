@@ -11,10 +11,21 @@ from pathlib import Path
 
 import pytest
 
-from parlour.storage import GameRow, MoveRow, Record, SeatRow, StoreRefused, open_store
+from parlour.storage import (
+    AccountRow,
+    AsyncGameRow,
+    AsyncTurnRow,
+    GameRow,
+    MoveRow,
+    RatingRow,
+    Record,
+    SeatRow,
+    StoreRefused,
+    open_store,
+)
 from parlour.storage.migrations import APPLICATION, LATEST, MIGRATIONS
 from parlour.storage.sqlite import SQLiteStore
-from tests.storage.rows import finished_game, populate, populate_async
+from tests.storage.rows import chat_lines, finished_game, populate, populate_async, populate_social
 
 
 def test_a_new_store_is_created_with_its_folders_at_the_latest_schema(tmp_path: Path) -> None:
@@ -243,6 +254,11 @@ def test_a_version_1_store_is_upgraded_with_its_data_and_finished_games_indexed_
             "async_games": 0,
             "async_turns": 0,
             "ratings": 0,
+            "chat": 0,
+            "relations": 0,
+            "reports": 0,
+            "devices": 0,
+            "notifications": 0,
         }
     finally:
         store.close()
@@ -289,7 +305,7 @@ def test_a_version_2_store_is_upgraded_to_the_async_tables_with_its_data_intact(
         before.close()
     store = SQLiteStore(path)
     try:
-        assert store.schema_version == LATEST == 3
+        assert store.schema_version == LATEST
         games = [record for record in records if isinstance(record, GameRow)]
         for row in games:
             loaded = store.load_game(row.id)
@@ -347,6 +363,105 @@ def test_the_async_migration_is_portable_sql() -> None:
         migrate(db.cursor())
         types = {row[1]: row[2] for row in db.execute("PRAGMA table_info(async_games)")}
         assert types["doc"] == "BLOB"
+    finally:
+        db.close()
+
+
+def _version_3_store(path: Path) -> list[Record]:
+    """A store as a build that knew migrations 1 to 3 left it, with rows of every v3 table
+    written through that build's tables; the rows it holds."""
+    db = sqlite3.connect(path)
+    cur = db.cursor()
+    for version, _, migrate in MIGRATIONS[:3]:
+        assert version in (1, 2, 3)
+        migrate(cur)
+    cur.executemany(
+        "INSERT INTO parlour_meta (key, value) VALUES (?, ?)",
+        [("application", APPLICATION), ("schema_version", "3"), ("heartbeat", "888.5")],
+    )
+    db.commit()
+    db.close()
+    records = [*populate(games=4, moves=3), *populate_async(accounts=3, games=5, turns=2)]
+    # The v4 store's write path over the v3 schema: these rows touch no v4 table.
+    store = sqlite3.connect(path, isolation_level=None)
+    try:
+        cur = store.cursor()
+        cur.execute("BEGIN")
+        SQLiteStore._write(cur, records)
+        cur.execute("COMMIT")
+    finally:
+        store.close()
+    return records
+
+
+def test_a_version_3_store_is_upgraded_to_the_social_tables_with_its_data_intact(tmp_path: Path) -> None:
+    path = tmp_path / "parlour.db"
+    records = _version_3_store(path)
+    before = sqlite3.connect(path)
+    try:
+        tables = {row[0] for row in before.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        assert "accounts" in tables and "chat" not in tables and "notifications" not in tables
+    finally:
+        before.close()
+    store = SQLiteStore(path)
+    try:
+        assert store.schema_version == LATEST == 4
+        assert store.accounts() == [r for r in records if isinstance(r, AccountRow)]
+        live = [r for r in records if isinstance(r, AsyncGameRow) and r.status not in ("OVER", "ABORTED")]
+        assert store.load_async_games() == live
+        assert store.async_turns(2) == [r for r in records if isinstance(r, AsyncTurnRow) and r.game_id == 2]
+        assert len(store.ratings()) == len([r for r in records if isinstance(r, RatingRow)])
+        assert store.meta("motd") == "Welcome to the parlour"
+        assert store.load_live().heartbeat == 888.5
+        for row in (r for r in records if isinstance(r, GameRow)):
+            assert store.load_game(row.id) == (
+                row,
+                [r for r in records if isinstance(r, MoveRow) and r.game_id == row.id],
+            )
+        assert store.check()["ok"] is True
+        # The new tables are there, empty, and take rows.
+        assert (store.load_chat([0], 50), store.relations(), store.reports(10), store.devices()) == (
+            {0: []},
+            [],
+            [],
+            [],
+        )
+        assert store.pending_notifications(now=1e12, limit=10) == []
+        store.commit(populate_social())
+        assert store.load_chat([0], 2) == {0: chat_lines(0, 4)[-2:]}
+        counts = store.check()["counts"]
+        assert (counts["relations"], counts["reports"], counts["devices"], counts["notifications"]) == (
+            3,
+            2,
+            2,
+            3,
+        )
+    finally:
+        store.close()
+    again = SQLiteStore(path)
+    try:
+        assert again.schema_version == LATEST
+        assert len(again.relations()) == 3
+    finally:
+        again.close()
+
+
+def test_the_social_migration_is_portable_sql() -> None:
+    cursor = RecordingCursor()
+    version, _, migrate = MIGRATIONS[3]
+    assert version == 4
+    migrate(cursor)
+    ddl = " ".join(cursor.statements)
+    assert "BYTEA" in ddl and "BLOB" not in ddl
+    for sqlite_only in ("AUTOINCREMENT", "COLLATE NOCASE", "WITHOUT ROWID", "IF NOT EXISTS", "REAL"):
+        assert sqlite_only not in ddl
+    db = sqlite3.connect(":memory:")
+    try:
+        for _, _, earlier in MIGRATIONS[:3]:
+            earlier(db.cursor())
+        migrate(db.cursor())
+        types = {row[1]: row[2] for row in db.execute("PRAGMA table_info(notifications)")}
+        assert types["payload"] == "BLOB"
     finally:
         db.close()
 

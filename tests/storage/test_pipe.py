@@ -10,10 +10,29 @@ from typing import get_args
 
 import pytest
 
-from parlour.storage import EXPORT_KINDS, GameRow, MoveRow, PlayerGone, PlayerRow, Record, SeatRow
+from parlour.storage import (
+    EXPORT_KINDS,
+    DeviceGone,
+    GameRow,
+    MoveRow,
+    PlayerGone,
+    PlayerRow,
+    Record,
+    RelationGone,
+    SeatRow,
+)
 from parlour.storage.pipe import KINDS, FrameReader, decode_ack, decode_batch, encode_batch, serve
 from parlour.storage.sqlite import SQLiteStore
-from tests.storage.rows import account, async_game, async_turns, populate_async, rating
+from tests.storage.rows import (
+    account,
+    async_game,
+    async_turns,
+    notification,
+    populate_async,
+    populate_social,
+    rating,
+    relation,
+)
 
 
 def test_batches_round_trip_however_the_stream_is_cut() -> None:
@@ -82,7 +101,11 @@ def test_the_writer_refuses_the_rest_of_a_failed_generation_then_writes_again(tm
 
 
 def test_every_kind_of_record_has_a_tag_in_the_frames() -> None:
-    assert set(KINDS.values()) == set(get_args(Record)) == {*EXPORT_KINDS.values(), PlayerGone}
+    assert (
+        set(KINDS.values())
+        == set(get_args(Record))
+        == {*EXPORT_KINDS.values(), PlayerGone, RelationGone, DeviceGone}
+    )
     assert len(set(KINDS)) == len(KINDS)
 
 
@@ -93,6 +116,37 @@ def test_async_records_cross_with_their_bytes_unchanged() -> None:
     batch, generation, decoded = decode_batch(body)
     assert (batch, generation, decoded) == (3, 1, records)
     assert [type(record) for record in decoded] == [type(record) for record in records]
+
+
+def test_social_records_cross_with_their_bytes_unchanged() -> None:
+    records = [*populate_social(), RelationGone(1, 2, "buddy"), DeviceGone(1, "FCM", "token-1")]
+    records.append(notification(9, payload=bytes(range(256)), delivered=None))
+    (body,) = FrameReader().feed(encode_batch(4, 2, records))
+    assert decode_batch(body) == (4, 2, records)
+
+
+def test_the_writer_commits_social_records(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "p.db")
+    server_end, writer_end = socket.socketpair()
+    loop = threading.Thread(target=serve, args=(writer_end, store))
+    loop.start()
+    reader = FrameReader()
+    try:
+        server_end.sendall(encode_batch(1, 0, [*populate_social(), *populate_async()]))
+        server_end.sendall(encode_batch(2, 0, [RelationGone(1, 2, "buddy"), relation(3, 1, "ignore")]))
+        got: list[tuple[int, int, str | None]] = []
+        while len(got) < 2:
+            got += [decode_ack(frame) for frame in reader.feed(server_end.recv(65536))]
+    finally:
+        server_end.close()
+        loop.join(5)
+    assert [error for _, _, error in got] == [None, None]
+    try:
+        assert store.relations() == [relation(1, 3), relation(2, 1, "ignore"), relation(3, 1, "ignore")]
+        assert len(store.load_chat([0, 1, 2], 50)[0]) == 4
+        assert [row.id for row in store.pending_notifications(now=1e12, limit=10)] == ["n-0001", "n-0002"]
+    finally:
+        store.close()
 
 
 def test_the_writer_commits_async_records(tmp_path: Path) -> None:
@@ -126,12 +180,14 @@ def test_the_writer_commits_async_records(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("name", sorted(KINDS))
 def test_every_tag_decodes_to_its_record(name: str) -> None:
-    samples = {type(record): record for record in populate_async()}
+    samples = {type(record): record for record in [*populate_async(), *populate_social()]}
     samples.update(
         {
             PlayerRow: PlayerRow("p", "ann", 1.0, 2.0),
             PlayerGone: PlayerGone("p"),
             MoveRow: MoveRow("g", 0, 1, "move", 2, 3.0),
+            RelationGone: RelationGone(1, 2, "ignore"),
+            DeviceGone: DeviceGone(1, "STEAM", "t"),
         }
     )
     samples[GameRow] = GameRow(

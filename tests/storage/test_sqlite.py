@@ -17,11 +17,16 @@ from parlour.storage import (
     LIVE_STATES,
     AccountRow,
     AsyncTurnRow,
+    ChatRow,
+    DeviceGone,
+    DeviceRow,
     GameRow,
     MetaRow,
     MoveRow,
     PlayerGone,
     PlayerRow,
+    RelationGone,
+    RelationRow,
     SeatRow,
     StoreFailure,
 )
@@ -32,14 +37,23 @@ from tests.storage.rows import (
     account,
     async_game,
     async_turns,
+    chat_lines,
+    device,
     finished_game,
     game,
     move_rows,
+    notification,
     player,
     populate,
     populate_async,
+    populate_social,
     rating,
+    relation,
+    report,
 )
+
+#: The counts of ``check`` of a store without schema v4's rows.
+NO_SOCIAL = {"chat": 0, "relations": 0, "reports": 0, "devices": 0, "notifications": 0}
 
 
 @pytest.fixture
@@ -150,7 +164,18 @@ def test_the_heartbeat_is_the_last_one_and_outlives_the_connection(store: SQLite
 def test_an_empty_batch_writes_nothing(store: SQLiteStore) -> None:
     store.commit([])
     assert store.check()["counts"] == dict.fromkeys(
-        ("players", "games", "moves", "game_seats", "accounts", "async_games", "async_turns", "ratings"), 0
+        (
+            "players",
+            "games",
+            "moves",
+            "game_seats",
+            "accounts",
+            "async_games",
+            "async_turns",
+            "ratings",
+            *NO_SOCIAL,
+        ),
+        0,
     )
 
 
@@ -244,12 +269,15 @@ def test_purge_forgets_old_finished_games_with_their_moves_and_seats(store: SQLi
         "async_games": 0,
         "async_turns": 0,
         "ratings": 0,
+        **NO_SOCIAL,
     }
     assert store.purge(finished_before=500.0) == 0
 
 
 def test_check_counts_every_kind_of_row(store: SQLiteStore) -> None:
-    store.commit([*populate(games=6, moves=4), *populate_async(accounts=3, games=4, turns=3)])
+    store.commit(
+        [*populate(games=6, moves=4), *populate_social(), *populate_async(accounts=3, games=4, turns=3)]
+    )
     assert store.check() == {
         "ok": True,
         "schema_version": LATEST,
@@ -265,6 +293,11 @@ def test_check_counts_every_kind_of_row(store: SQLiteStore) -> None:
             "async_games": 4,
             "async_turns": 9,
             "ratings": 4,
+            "chat": 9,
+            "relations": 3,
+            "reports": 2,
+            "devices": 2,
+            "notifications": 3,
         },
         "games_by_state": {"ADVERTISED": 2, "COMPLETED": 3, "PLAYING": 1},
         "async_games_by_status": {"NOT_STARTED": 1, "OUTCOME": 1, "OVER": 1, "RUNNING": 1},
@@ -289,7 +322,9 @@ def test_check_finds_games_whose_count_of_moves_disagrees_with_their_move_rows(s
 
 
 def test_an_export_imported_into_a_new_store_exports_the_same(store: SQLiteStore, tmp_path: Path) -> None:
-    store.commit([*populate(games=7, moves=5), *populate_async(accounts=3, games=5, turns=2)])
+    store.commit(
+        [*populate(games=7, moves=5), *populate_async(accounts=3, games=5, turns=2), *populate_social()]
+    )
     store.heartbeat(77.0)
     secret = store.ensure_secret("session_secret")
     exported = list(store.export())
@@ -305,6 +340,8 @@ def test_an_export_imported_into_a_new_store_exports_the_same(store: SQLiteStore
     # Bytes are base64 text, so the rows are JSON as they are.
     first = next(fields for kind, fields in exported if kind == "async_game")
     assert base64.b64decode(first["doc"]) == async_game(1).doc
+    first = next(fields for kind, fields in exported if kind == "notification")
+    assert base64.b64decode(first["payload"]) == notification(1).payload
     assert msgspec.json.decode(msgspec.json.encode(exported)) == [list(row) for row in exported]
     copy = SQLiteStore(tmp_path / "copy.db")
     try:
@@ -317,6 +354,11 @@ def test_an_export_imported_into_a_new_store_exports_the_same(store: SQLiteStore
             "async_game": 5,
             "async_turn": 8,
             "rating": 4,
+            "chat": 9,
+            "relation": 3,
+            "report": 2,
+            "device": 2,
+            "notification": 3,
             "meta": 2,
         }
         assert copy.ensure_secret("session_secret") == secret
@@ -678,3 +720,170 @@ def test_the_async_rows_of_a_failed_commit_are_not_written(store: SQLiteStore) -
     assert store.accounts() == [account(1)]
     assert store.load_async_games() == []
     assert store.meta("session_secret") is None
+
+
+# ---------------------------------------------------------------------------------------------
+# The social side of /async and the push outbox (schema v4)
+
+
+def test_chat_history_is_the_last_lines_of_each_scope_oldest_first(store: SQLiteStore) -> None:
+    lobby, game_1, game_2 = chat_lines(0, 7), chat_lines(1, 2, sender=2), chat_lines(2, 5, sender=3)
+    # Scopes interleaved and in no order in the batch: the store orders by sequence number.
+    store.commit([*reversed(lobby), *game_2, *game_1])
+    store = _reopened(store)
+    try:
+        assert store.load_chat([0, 1, 2], 3) == {0: lobby[-3:], 1: game_1, 2: game_2[-3:]}
+        assert store.load_chat([2], 50) == {2: game_2}
+        # Every scope asked for is there, once, lines or not.
+        assert store.load_chat([5, 0, 5], 1) == {5: [], 0: lobby[-1:]}
+        assert store.load_chat([0, 1], 0) == {0: [], 1: []}
+        assert store.load_chat([], 10) == {}
+        with pytest.raises(ValueError, match="negative"):
+            store.load_chat([0], -1)
+    finally:
+        store.close()
+
+
+def test_the_chat_of_many_scopes_is_loaded_in_groups(store: SQLiteStore) -> None:
+    # More scopes than one statement binds.
+    lines = [line for scope in range(1, 1201) for line in chat_lines(scope, 2, sender=scope % 3 + 1)]
+    store.commit(lines)
+    loaded = store.load_chat(range(1, 1202), 1)
+    assert len(loaded) == 1201 and loaded[1201] == []
+    assert loaded[700] == [lines[2 * 699 + 1]]
+
+
+def test_a_chat_line_written_twice_fails_the_whole_commit(store: SQLiteStore) -> None:
+    store.commit(chat_lines(0, 2))
+    with pytest.raises(StoreFailure, match="UNIQUE"):
+        store.commit([*chat_lines(1, 1), chat_lines(0, 1, start=2)[0]])
+    assert store.load_chat([0, 1], 10) == {0: chat_lines(0, 2), 1: []}
+
+
+def test_relations_keep_their_first_addition_and_follow_the_order_of_the_batch(store: SQLiteStore) -> None:
+    store.commit([account(n) for n in range(1, 5)])
+    buddy = relation(1, 2)
+    store.commit([buddy, relation(1, 2, "ignore"), relation(3, 1)])
+    # Added again (later, or twice in one batch): the first addition is kept.
+    store.commit([RelationRow(1, 2, "buddy", 99999.0), relation(4, 1), RelationRow(4, 1, "buddy", 99999.0)])
+    assert store.relations() == [buddy, relation(1, 2, "ignore"), relation(3, 1), relation(4, 1)]
+    # Removed then added in one batch: added anew; added then removed: gone; removing what is
+    # not there is nothing.
+    store.commit(
+        [
+            RelationGone(1, 2, "buddy"),
+            RelationRow(1, 2, "buddy", 12345.0),
+            relation(2, 4),
+            RelationGone(2, 4, "buddy"),
+            RelationGone(3, 1, "ignore"),
+            RelationGone(4, 1, "buddy"),
+        ]
+    )
+    store = _reopened(store)
+    try:
+        assert store.relations() == [
+            RelationRow(1, 2, "buddy", 12345.0),
+            relation(1, 2, "ignore"),
+            relation(3, 1),
+        ]
+    finally:
+        store.close()
+
+
+def test_a_relation_of_an_unknown_account_or_kind_is_refused(store: SQLiteStore) -> None:
+    store.commit([account(1)])
+    with pytest.raises(StoreFailure, match="FOREIGN KEY"):
+        store.commit([relation(1, 42)])
+    with pytest.raises(ValueError, match="buddy, ignore"):
+        RelationRow(1, 1, "friend", 1.0)
+    with pytest.raises(msgspec.ValidationError):
+        msgspec.convert({"owner": 1, "other": 1, "kind": "friend", "added": 1.0}, RelationRow)
+    assert store.relations() == []
+
+
+def test_reports_are_listed_newest_first(store: SQLiteStore) -> None:
+    store.commit([account(1), account(2)])
+    reports = [report(1, at=10.0), report(2, at=30.0, reported="Ünknown name", scope=7), report(1, at=20.0)]
+    store.commit(reports)
+    assert store.reports(10) == [reports[1], reports[2], reports[0]]
+    assert store.reports(1) == [reports[1]]
+    assert store.reports(0) == []
+    with pytest.raises(ValueError, match="negative"):
+        store.reports(-1)
+    with pytest.raises(StoreFailure, match="FOREIGN KEY"):
+        store.commit([report(42, at=1.0)])
+    with pytest.raises(StoreFailure, match="UNIQUE"):  # reports are only ever inserted
+        store.commit([report(1, at=10.0, reported="again")])
+    assert len(store.reports(10)) == 3
+
+
+def test_devices_are_linked_again_and_unlinked(store: SQLiteStore) -> None:
+    store.commit([account(1), account(2)])
+    phone, tablet = device(1), device(1, "IOS", "apple")
+    store.commit([phone, tablet, device(2)])
+    later = DeviceRow(1, "FCM", phone.token, linked=99999.0)
+    store.commit([later, DeviceGone(2, "FCM", "token-2"), DeviceGone(2, "FCM", "never-linked")])
+    assert store.devices() == [later, tablet]
+    # Unlinked then linked in one batch: linked; linked then unlinked: not.
+    store.commit([DeviceGone(1, "IOS", "apple"), tablet, device(2), DeviceGone(2, "FCM", "token-2")])
+    assert store.devices() == [later, tablet]
+    with pytest.raises(StoreFailure, match="FOREIGN KEY"):
+        store.commit([device(42)])
+
+
+def test_the_notification_outbox(store: SQLiteStore) -> None:
+    store.commit([account(1), account(2)])
+    first, second, third = notification(1), notification(2, account_id=2), notification(3)
+    store.commit([third, first, second])
+    # Due by now, undelivered, oldest first; at most ``limit``.
+    assert store.pending_notifications(now=9502.0, limit=10) == [first, second]
+    assert store.pending_notifications(now=9502.0, limit=1) == [first]
+    assert store.pending_notifications(now=9500.0, limit=10) == []
+    # An attempt failed (tried again later), another succeeded; upserted by id, the first
+    # ``created`` kept.
+    retried = notification(1, attempts=1, next_attempt=9700.0, created=1.0)
+    sent = notification(2, account_id=2, attempts=1, delivered=9600.0)
+    store.commit([retried, sent])
+    assert store.pending_notifications(now=9650.0, limit=10) == [third]
+    assert store.pending_notifications(now=9700.0, limit=10) == [
+        notification(1, attempts=1, next_attempt=9700.0),
+        third,
+    ]
+    with pytest.raises(ValueError, match="negative"):
+        store.pending_notifications(now=0.0, limit=-1)
+    with pytest.raises(StoreFailure, match="FOREIGN KEY"):
+        store.commit([notification(9, account_id=42)])
+    # A purge drops what was delivered before its time, never what waits.
+    assert store.purge(finished_before=9600.0) == 0
+    assert store.check()["counts"]["notifications"] == 3
+    assert store.purge(finished_before=9601.0) == 0
+    assert store.check()["counts"]["notifications"] == 2
+    assert len(store.pending_notifications(now=10_000.0, limit=10)) == 2
+
+
+def test_purge_forgets_the_chat_of_the_games_it_forgets(store: SQLiteStore) -> None:
+    store.commit(
+        [
+            async_game(1, "OVER", updated=100.0),
+            async_game(2, "RUNNING", updated=100.0),
+            async_game(3, "ABORTED", updated=900.0),
+            *chat_lines(0, 3),
+            *chat_lines(1, 3),
+            *chat_lines(2, 2),
+            *chat_lines(3, 1),
+        ]
+    )
+    assert store.purge(finished_before=500.0) == 1
+    assert store.load_chat([0, 1, 2, 3], 10) == {
+        0: chat_lines(0, 3),
+        1: [],
+        2: chat_lines(2, 2),
+        3: chat_lines(3, 1),
+    }
+
+
+def test_an_import_into_a_store_with_only_social_rows_is_refused(store: SQLiteStore) -> None:
+    store.commit(chat_lines(0, 1))
+    with pytest.raises(ValueError, match="not empty"):
+        store.import_rows([("chat", msgspec.to_builtins(ChatRow(1, 1, 1, "a", "b", 0, 1.0)))])
+    assert store.load_chat([1], 10) == {1: []}

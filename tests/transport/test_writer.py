@@ -134,3 +134,27 @@ def test_housekeeping_beats_and_forgets_records_past_their_retention(tmp_path: P
         await runtime.close_store()
 
     asyncio.run(asyncio.wait_for(test(), 10))
+
+
+def test_a_cancelled_job_does_not_stop_the_writer(tmp_path: Path) -> None:
+    async def test() -> None:
+        store = SQLiteStore(tmp_path / "p.db")
+        runtime = Runtime(store=store, store_writer="thread")
+        started = threading.Event()
+        release = threading.Event()
+
+        def slow() -> None:
+            started.set()
+            release.wait(5)
+
+        first = asyncio.ensure_future(runtime.in_store_thread(slow))
+        await asyncio.to_thread(started.wait, 5)
+        cancelled = asyncio.ensure_future(runtime.in_store_thread(lambda: "never"))
+        await asyncio.sleep(0)
+        cancelled.cancel()
+        release.set()
+        await first
+        assert await runtime.in_store_thread(lambda: "still working") == "still working"
+        await runtime.close_store()
+
+    asyncio.run(asyncio.wait_for(test(), 10))

@@ -14,11 +14,16 @@ from parlour.storage.records import (
     AccountRow,
     AsyncGameRow,
     AsyncTurnRow,
+    ChatRow,
+    DeviceRow,
     GameRow,
     MoveRow,
+    NotificationRow,
     PlayerRow,
     RatingRow,
     Record,
+    RelationRow,
+    ReportRow,
     Snapshot,
 )
 
@@ -74,7 +79,8 @@ class Store(Protocol):
 
     def purge(self, finished_before: float) -> int:
         """Forget game records finished before this time, and /async games OVER or ABORTED
-        last updated before it, with their turns; how many games went."""
+        last updated before it, with their turns and chat, and push notifications delivered
+        before it; how many games went."""
         ...
 
     # The /async protocol (scalable-server-notes.md S4, S10, S11) ------------------------------
@@ -115,13 +121,38 @@ class Store(Protocol):
         of each rating's account."""
         ...
 
+    # The social side of /async and the push outbox (S14, S15, S16) ---------------------------
+
+    def load_chat(self, scopes: Sequence[int], limit: int) -> dict[int, list[ChatRow]]:
+        """The last ``limit`` public chat lines of each scope (0: the lobby, else a game id),
+        oldest first; every scope asked for is a key, with no lines if it has none."""
+        ...
+
+    def relations(self) -> list[RelationRow]:
+        """Every buddy and ignore-list entry, by owner, other and kind."""
+        ...
+
+    def reports(self, limit: int) -> list[ReportRow]:
+        """The last ``limit`` reports (``/report NAME``), newest first."""
+        ...
+
+    def devices(self) -> list[DeviceRow]:
+        """Every device linked to an account, by account, device type and token."""
+        ...
+
+    def pending_notifications(self, now: float, limit: int) -> list[NotificationRow]:
+        """At most ``limit`` undelivered push notifications due by ``now`` (next attempt at or
+        before it), oldest first."""
+        ...
+
     def check(self) -> dict[str, Any]:
         """The backend's integrity check and counts of every kind of row."""
         ...
 
     def export(self) -> Iterator[tuple[str, dict[str, Any]]]:
         """Every row as (kind, fields): players, games, moves, accounts, async games and
-        turns, ratings and metadata (the store's own keys excepted). Bytes are base64 text."""
+        turns, ratings, chat lines, relations, reports, devices, push notifications and metadata
+        (the store's own keys excepted), in the order of EXPORT_KINDS. Bytes are base64 text."""
         ...
 
     def import_rows(self, rows: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, int]:

@@ -100,10 +100,56 @@ def _v3_async(cur: Cursor) -> None:
     cur.execute("CREATE INDEX ratings_by_ordinal ON ratings (game_type, ordinal)")
 
 
+def _v4_social(cur: Cursor) -> None:
+    """The /async protocol's social side and push notifications (scalable-server-notes.md S14,
+    S15, S16): public chat lines, buddy and ignore lists, reports, linked devices and the
+    notification outbox.
+
+    Chat has no foreign key: its scope is 0 (the lobby) or a game id, and a purge deletes the
+    lines of the games it deletes. Reports keep the reported name as typed (S14: nothing checks it).
+    """
+    binary = _binary(cur)
+    cur.execute(
+        "CREATE TABLE chat (scope BIGINT NOT NULL, seq BIGINT NOT NULL, sender BIGINT NOT NULL, "
+        "sender_name TEXT NOT NULL, text TEXT NOT NULL, code INTEGER NOT NULL, "
+        "sent_at DOUBLE PRECISION NOT NULL, PRIMARY KEY (scope, seq))"
+    )
+    cur.execute(
+        "CREATE TABLE relations (owner BIGINT NOT NULL REFERENCES accounts (id) ON DELETE CASCADE, "
+        "other BIGINT NOT NULL REFERENCES accounts (id) ON DELETE CASCADE, "
+        "kind VARCHAR(16) NOT NULL CHECK (kind IN ('buddy', 'ignore')), "
+        "added DOUBLE PRECISION NOT NULL, PRIMARY KEY (owner, other, kind))"
+    )
+    # Who lists an account (the foreign key's other side: deleting an account looks it up).
+    cur.execute("CREATE INDEX relations_by_other ON relations (other)")
+    cur.execute(
+        "CREATE TABLE reports (reporter BIGINT NOT NULL REFERENCES accounts (id) ON DELETE CASCADE, "
+        "reported TEXT NOT NULL, scope BIGINT NOT NULL, text TEXT NOT NULL, "
+        "at DOUBLE PRECISION NOT NULL, PRIMARY KEY (reporter, at))"
+    )
+    cur.execute("CREATE INDEX reports_by_at ON reports (at)")
+    cur.execute(
+        "CREATE TABLE devices (account_id BIGINT NOT NULL REFERENCES accounts (id) ON DELETE CASCADE, "
+        "device_type VARCHAR(32) NOT NULL, token TEXT NOT NULL, linked DOUBLE PRECISION NOT NULL, "
+        "PRIMARY KEY (account_id, device_type, token))"
+    )
+    cur.execute(
+        "CREATE TABLE notifications (id TEXT PRIMARY KEY, "
+        "account_id BIGINT NOT NULL REFERENCES accounts (id) ON DELETE CASCADE, "
+        "device_type VARCHAR(32) NOT NULL, token TEXT NOT NULL, "
+        f"payload {binary} NOT NULL, created DOUBLE PRECISION NOT NULL, attempts INTEGER NOT NULL, "
+        "next_attempt DOUBLE PRECISION NOT NULL, delivered DOUBLE PRECISION)"
+    )
+    # The outbox's two questions: what is due (undelivered, by next attempt), what may go.
+    cur.execute("CREATE INDEX notifications_due ON notifications (delivered, next_attempt)")
+    cur.execute("CREATE INDEX notifications_by_account ON notifications (account_id)")
+
+
 #: (version, what it does, the migration). Versions are 1, 2, ... with no gaps.
 MIGRATIONS: list[tuple[int, str, Callable[[Cursor], None]]] = [
     (1, "players, games and moves", _v1_base),
     (2, "seats of finished games by handle", _v2_game_seats),
     (3, "accounts, games and turns of /async, ratings", _v3_async),
+    (4, "chat, buddy and ignore lists, reports, devices, push notifications", _v4_social),
 ]
 LATEST = MIGRATIONS[-1][0]

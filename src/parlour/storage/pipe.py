@@ -29,19 +29,26 @@ from parlour.storage.records import (
     AccountRow,
     AsyncGameRow,
     AsyncTurnRow,
+    ChatRow,
+    DeviceGone,
+    DeviceRow,
     GameRow,
     MetaRow,
     MoveRow,
+    NotificationRow,
     PlayerGone,
     PlayerRow,
     RatingRow,
     Record,
+    RelationGone,
+    RelationRow,
+    ReportRow,
 )
 
 __all__ = ["FrameReader", "decode_ack", "decode_batch", "encode_ack", "encode_batch", "serve"]
 
 #: Every kind of record, by the short name that tags it in a frame (msgpack carries bytes as
-#: they are, so the /async documents cross unchanged).
+#: they are, so the /async documents and notification payloads cross unchanged).
 KINDS: dict[str, type[Record]] = {
     "move": MoveRow,
     "game": GameRow,
@@ -52,6 +59,13 @@ KINDS: dict[str, type[Record]] = {
     "turn": AsyncTurnRow,
     "rating": RatingRow,
     "meta": MetaRow,
+    "chat": ChatRow,
+    "relation": RelationRow,
+    "relation_gone": RelationGone,
+    "report": ReportRow,
+    "device": DeviceRow,
+    "device_gone": DeviceGone,
+    "notification": NotificationRow,
 }
 NAMES: dict[type[Record], str] = {kind: name for name, kind in KINDS.items()}
 _HEADER = struct.Struct(">I")

@@ -16,17 +16,25 @@ import msgspec
 __all__ = [
     "ASYNC_FINISHED_STATUSES",
     "EXPORT_KINDS",
+    "RELATION_KINDS",
     "STORE_META_KEYS",
     "AccountRow",
     "AsyncGameRow",
     "AsyncTurnRow",
+    "ChatRow",
+    "DeviceGone",
+    "DeviceRow",
     "GameRow",
     "MetaRow",
     "MoveRow",
+    "NotificationRow",
     "PlayerGone",
     "PlayerRow",
     "RatingRow",
     "Record",
+    "RelationGone",
+    "RelationRow",
+    "ReportRow",
     "SeatRow",
     "Snapshot",
 ]
@@ -175,6 +183,94 @@ class MetaRow(msgspec.Struct, frozen=True):
             raise ValueError(f"a parlour_meta key has 1 to {META_KEY_CHARS} characters")
 
 
+# ---------------------------------------------------------------------------------------------
+# The /async protocol's social side and push notifications (schema v4; S14, S15, S16)
+
+#: The kinds of a RelationRow: a buddy (S15) or an ignored player (S14).
+RELATION_KINDS = ("buddy", "ignore")
+
+
+class ChatRow(msgspec.Struct, frozen=True):
+    """One public chat line (S14; private lines are never stored). ``scope`` is 0 for the lobby,
+    else a game id; ``seq`` numbers a scope's lines from 1, allocated by the server core.
+    ``sender`` is the global id (0: the server) and ``sender_name`` its name when it was sent."""
+
+    scope: int
+    seq: int
+    sender: int
+    sender_name: str
+    text: str
+    code: int
+    sent_at: float
+
+
+class RelationRow(msgspec.Struct, frozen=True):
+    """``owner`` lists ``other`` as a buddy or ignores it (``kind``, one of RELATION_KINDS);
+    upserted, a row's first ``added`` is kept."""
+
+    owner: int
+    other: int
+    kind: str
+    added: float
+
+    def __post_init__(self) -> None:
+        if self.kind not in RELATION_KINDS:
+            raise ValueError(f"a relation is one of {', '.join(RELATION_KINDS)}, not {self.kind!r}")
+
+
+class RelationGone(msgspec.Struct, frozen=True):
+    """A relation removed: its row is deleted."""
+
+    owner: int
+    other: int
+    kind: str
+
+
+class ReportRow(msgspec.Struct, frozen=True):
+    """A ``/report NAME`` (S14): who reported, the name as typed (nothing checks it), the chat
+    scope it was typed in, the rest of the line, and when. Only ever inserted."""
+
+    reporter: int
+    reported: str
+    scope: int
+    text: str
+    at: float
+
+
+class DeviceRow(msgspec.Struct, frozen=True):
+    """A device linked to an account by ``AsyncAuthRequest.device`` (S16), upserted: ``linked``
+    is when it was last linked (every sign-in with the device links it again)."""
+
+    account_id: int
+    device_type: str
+    token: str
+    linked: float
+
+
+class DeviceGone(msgspec.Struct, frozen=True):
+    """A device unlinked (``AsyncUnlinkDeviceRequest``): its row is deleted."""
+
+    account_id: int
+    device_type: str
+    token: str
+
+
+class NotificationRow(msgspec.Struct, frozen=True):
+    """One push notification of the outbox (S16), upserted whole by ``id`` (the id a receiver
+    drops duplicates by) as its delivery is attempted; ``delivered`` is None until it is.
+    ``payload`` is opaque to the store. A row's first ``created`` is kept."""
+
+    id: str
+    account_id: int
+    device_type: str
+    token: str
+    payload: bytes
+    created: float
+    attempts: int
+    next_attempt: float
+    delivered: float | None
+
+
 Record = (
     PlayerRow
     | PlayerGone
@@ -185,6 +281,13 @@ Record = (
     | AsyncTurnRow
     | RatingRow
     | MetaRow
+    | ChatRow
+    | RelationRow
+    | RelationGone
+    | ReportRow
+    | DeviceRow
+    | DeviceGone
+    | NotificationRow
 )
 
 
@@ -198,6 +301,11 @@ EXPORT_KINDS: dict[str, type[Record]] = {
     "async_game": AsyncGameRow,
     "async_turn": AsyncTurnRow,
     "rating": RatingRow,
+    "chat": ChatRow,
+    "relation": RelationRow,
+    "report": ReportRow,
+    "device": DeviceRow,
+    "notification": NotificationRow,
     "meta": MetaRow,
 }
 

@@ -28,13 +28,20 @@ from parlour.storage.records import (
     AccountRow,
     AsyncGameRow,
     AsyncTurnRow,
+    ChatRow,
+    DeviceGone,
+    DeviceRow,
     GameRow,
     MetaRow,
     MoveRow,
+    NotificationRow,
     PlayerGone,
     PlayerRow,
     RatingRow,
     Record,
+    RelationGone,
+    RelationRow,
+    ReportRow,
     SeatRow,
     Snapshot,
 )
@@ -89,8 +96,47 @@ _RATING_CONFLICT = (
 )
 _META_INSERT = "INSERT INTO parlour_meta (key, value) VALUES "
 _META_CONFLICT = " ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+
+# The social side of /async and the push outbox (schema v4). Chat lines and reports are only
+# ever inserted; a relation keeps its first ``added``, a device its last ``linked``.
+_CHAT_COLUMNS = "scope, seq, sender, sender_name, text, code, sent_at"
+_CHAT_INSERT = f"INSERT INTO chat ({_CHAT_COLUMNS}) VALUES "
+_RELATION_COLUMNS = "owner, other, kind, added"
+_RELATION_INSERT = f"INSERT INTO relations ({_RELATION_COLUMNS}) VALUES "
+_RELATION_CONFLICT = " ON CONFLICT (owner, other, kind) DO NOTHING"
+_RELATION_DELETE = "DELETE FROM relations WHERE owner = ? AND other = ? AND kind = ?"
+_REPORT_COLUMNS = "reporter, reported, scope, text, at"
+_REPORT_INSERT = f"INSERT INTO reports ({_REPORT_COLUMNS}) VALUES "
+_DEVICE_COLUMNS = "account_id, device_type, token, linked"
+_DEVICE_INSERT = f"INSERT INTO devices ({_DEVICE_COLUMNS}) VALUES "
+_DEVICE_CONFLICT = " ON CONFLICT (account_id, device_type, token) DO UPDATE SET linked = excluded.linked"
+_DEVICE_DELETE = "DELETE FROM devices WHERE account_id = ? AND device_type = ? AND token = ?"
+_NOTIFICATION_COLUMNS = (
+    "id, account_id, device_type, token, payload, created, attempts, next_attempt, delivered"
+)
+_NOTIFICATION_INSERT = f"INSERT INTO notifications ({_NOTIFICATION_COLUMNS}) VALUES "
+_NOTIFICATION_CONFLICT = (
+    " ON CONFLICT (id) DO UPDATE SET account_id = excluded.account_id, "
+    "device_type = excluded.device_type, token = excluded.token, payload = excluded.payload, "
+    "attempts = excluded.attempts, next_attempt = excluded.next_attempt, delivered = excluded.delivered"
+)
+
 #: The tables ``check`` counts rows of.
-TABLES = ("players", "games", "moves", "game_seats", "accounts", "async_games", "async_turns", "ratings")
+TABLES = (
+    "players",
+    "games",
+    "moves",
+    "game_seats",
+    "accounts",
+    "async_games",
+    "async_turns",
+    "ratings",
+    "chat",
+    "relations",
+    "reports",
+    "devices",
+    "notifications",
+)
 #: The bytes of a secret made by ``ensure_secret`` (HS256 wants a key of at least 32).
 SECRET_BYTES = 32
 
@@ -286,6 +332,15 @@ class SQLiteStore:
         turns: dict[tuple[int, int], tuple[Any, ...]] = {}
         ratings: dict[tuple[int, str], tuple[Any, ...]] = {}
         meta: dict[str, tuple[Any, ...]] = {}
+        chat: list[tuple[Any, ...]] = []
+        reports: list[tuple[Any, ...]] = []
+        notifications: dict[str, tuple[Any, ...]] = {}
+        # Relations and devices by key, as the batch leaves them (None: deleted), and the keys
+        # the batch deleted at some point: those are deleted first, then what remains is written.
+        relations: dict[tuple[int, int, str], tuple[Any, ...] | None] = {}
+        relations_gone: set[tuple[int, int, str]] = set()
+        devices: dict[tuple[int, str, str], tuple[Any, ...] | None] = {}
+        devices_gone: set[tuple[int, str, str]] = set()
         for record in records:
             if type(record) is MoveRow:
                 moves.append((record.game_id, record.seq, record.seat, record.kind, record.choice, record.at))
@@ -336,6 +391,48 @@ class SQLiteStore:
                 if record.key in STORE_META_KEYS:  # a row built without its checks
                     raise ValueError(f"parlour_meta key {record.key!r} belongs to the store")
                 meta[record.key] = (record.key, record.value)
+            elif type(record) is ChatRow:
+                chat.append(
+                    (
+                        record.scope,
+                        record.seq,
+                        record.sender,
+                        record.sender_name,
+                        record.text,
+                        record.code,
+                        record.sent_at,
+                    )
+                )
+            elif type(record) is RelationRow:
+                relation = (record.owner, record.other, record.kind)
+                if relations.get(relation) is None:  # added twice in one batch: the first time counts
+                    relations[relation] = (*relation, record.added)
+            elif type(record) is RelationGone:
+                relation = (record.owner, record.other, record.kind)
+                relations[relation] = None
+                relations_gone.add(relation)
+            elif type(record) is ReportRow:
+                reports.append((record.reporter, record.reported, record.scope, record.text, record.at))
+            elif type(record) is DeviceRow:
+                device = (record.account_id, record.device_type, record.token)
+                devices[device] = (*device, record.linked)
+            elif type(record) is DeviceGone:
+                device = (record.account_id, record.device_type, record.token)
+                devices[device] = None
+                devices_gone.add(device)
+            elif type(record) is NotificationRow:
+                notifications.pop(record.id, None)
+                notifications[record.id] = (
+                    record.id,
+                    record.account_id,
+                    record.device_type,
+                    record.token,
+                    record.payload,
+                    record.created,
+                    record.attempts,
+                    record.next_attempt,
+                    record.delivered,
+                )
         if games:
             _insert(cur, _GAME_INSERT, [_game_params(game) for game in games.values()], _GAME_CONFLICT)
             ended = [game for game in games.values() if game.state in FINISHED_STATES]
@@ -354,6 +451,15 @@ class SQLiteStore:
         _insert(cur, _ASYNC_TURN_INSERT, list(turns.values()), _ASYNC_TURN_CONFLICT)
         _insert(cur, _RATING_INSERT, list(ratings.values()), _RATING_CONFLICT)
         _insert(cur, _META_INSERT, list(meta.values()), _META_CONFLICT)
+        _insert(cur, _CHAT_INSERT, chat)
+        if relations_gone:
+            cur.executemany(_RELATION_DELETE, sorted(relations_gone))
+        _insert(cur, _RELATION_INSERT, [row for row in relations.values() if row], _RELATION_CONFLICT)
+        _insert(cur, _REPORT_INSERT, reports)
+        if devices_gone:
+            cur.executemany(_DEVICE_DELETE, sorted(devices_gone))
+        _insert(cur, _DEVICE_INSERT, [row for row in devices.values() if row], _DEVICE_CONFLICT)
+        _insert(cur, _NOTIFICATION_INSERT, list(notifications.values()), _NOTIFICATION_CONFLICT)
 
     def heartbeat(self, now: float) -> None:
         self._transaction(lambda cur: cur.execute(_META_UPSERT, ("heartbeat", repr(now))))
@@ -378,8 +484,17 @@ class SQLiteStore:
                 f"DELETE FROM async_turns WHERE game_id IN (SELECT id FROM async_games WHERE {async_where})",
                 async_params,
             )
+            # A game's chat goes with it (game ids are never reused; the lobby's scope 0 is no game).
+            cur.execute(
+                f"DELETE FROM chat WHERE scope IN (SELECT id FROM async_games WHERE {async_where})",
+                async_params,
+            )
             cur.execute(f"DELETE FROM async_games WHERE {async_where}", async_params)
-            return count + int(cur.rowcount)
+            count += int(cur.rowcount)
+            cur.execute(
+                "DELETE FROM notifications WHERE delivered IS NOT NULL AND delivered < ?", (finished_before,)
+            )
+            return count
 
         count: int = self._transaction(work)
         return count
@@ -544,6 +659,68 @@ class SQLiteStore:
         return [(RatingRow(*row[:-1]), str(row[-1])) for row in rows]
 
     # -----------------------------------------------------------------------------------------
+    # The social side of /async and the push outbox (S14, S15, S16)
+
+    def load_chat(self, scopes: Sequence[int], limit: int) -> dict[int, list[ChatRow]]:
+        if limit < 0:
+            raise ValueError(f"a chat history's limit must not be negative, not {limit}")
+        wanted = list(dict.fromkeys(scopes))
+        found: dict[int, list[ChatRow]] = {scope: [] for scope in wanted}
+        if limit == 0:
+            return found
+        # The last ``limit`` of each scope in one statement per group of scopes (a window
+        # function: SQLite 3.25+ and PostgreSQL), oldest first.
+        group = MAX_VALUES - 1
+        for start in range(0, len(wanted), group):
+            chunk = wanted[start : start + group]
+            marks = ", ".join("?" for _ in chunk)
+            rows = self._read(
+                f"SELECT {_CHAT_COLUMNS} FROM (SELECT {_CHAT_COLUMNS}, ROW_NUMBER() OVER "
+                f"(PARTITION BY scope ORDER BY seq DESC) AS recent FROM chat WHERE scope IN ({marks})) "
+                "AS latest WHERE recent <= ? ORDER BY scope, seq",
+                [*chunk, limit],
+            )
+            for row in rows:
+                found[row[0]].append(ChatRow(*row))
+        return found
+
+    def relations(self) -> list[RelationRow]:
+        return [
+            RelationRow(*row)
+            for row in self._read(f"SELECT {_RELATION_COLUMNS} FROM relations ORDER BY owner, other, kind")
+        ]
+
+    def reports(self, limit: int) -> list[ReportRow]:
+        if limit < 0:
+            raise ValueError(f"a list of reports' limit must not be negative, not {limit}")
+        return [
+            ReportRow(*row)
+            for row in self._read(
+                f"SELECT {_REPORT_COLUMNS} FROM reports ORDER BY at DESC, reporter DESC LIMIT ?", (limit,)
+            )
+        ]
+
+    def devices(self) -> list[DeviceRow]:
+        return [
+            DeviceRow(*row)
+            for row in self._read(
+                f"SELECT {_DEVICE_COLUMNS} FROM devices ORDER BY account_id, device_type, token"
+            )
+        ]
+
+    def pending_notifications(self, now: float, limit: int) -> list[NotificationRow]:
+        if limit < 0:
+            raise ValueError(f"a list of notifications' limit must not be negative, not {limit}")
+        return [
+            NotificationRow(*row)
+            for row in self._read(
+                f"SELECT {_NOTIFICATION_COLUMNS} FROM notifications "
+                "WHERE delivered IS NULL AND next_attempt <= ? ORDER BY created, id LIMIT ?",
+                (now, limit),
+            )
+        ]
+
+    # -----------------------------------------------------------------------------------------
     # Operations
 
     def check(self) -> dict[str, Any]:
@@ -592,6 +769,19 @@ class SQLiteStore:
                 (),
             ),
             ("rating", f"SELECT {_RATING_COLUMNS} FROM ratings ORDER BY account_id, game_type", ()),
+            ("chat", f"SELECT {_CHAT_COLUMNS} FROM chat ORDER BY scope, seq", ()),
+            ("relation", f"SELECT {_RELATION_COLUMNS} FROM relations ORDER BY owner, other, kind", ()),
+            ("report", f"SELECT {_REPORT_COLUMNS} FROM reports ORDER BY at, reporter", ()),
+            (
+                "device",
+                f"SELECT {_DEVICE_COLUMNS} FROM devices ORDER BY account_id, device_type, token",
+                (),
+            ),
+            (
+                "notification",
+                f"SELECT {_NOTIFICATION_COLUMNS} FROM notifications ORDER BY created, id",
+                (),
+            ),
             # The store's own keys (version, heartbeat) belong to the store the rows go into.
             (
                 "meta",
@@ -625,7 +815,7 @@ class SQLiteStore:
 
         def work(cur: sqlite3.Cursor) -> None:
             # The metadata does not count: a server that ran once on a new store made its secret.
-            for table in ("players", "games", "accounts", "async_games", "ratings"):
+            for table in TABLES:
                 if cur.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]:
                     raise ValueError("the store is not empty: import only into a new store")
             # Whatever the order of the file: _write puts the rows every other refers to first.

@@ -117,6 +117,10 @@ class StoreWriter:
 
     @staticmethod
     def _job(job: _Job) -> None:
+        # A job whose caller was cancelled (its awaiting task cancelled) is not run: setting a
+        # result on its cancelled future would raise here and stop the thread.
+        if not job.future.set_running_or_notify_cancel():
+            return
         try:
             job.future.set_result(job.work())
         except BaseException as failure:

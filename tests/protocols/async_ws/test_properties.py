@@ -1,15 +1,19 @@
 """Random interleavings of requests from 4 clients never break the /async invariants:
-one seat to play per running game, turn indexes that only go up, no acknowledged commit missing
-from the store, and the stored game always equal to the live one."""
+one seat to play per running game (or a simultaneous turn that still waits for data, or an open
+interruption window), turn indexes that only go up, no acknowledged commit missing from the
+store, and the stored game always equal to the live one."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from parlour.protocols.async_ws.model import decode_game
+from parlour.protocols.async_ws import service
+from parlour.protocols.async_ws.model import AsyncGame, decode_game
+from parlour.protocols.async_ws.phases import PHASE_HANDLERS
 from tests.protocols.async_ws.harness import Harness
 
 CLIENTS = 4
@@ -36,6 +40,13 @@ steps = st.lists(
                 "whatsnew",
                 "wait",
                 "reconnect",
+                "simultaneous",
+                "userdata",
+                "userdata",
+                "window",
+                "interject",
+                "interject",
+                "multicast",
             ]
         ),
         st.integers(0, CLIENTS - 1),
@@ -45,6 +56,16 @@ steps = st.lists(
     min_size=10,
     max_size=80,
 )
+
+
+@pytest.fixture(autouse=True)
+def phase_handlers(monkeypatch: pytest.MonkeyPatch) -> None:
+    for kind, handler in PHASE_HANDLERS.items():
+        monkeypatch.setitem(service.HANDLERS, kind, handler)
+
+
+def _in_phase(h: Harness, phase: str) -> list[AsyncGame]:
+    return [g for g in h.service.hub.games.values() if g.status == "RUNNING" and g.phase == phase]
 
 
 def _game(h: Harness, pick: int) -> int:
@@ -75,7 +96,7 @@ def _act(h: Harness, conns: list[int], ids: list[int], step: Step) -> None:
         h.send(conn, type="LobbyLeaveGameRequest", game_id=game_id)
     elif kind == "start":
         h.send(conn, type="LobbyStartGameRequest", game_id=game_id)
-    elif kind in ("commit", "robot", "stale"):
+    elif kind in ("commit", "robot", "stale", "simultaneous", "window"):
         running = [g for g in h.service.hub.games.values() if g.status == "RUNNING" and g.turn is not None]
         if running and pick % 4 != 3:  # mostly a running game, often by the one who must act
             game = running[number % len(running)]
@@ -96,7 +117,59 @@ def _act(h: Harness, conns: list[int], ids: list[int], step: Step) -> None:
             message["player_id"] = game.turn
         if number % 5 == 0:
             message["pause_time"] = 2
+        others = [1 + (number + offset) % (seats + (pick == 7)) for offset in range(1 + pick % seats)]
+        if kind == "simultaneous":
+            message["next_simultaneous"] = True
+            message["simultaneous_players"] = others  # a duplicate or a stranger now and then
+            if number % 3 == 0:
+                del message["next_players"]
+        elif kind == "window":
+            message["interruption_window_duration"] = 1000 + 100 * number
+            turn = game.turn if game is not None else None
+            # Mostly valid: the committing seat may not interrupt its own action.
+            valid = [local for local in others if local != turn and local <= seats] if pick != 7 else []
+            message["interruption_players"] = valid or others
         h.send(conn, **message)
+    elif kind == "userdata":
+        waiting = _in_phase(h, "SIMULTANEOUS")
+        if waiting and pick % 4 != 3:
+            game = waiting[number % len(waiting)]
+            game_id = game.id
+            entry = game.simultaneous[pick % len(game.simultaneous)]
+            seat = game.seats[(entry.delegate or entry.local_id) - 1]
+            if pick % 2 == 0 and seat.player_id in ids:
+                conn = conns[ids.index(seat.player_id)]
+            update: dict[str, Any] = {"user_data": f"data {number}", "broadcast": number % 2 == 0}
+            if entry.delegate is not None or pick % 3 == 0:
+                update["player_id"] = entry.local_id
+            if number % 4 == 0:
+                update["turn_index"] = game.turn_index
+            h.send(conn, type="UpdateUserDataRequest", game_id=game_id, **update)
+        else:
+            h.send(conn, type="UpdateUserDataRequest", game_id=game_id, user_data="stray")
+    elif kind == "interject":
+        open_windows = _in_phase(h, "INTERRUPTION")
+        game = open_windows[number % len(open_windows)] if open_windows else game
+        if game is not None:
+            waiting = [
+                game.seats[local - 1].player_id for local in game.interrupters if local not in game.answered
+            ]
+            if waiting and pick % 3 != 2 and waiting[number % len(waiting)] in ids:
+                conn = conns[ids.index(waiting[number % len(waiting)])]  # mostly an interrupter
+            h.send(
+                conn,
+                type="InterruptActionRequest",
+                game_id=game.id,
+                turn_index=max(1, game.turn_index - (pick == 7)),
+                turn=game.turn or 1,
+                interruption_data=f"stop {number}",
+                no_more_interruption=number % 3 == 0,
+            )
+    elif kind == "multicast":
+        recipients = [1 + offset % seats for offset in range(pick % 3)]
+        h.send(
+            conn, type="MulticastDataRequest", game_id=game_id, data=f"m {number}", recipient_ids=recipients
+        )
     elif kind == "forfeit":
         h.send(conn, type="GameForfeitRequest", game_id=game_id)
     elif kind == "over":
@@ -134,11 +207,23 @@ def _check(h: Harness, acked: dict[int, int]) -> None:
     for game_id, game in h.service.hub.games.items():
         stored = h.games.get(game_id)
         assert stored is not None and decode_game(stored.doc) == game, "the store holds the live game"
-        if game.status == "RUNNING":
+        if game.status == "RUNNING" and game.phase == "SIMULTANEOUS":
+            # Waiting for data: a turn where every seat answered has become its merge.
+            assert game.turn is None and game.pending() and not game.user_data
+            for entry in game.pending():
+                assert entry.delegate is None or game.seats[entry.delegate - 1].human_active
+        elif game.status == "RUNNING":
             assert game.turn is not None and 1 <= game.turn <= len(game.seats)
             assert game.delegate is None or game.seats[game.delegate - 1].human_active
+            if game.phase == "INTERRUPTION":
+                assert game.window > 0 and game.interrupters and game.user_data is None
+                assert game.turn not in game.interrupters
+            else:
+                assert not game.simultaneous and not game.interrupters
+                assert game.user_data is None or game.interruption_data is None
         else:
             assert game.turn is None or game.status == "NOT_STARTED"
+            assert game.phase == "TURN" and game.user_data is None and game.interruption_data is None
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -150,6 +235,9 @@ def test_random_interleavings_keep_the_invariants(plan: list[Step]) -> None:
         conn, account_id = h.player(f"p{number}")
         conns.append(conn)
         ids.append(account_id)
+    # Two games already running, so that turns, simultaneous turns and windows get played.
+    h.open_game(conns[0], conns[1], conns[2], clock_seconds=90, idle_time=30)
+    h.open_game(conns[3], conns[0])
     acked: dict[int, int] = {}
     for step in plan:
         _act(h, conns, ids, step)
@@ -159,3 +247,9 @@ def test_random_interleavings_keep_the_invariants(plan: list[Step]) -> None:
         if game.status not in ("OVER", "ABORTED"):
             again = restarted.service.hub.games[game_id]
             assert (again.turn_index, again.turn, again.state) == (game.turn_index, game.turn, game.state)
+            assert (again.phase, again.simultaneous, again.interruptions, again.user_data) == (
+                game.phase,
+                game.simultaneous,
+                game.interruptions,
+                game.user_data,
+            )

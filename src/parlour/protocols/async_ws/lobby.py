@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import msgspec
 
+from parlour.protocols.async_ws import notify
 from parlour.protocols.async_ws.hub import Hub, Session, deflated
 from parlour.protocols.async_ws.messages import (
     AnswerInvitationRequest,
@@ -271,6 +272,7 @@ def leave_open_game(hub: Hub, session: Session, game: AsyncGame, msg: object, no
     hub.send(session.conn, msgspec.structs.replace(left, request_id=request_id))
     hub.to_game(game, left, skip=[player_id])
     if game.invited_by is not None:  # an invitee leaving is a decline
+        notify.invitation_answered(hub, game, player_id, False, now)
         _abort_unstarted(hub, game, now)
         return
     hub.untrack(game, player_id)
@@ -356,6 +358,7 @@ def engage_friends(hub: Hub, session: Session, msg: EngageGameWithFriendsRequest
             hub.send(session.conn, msgspec.structs.replace(created, request_id=msg.request_id))
         else:
             hub.to_player(seat.player_id, created)
+            notify.invited(hub, game, seat.player_id, now)
     hub.save(game, now)
 
 
@@ -375,6 +378,7 @@ def answer_invitation(hub: Hub, session: Session, msg: AnswerInvitationRequest, 
     hub.send(
         session.conn, InvitationAnsweredRequest(game_id=game.id, accept=msg.accept, request_id=msg.request_id)
     )
+    notify.invitation_answered(hub, game, player_id, msg.accept, now)
     if not msg.accept:
         hub.to_game(game, GameAbortedRequest(game_id=game.id), skip=[player_id])
         _abort_unstarted(hub, game, now)  # one decline aborts the invitation

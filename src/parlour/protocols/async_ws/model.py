@@ -5,6 +5,14 @@ that a restart rebuilds it exactly (scalable-server-notes.md S10). Every committ
 kept as its own row (the game's replay). Times are seconds on the service's clock; the clock of
 the seat whose turn it is runs from ``turn_started`` (a commit's pause pushes that into the
 future) and is charged when the turn ends.
+
+A turn is in one of three phases (scalable-server-protocol.rst "In game"): ``TURN``, one seat
+plays (also the merge of a simultaneous turn or of interruptions, with ``user_data`` or
+``interruption_data``); ``SIMULTANEOUS``, the listed seats each give their user data, every one
+of their clocks running from ``turn_started`` until it has; ``INTERRUPTION``, the window after an
+interruptible commit, charged to the committer (``turn``), that closes ``window`` milliseconds
+after ``turn_started``. Every deadline is therefore ``turn_started`` plus something, and
+:meth:`AsyncGame.shift` moves them all (S10: a restart does not charge the downtime).
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ from parlour.protocols.async_ws.messages import (
     OutcomeEntry,
     Penalty,
     PlayerClock,
+    PlayerData,
     StatusReport,
     StatusReportPlayer,
 )
@@ -26,7 +35,10 @@ __all__ = [
     "FINISHED",
     "LIVE",
     "AsyncGame",
+    "Delegation",
+    "Phase",
     "SeatInfo",
+    "SimultaneousSeat",
     "TurnDoc",
     "decode_game",
     "encode_game",
@@ -34,8 +46,11 @@ __all__ = [
 ]
 
 SeatState = Literal["ACTIVE", "FORFEITED", "TIMED_OUT", "LEFT"]
-#: Why a seat is played by someone else (PlayerTimeoutRequest.status).
-Delegation = Literal["IDLE", "FORFEITED", "TIMED_OUT", "LEFT", "ROBOT"]
+#: Why a seat is played by someone else (PlayerTimeoutRequest.status); ABSENT: a simultaneous
+#: seat whose player was not connected when the simultaneous turn began.
+Delegation = Literal["IDLE", "FORFEITED", "TIMED_OUT", "LEFT", "ROBOT", "ABSENT"]
+#: What the game waits for (see the module's docstring).
+Phase = Literal["TURN", "SIMULTANEOUS", "INTERRUPTION"]
 
 #: Statuses in which a game still changes; the others are kept only as records.
 LIVE: Final = frozenset({"NOT_STARTED", "RUNNING", "OUTCOME", "ABORTING"})
@@ -59,6 +74,25 @@ class SeatInfo(msgspec.Struct, kw_only=True):
     @property
     def human_active(self) -> bool:
         return not self.robot and self.state == "ACTIVE"
+
+    @property
+    def robot_reason(self) -> Delegation | None:
+        """Why someone else must play this seat's turns, if it must (the text's "Robots")."""
+        if self.robot:
+            return "ROBOT"
+        if self.state != "ACTIVE":
+            return self.state
+        return None
+
+
+class SimultaneousSeat(msgspec.Struct, kw_only=True):
+    """One seat of a simultaneous turn: its user data once given, and who was asked to give it
+    for the seat (a robot, a forfeiter, a player idle, out of time or absent), with why."""
+
+    local_id: int
+    user_data: str | None = None
+    delegate: int | None = None
+    delegation: Delegation | None = None
 
 
 class AsyncGame(msgspec.Struct, kw_only=True):
@@ -98,6 +132,22 @@ class AsyncGame(msgspec.Struct, kw_only=True):
     #: Server rules (S9): the seed of the game's random source and every action, in order.
     seed: int = 0
     actions: list[str] = []
+    #: The phase of the turn; the fields below it are empty in the TURN phase but for a merge.
+    phase: Phase = "TURN"
+    #: SIMULTANEOUS: the listed seats, in the committer's order.
+    simultaneous: list[SimultaneousSeat] = []
+    #: INTERRUPTION: the window's length (ms, from ``turn_started``), the seats that may interrupt,
+    #: those that answered (interrupted or declined), the interruptions in the order received,
+    #: and the commit's pause, for the turn that begins when the window closes.
+    window: int = 0
+    interrupters: list[int] = []
+    answered: list[int] = []
+    interruptions: list[PlayerData] = []
+    window_pause: int = 0
+    #: A merge turn's data (ActionRequiredRequest and PlayerTimeoutRequest carry them); None on
+    #: any other turn.
+    user_data: list[PlayerData] | None = None
+    interruption_data: list[PlayerData] | None = None
 
     def seat(self, local_id: int) -> SeatInfo | None:
         if 1 <= local_id <= len(self.seats):
@@ -119,30 +169,75 @@ class AsyncGame(msgspec.Struct, kw_only=True):
     def server_rules(self) -> bool:
         return self.config.rules != "client"
 
+    def candidates(self, offender: SeatInfo) -> list[SeatInfo]:
+        """Active humans who may play ``offender``'s turn, in the text's order of preference:
+        the last committer, then the order of the last ``next_players``, then the others."""
+        order: list[int] = []
+        if self.last_actor is not None:
+            order.append(self.last_actor)
+        order += [local for local in self.next_players if local not in order]
+        order += [seat.local_id for seat in self.seats if seat.local_id not in order]
+        seats = [self.seats[local - 1] for local in order if 1 <= local <= len(self.seats)]
+        return [seat for seat in seats if seat.human_active and seat is not offender]
+
+    def pending(self) -> list[SimultaneousSeat]:
+        """The seats of a simultaneous turn that still owe their user data."""
+        if self.phase != "SIMULTANEOUS":
+            return []
+        return [entry for entry in self.simultaneous if entry.user_data is None]
+
+    def end_phase(self) -> None:
+        """Back to the TURN phase, with no simultaneous seat, window or merge data left."""
+        self.phase = "TURN"
+        self.simultaneous = []
+        self.window = self.window_pause = 0
+        self.interrupters, self.answered, self.interruptions = [], [], []
+        self.user_data = self.interruption_data = None
+
+    def shift(self, seconds: float) -> None:
+        """Move every deadline of a running game ``seconds`` later (S10: after a restart, the
+        clocks, the pause, the idle timer and an interruption window ignore the downtime). They
+        are all counted from ``turn_started``."""
+        if self.status == "RUNNING":
+            self.turn_started += seconds
+
     # -- Clocks ---------------------------------------------------------------------------------
 
     def paused(self, now: float) -> bool:
         return self.status == "RUNNING" and now < self.turn_started
 
+    def running(self, local_id: int) -> bool:
+        """Whether ``local_id``'s clock runs: the turn's seat (the committer's during an
+        interruption window), or a simultaneous seat that has not given its user data."""
+        if self.status != "RUNNING":
+            return False
+        if self.phase == "SIMULTANEOUS":
+            return any(entry.local_id == local_id for entry in self.pending())
+        return self.turn == local_id
+
     def remaining(self, seat: SeatInfo, now: float) -> float | None:
-        """Seconds left on ``seat``'s clock at ``now`` (it runs only while it is its turn)."""
+        """Seconds left on ``seat``'s clock at ``now`` (it runs only while it must act)."""
         if seat.remaining is None:
             return None
-        if self.status == "RUNNING" and self.turn == seat.local_id:
+        if self.running(seat.local_id):
             return max(0.0, seat.remaining - max(0.0, now - self.turn_started))
         return seat.remaining
 
-    def charge(self, now: float) -> None:
-        """End the turn seat's turn at ``now``: take the time it used, add the increment."""
-        seat = self.seat(self.turn) if self.turn else None
-        if seat is None or seat.remaining is None:
+    def charge_seat(self, seat: SeatInfo, now: float, increment: bool = True) -> None:
+        """Stop ``seat``'s clock at ``now``: take the time it used, add the increment."""
+        if seat.remaining is None:
             return
         seat.remaining = self.remaining(seat, now)
-        if seat.remaining is not None and seat.remaining > 0:
+        if increment and seat.remaining is not None and seat.remaining > 0:
             seat.remaining += self.config.clock_increment_seconds
 
+    def charge(self, now: float, increment: bool = True) -> None:
+        """End the turn at ``now``: every running clock is charged (see :meth:`running`)."""
+        for seat in [seat for seat in self.seats if self.running(seat.local_id)]:
+            self.charge_seat(seat, now, increment)
+
     def clock(self, seat: SeatInfo, now: float) -> PlayerClock:
-        armed = self.status == "RUNNING" and self.turn == seat.local_id and seat.remaining is not None
+        armed = self.running(seat.local_id) and seat.remaining is not None
         return PlayerClock(
             player_id=seat.local_id,
             remaining_seconds=None if seat.remaining is None else round(self.remaining(seat, now) or 0.0, 3),
@@ -153,12 +248,16 @@ class AsyncGame(msgspec.Struct, kw_only=True):
     def clocks(self, now: float) -> list[PlayerClock]:
         return [self.clock(seat, now) for seat in self.seats]
 
+    def deadline(self, seat: SeatInfo) -> float | None:
+        """When ``seat``'s running clock runs out, if it runs and the seat can still run out."""
+        if not self.running(seat.local_id) or seat.remaining is None or seat.state != "ACTIVE":
+            return None
+        return self.turn_started + seat.remaining
+
     def clock_deadline(self) -> float | None:
         """When the turn seat's clock runs out, if it has one."""
         seat = self.seat(self.turn) if self.turn else None
-        if self.status != "RUNNING" or seat is None or seat.remaining is None or seat.state != "ACTIVE":
-            return None
-        return self.turn_started + seat.remaining
+        return None if seat is None else self.deadline(seat)
 
     # -- Reports --------------------------------------------------------------------------------
 
@@ -182,8 +281,11 @@ class AsyncGame(msgspec.Struct, kw_only=True):
                 )
                 for seat in self.seats
             ],
+            # Nobody in particular must act in a simultaneous turn or an interruption window.
             turn=self.turn if self.status == "RUNNING" else None,
-            active_player=(self.delegate or self.turn) if self.status == "RUNNING" else None,
+            active_player=(self.delegate or self.turn)
+            if self.status == "RUNNING" and self.phase == "TURN"
+            else None,
             turn_index=self.turn_index,
             state=self.state if state is None else state,
             summary_data=self.summary,

@@ -5,6 +5,14 @@ The server knows no rules with ``rules: "client"``: the committer says who plays
 that a robot must play (an invited robot, a forfeiter, a player out of time or idle) is played
 by a client the server asks with PlayerTimeoutRequest. With a rules plugin (S9) the server
 computes everything and plays those seats itself.
+
+Simultaneous turns, interruption windows and multicast live in phases.py; this module hands a
+game to it whenever the game is in one of those phases (``AsyncGame.phase``), and runs the merge
+turn that follows them as an ordinary turn that carries ``user_data`` or ``interruption_data``.
+
+Observers (S17) get every game event the players get. A message meant for one seat (its turn, a
+robot's turn to play) goes to observers as a copy (:func:`to_observers`), with the spectator
+view under server rules, never the seat's.
 """
 
 from __future__ import annotations
@@ -14,7 +22,7 @@ from typing import Final
 import msgspec
 
 from parlour.core.effects import ConnId
-from parlour.protocols.async_ws import ratings
+from parlour.protocols.async_ws import notify, phases, ratings
 from parlour.protocols.async_ws.hub import Hub, Session
 from parlour.protocols.async_ws.messages import (
     ActionCommitedRequest,
@@ -39,6 +47,7 @@ from parlour.protocols.async_ws.messages import (
     PlayerIdleProgressRequest,
     PlayerReplacedRequest,
     PlayerTimeoutRequest,
+    ServerMessage,
     StatusReport,
 )
 from parlour.protocols.async_ws.model import AsyncGame, Delegation, SeatInfo, TurnDoc
@@ -46,14 +55,22 @@ from parlour.protocols.async_ws.rules import IllegalAction, start
 
 __all__ = [
     "abort",
+    "begin_turn",
     "commit",
     "confirm_abort",
     "confirm_outcome",
     "forfeit",
     "game_over",
     "get_clocks",
+    "hand_over",
+    "notify_absent",
+    "refuse_inactive",
+    "report",
+    "resend_turn",
+    "seat_for",
     "start_game",
     "tick_game",
+    "to_observers",
 ]
 
 #: The idle timer reports at these fractions of the idle time (the text's 50/75/100 %).
@@ -73,6 +90,23 @@ def report(hub: Hub, game: AsyncGame, now: float, player_id: int | None) -> Stat
     seat = game.seat_of(player_id) if player_id is not None else None
     state = _view(hub, game, seat.local_id if seat else None) if game.server_rules else None
     return game.report(now, hub.presences(game), state)
+
+
+def to_observers(hub: Hub, game: AsyncGame, message: ServerMessage, skip: tuple[int, ...] = ()) -> None:
+    """Observers' copy of a message sent to one seat (S17: they get every event the players
+    get). Under server rules ``message`` must already hold the spectator view."""
+    for observer in sorted(hub.observers.get(game.id, ())):
+        if observer not in skip:
+            hub.to_player(observer, message)
+
+
+def notify_absent(hub: Hub, game: AsyncGame, local_ids: list[int], text: str, now: float) -> None:
+    """Push ``text`` (a MulticastDataRequest's ``notification``) to the players of these seats
+    who are not connected (S16)."""
+    for local_id in local_ids:
+        seat = game.seat(local_id)
+        if seat is not None and seat.player_id is not None:
+            notify.client_data(hub, game, seat.player_id, text, now)
 
 
 # -- Starting --------------------------------------------------------------------------------------
@@ -117,24 +151,16 @@ def start_game(
                 request_id=request_id if seat.player_id == starter else None,
             ),
         )
-    _begin_turn(hub, game, now, pause=0)
+    begin_turn(hub, game, now, pause=0)
     hub.save(game, now)
 
 
 # -- Turns ------------------------------------------------------------------------------------------
 
 
-def _needs_robot(seat: SeatInfo) -> Delegation | None:
-    if seat.robot:
-        return "ROBOT"
-    if seat.state != "ACTIVE":
-        return seat.state
-    return None
-
-
-def _begin_turn(hub: Hub, game: AsyncGame, now: float, pause: int) -> None:
+def begin_turn(hub: Hub, game: AsyncGame, now: float, pause: int) -> None:
     """Ask for the turn of ``game.turn``: its player, a client playing it as a robot, or (server
-    rules) Parlour's robot at once."""
+    rules) Parlour's robot at once. A merge turn's data are already in the game."""
     game.turn_started = now + pause
     game.pause_time = pause
     game.idle_reported = 0
@@ -142,7 +168,7 @@ def _begin_turn(hub: Hub, game: AsyncGame, now: float, pause: int) -> None:
     if game.turn is None:
         return
     seat = game.seats[game.turn - 1]
-    reason = _needs_robot(seat)
+    reason = seat.robot_reason
     if reason is not None:
         _delegate(hub, game, seat, reason, now)
     else:
@@ -152,32 +178,31 @@ def _begin_turn(hub: Hub, game: AsyncGame, now: float, pause: int) -> None:
         hub.to_game(game, ClockPausedRequest(game_id=game.id, pause_time=pause, player_ids=[seat.local_id]))
 
 
-def _ask(hub: Hub, game: AsyncGame, seat: SeatInfo, now: float) -> None:
+def _required(hub: Hub, game: AsyncGame, seat: SeatInfo, now: float) -> ActionRequiredRequest:
     rules = hub.rules.get(game.id)
-    hub.to_player(
-        seat.player_id,
-        ActionRequiredRequest(
-            game_id=game.id,
-            player_id=seat.local_id,
-            state=_view(hub, game, seat.local_id),
-            turn_index=game.turn_index,
-            player_clock=game.clock(seat, now),
-            pause_time=game.pause_time,
-            legal_actions=None if rules is None else rules.legal_actions(seat.local_id),
-        ),
+    return ActionRequiredRequest(
+        game_id=game.id,
+        player_id=seat.local_id,
+        state=_view(hub, game, seat.local_id),
+        turn_index=game.turn_index,
+        player_clock=game.clock(seat, now),
+        pause_time=game.pause_time,
+        user_data=game.user_data,
+        interruption_data=game.interruption_data,
+        legal_actions=None if rules is None else rules.legal_actions(seat.local_id),
     )
 
 
-def _candidates(game: AsyncGame, offender: SeatInfo) -> list[SeatInfo]:
-    """Active humans who may play ``offender``'s turn, in the text's order of preference:
-    the last committer, then the order of the last ``next_players``, then the others."""
-    order: list[int] = []
-    if game.last_actor is not None:
-        order.append(game.last_actor)
-    order += [local for local in game.next_players if local not in order]
-    order += [seat.local_id for seat in game.seats if seat.local_id not in order]
-    seats = [game.seats[local - 1] for local in order if 1 <= local <= len(game.seats)]
-    return [seat for seat in seats if seat.human_active and seat is not offender]
+def _ask(hub: Hub, game: AsyncGame, seat: SeatInfo, now: float, observers: bool = True) -> None:
+    """The seat's ActionRequiredRequest, and the observers' copy: the spectator view and no
+    legal actions under server rules (they would show a hand)."""
+    required = _required(hub, game, seat, now)
+    if not hub.to_player(seat.player_id, required):
+        notify.your_turn(hub, game, seat, now)
+    if observers and hub.observers.get(game.id):
+        if game.server_rules:
+            required = msgspec.structs.replace(required, state=_view(hub, game, None), legal_actions=None)
+        to_observers(hub, game, required, skip=(seat.player_id,) if seat.player_id else ())
 
 
 def _delegate(hub: Hub, game: AsyncGame, offender: SeatInfo, reason: Delegation, now: float) -> None:
@@ -189,22 +214,16 @@ def _delegate(hub: Hub, game: AsyncGame, offender: SeatInfo, reason: Delegation,
         game.delegation = reason
         _play_robots(hub, game, now)
         return
-    candidates = _candidates(game, offender)
+    candidates = game.candidates(offender)
     if not candidates:
         return  # only the idle player is left: its clock decides
     present = [seat for seat in candidates if seat.player_id in hub.online]
     chosen = (present or candidates)[0]
     game.delegate, game.delegation = chosen.local_id, reason
-    hub.to_player(
-        chosen.player_id,
-        PlayerTimeoutRequest(
-            game_id=game.id,
-            offender_id=offender.local_id,
-            status=reason,
-            state=game.state,
-            turn_index=game.turn_index,
-        ),
-    )
+    notice = _timeout_notice(game)
+    if not hub.to_player(chosen.player_id, notice):
+        notify.robot_turn(hub, game, chosen, now)
+    to_observers(hub, game, notice, skip=(chosen.player_id,) if chosen.player_id else ())
 
 
 def _play_robots(hub: Hub, game: AsyncGame, now: float) -> None:
@@ -215,7 +234,7 @@ def _play_robots(hub: Hub, game: AsyncGame, now: float) -> None:
         if game.status != "RUNNING" or game.turn is None:
             return
         seat = game.seats[game.turn - 1]
-        if game.delegation is None and _needs_robot(seat) is None:
+        if game.delegation is None and seat.robot_reason is None:
             _ask(hub, game, seat, now)
             return
         _apply_action(hub, game, seat, rules.robot_action(seat.local_id), None, now)
@@ -240,17 +259,15 @@ def _apply_action(
     hub.save(
         game, now, TurnDoc(seat=seat.local_id, by=None if by in (None, seat) else by.local_id, action=action)
     )
+    update = GameStateUpdatedRequest(
+        game_id=game.id, state="", turn_index=game.turn_index, player_id=seat.local_id
+    )
     for other in game.seats:
         if other.player_id is not None and (by is None or other is not by):
-            hub.to_player(
-                other.player_id,
-                GameStateUpdatedRequest(
-                    game_id=game.id,
-                    state=rules.view(other.local_id),
-                    turn_index=game.turn_index,
-                    player_id=seat.local_id,
-                ),
-            )
+            hub.to_player(other.player_id, msgspec.structs.replace(update, state=rules.view(other.local_id)))
+    # Observers see what no seat hides (S9, S17); one who holds a seat has had its own view.
+    seated = tuple(other.player_id for other in game.seats if other.player_id is not None)
+    to_observers(hub, game, msgspec.structs.replace(update, state=game.state), skip=seated)
     result = rules.outcome()
     if result is not None:
         _finish(hub, game, {local: score for local, score in result.items()}, game.config.ranked, now)
@@ -260,7 +277,7 @@ def _refuse(hub: Hub, conn: ConnId, code: ErrorCode, message: str, request: obje
     hub.error(conn, code, message, request)
 
 
-def _seat_for(hub: Hub, session: Session, game_id: int, request: object) -> tuple[AsyncGame, SeatInfo] | None:
+def seat_for(hub: Hub, session: Session, game_id: int, request: object) -> tuple[AsyncGame, SeatInfo] | None:
     """The running game and the sender's seat, or the commit error of the text."""
     game = hub.games.get(game_id)
     if game is None or game.status != "RUNNING":
@@ -274,8 +291,16 @@ def _seat_for(hub: Hub, session: Session, game_id: int, request: object) -> tupl
     return game, seat
 
 
+def refuse_inactive(hub: Hub, conn: ConnId, seat: SeatInfo, request: object) -> None:
+    """The text's error for a player who forfeited, ran out of time or left."""
+    code: ErrorCode = {"FORFEITED": "YOU_FORFEITED", "TIMED_OUT": "YOU_RAN_OUT_OF_TIME"}.get(
+        seat.state, "YOU_LEFT"
+    )  # type: ignore[assignment]
+    _refuse(hub, conn, code, "you can no longer play in this game", request)
+
+
 def commit(hub: Hub, session: Session, msg: CommitActionRequest, now: float) -> None:
-    found = _seat_for(hub, session, msg.game_id, msg)
+    found = seat_for(hub, session, msg.game_id, msg)
     if found is None:
         return
     game, sender = found
@@ -287,10 +312,10 @@ def commit(hub: Hub, session: Session, msg: CommitActionRequest, now: float) -> 
             return _refuse(hub, conn, "UNKNOWN_PLAYER", f"no seat {msg.player_id} in this game", msg)
         acting = target
     if acting is sender and sender.state != "ACTIVE":
-        code: ErrorCode = {"FORFEITED": "YOU_FORFEITED", "TIMED_OUT": "YOU_RAN_OUT_OF_TIME"}.get(
-            sender.state, "YOU_LEFT"
-        )  # type: ignore[assignment]
-        return _refuse(hub, conn, code, "you can no longer play in this game", msg)
+        return refuse_inactive(hub, conn, sender, msg)
+    if game.phase != "TURN":
+        waiting = "user data" if game.phase == "SIMULTANEOUS" else "the interruption window to close"
+        return _refuse(hub, conn, "NOT_YOUR_TURN", f"no turn to commit: the game waits for {waiting}", msg)
     if acting is not sender:
         # Playing for another seat: only a robot's turn, and only by an active human.
         if not sender.human_active:
@@ -307,14 +332,14 @@ def commit(hub: Hub, session: Session, msg: CommitActionRequest, now: float) -> 
             f"the turn being played is {game.turn_index}, not {msg.turn_index}",
             msg,
         )
-    if msg.next_simultaneous or msg.interruption_window_duration:
-        return _refuse(
-            hub, conn, "BAD_REQUEST", "simultaneous turns and interruptions are not available yet", msg
-        )
     limits = hub.limits
     if msg.pause_time > limits.max_pause:
         return _refuse(hub, conn, "BAD_REQUEST", f"pause_time may be at most {limits.max_pause} s", msg)
     if game.server_rules:
+        if msg.next_simultaneous or msg.simultaneous_players or msg.interruption_window_duration:
+            return _refuse(
+                hub, conn, "BAD_REQUEST", "this game has server rules: its turns are Parlour's to order", msg
+            )
         return _commit_action(hub, session, game, acting, sender, msg, now)
     if msg.action is not None:
         return _refuse(
@@ -327,7 +352,13 @@ def commit(hub: Hub, session: Session, msg: CommitActionRequest, now: float) -> 
             return _refuse(
                 hub, conn, "TOO_LARGE", f"states are limited to {limits.max_state_bytes} bytes", msg
             )
-    if not msg.next_players:
+    problem = phases.check_commit(game, acting, msg)
+    if problem is not None:
+        return _refuse(hub, conn, "BAD_REQUEST", problem, msg)
+    # A merge is administrative: it keeps `next_players` unless it gives them (the text's
+    # "Simultaneous Game Turn"); so does a commit that begins a simultaneous turn.
+    merge = game.user_data is not None or game.interruption_data is not None
+    if not msg.next_players and not (merge or msg.next_simultaneous):
         return _refuse(hub, conn, "BAD_REQUEST", "`next_players` must name the next player", msg)
     for local in msg.next_players:
         if game.seat(local) is None:
@@ -339,9 +370,10 @@ def commit(hub: Hub, session: Session, msg: CommitActionRequest, now: float) -> 
     game.state = msg.next_state
     if msg.next_summary_data is not None:
         game.summary = msg.next_summary_data
-    game.next_players = list(msg.next_players)
+    if msg.next_players:
+        game.next_players = list(msg.next_players)
     game.last_actor = sender.local_id
-    game.turn = msg.next_players[0]
+    game.user_data = game.interruption_data = None
     game.idle_time = game.config.idle_time if msg.idle_time is None else msg.idle_time
     turn = TurnDoc(
         seat=acting.local_id,
@@ -356,6 +388,11 @@ def commit(hub: Hub, session: Session, msg: CommitActionRequest, now: float) -> 
             game_id=game.id, turn_index=game.turn_index, pause_time=msg.pause_time, request_id=msg.request_id
         ),
     )
+    if msg.interruption_window_duration:
+        # The window's GameStateUpdatedRequest goes to everyone, the committer included.
+        phases.open_window(hub, game, acting, msg, now)
+        hub.save(game, now, turn)
+        return
     if msg.broadcast:
         hub.to_game(
             game,
@@ -364,7 +401,11 @@ def commit(hub: Hub, session: Session, msg: CommitActionRequest, now: float) -> 
             ),
             skip=[session.player_id] if session.player_id is not None else [],
         )
-    _begin_turn(hub, game, now, msg.pause_time)
+    if msg.next_simultaneous:
+        phases.begin_simultaneous(hub, game, msg, now)
+    else:
+        game.turn = game.next_players[0]
+        begin_turn(hub, game, now, msg.pause_time)
     hub.save(game, now, turn)
 
 
@@ -391,7 +432,7 @@ def _commit_action(
         ActionCommitedRequest(game_id=game.id, turn_index=game.turn_index, request_id=msg.request_id),
     )
     if game.status == "RUNNING":
-        _begin_turn(hub, game, now, pause=0)
+        begin_turn(hub, game, now, pause=0)
         if game.server_rules and game.status == "RUNNING":
             hub.save(game, now)
 
@@ -415,13 +456,21 @@ def tick_game(hub: Hub, game: AsyncGame, now: float) -> None:
         if game.finished is not None and now - game.finished >= hub.limits.outcome_retention:
             _close(hub, game, now)
         return
-    if game.status != "RUNNING" or game.turn is None:
+    if game.status != "RUNNING":
         return
     changed = False
     if game.pause_time and now >= game.turn_started:
         game.pause_time = 0  # the resume is sent once
         hub.to_game(game, ClockResumedRequest(game_id=game.id, clocks=game.clocks(now)))
         changed = True
+    if game.phase != "TURN":
+        if phases.tick(hub, game, now) or changed:
+            hub.save(game, now)
+        return
+    if game.turn is None:
+        if changed:
+            hub.save(game, now)
+        return
     seat = game.seats[game.turn - 1]
     deadline = game.clock_deadline()
     if deadline is not None and now >= deadline:
@@ -478,10 +527,12 @@ def forfeit(hub: Hub, session: Session, msg: GameForfeitRequest, now: float) -> 
     hub.to_game(game, PlayerReplacedRequest(game_id=game.id, player_id=seat.local_id, reason="FORFEITED"))
     if not any(other.human_active for other in game.seats):
         abort(hub, game, now)
+    elif game.phase != "TURN":
+        phases.seat_left(hub, game, seat, now)
     elif game.turn is not None and seat.local_id in (game.turn, game.delegate):
         offender = game.seats[game.turn - 1]
         game.delegate = game.delegation = None
-        _delegate(hub, game, offender, _needs_robot(offender) or "FORFEITED", now)
+        _delegate(hub, game, offender, offender.robot_reason or "FORFEITED", now)
     hub.save(game, now)
 
 
@@ -505,6 +556,7 @@ def abort(hub: Hub, game: AsyncGame, now: float) -> None:
     game.status = "ABORTING"
     game.finished = now
     game.turn = game.delegate = game.delegation = None
+    game.end_phase()
     game.penalties = penalties
     hub.to_game(game, GameAbortedRequest(game_id=game.id, penalties=penalties))
     if not any(not seat.robot for seat in game.seats):
@@ -547,7 +599,7 @@ def _close(hub: Hub, game: AsyncGame, now: float) -> None:
 
 
 def game_over(hub: Hub, session: Session, msg: GameOverRequest, now: float) -> None:
-    found = _seat_for(hub, session, msg.game_id, msg)
+    found = seat_for(hub, session, msg.game_id, msg)
     if found is None:
         return
     game, seat = found
@@ -598,7 +650,9 @@ def _finish(
     game.status = "OUTCOME"
     game.finished = now
     game.turn = game.delegate = game.delegation = None
+    game.end_phase()
     hub.to_game(game, GameOutcomeRequest(game_id=game.id, outcome=game.outcome, is_ranked=ranked))
+    notify.game_over(hub, game, now)
     if not any(not seat.robot for seat in game.seats):
         _close(hub, game, now)
     else:
@@ -613,20 +667,26 @@ def _timeout_notice(game: AsyncGame) -> PlayerTimeoutRequest:
         status=game.delegation or "ROBOT",
         state=game.state,
         turn_index=game.turn_index,
+        user_data=game.user_data,
+        interruption_data=game.interruption_data,
     )
 
 
 def resend_turn(hub: Hub, game: AsyncGame, player_id: int, now: float) -> None:
     """A player who comes back gets what the game waits for from them: its turn, or a robot's
     (also one asked of a player who is away: whoever is present plays it)."""
-    if game.status != "RUNNING" or game.turn is None:
+    if game.status != "RUNNING":
+        return
+    if game.phase != "TURN":
+        return phases.resend(hub, game, player_id, now)
+    if game.turn is None:
         return
     seat = game.seats[game.turn - 1]
     if game.delegate is not None:
         chosen = game.seats[game.delegate - 1]
         if chosen.player_id != player_id and chosen.player_id not in hub.online:
             returning = game.seat_of(player_id)
-            if returning is not None and returning in _candidates(game, seat):
+            if returning is not None and returning in game.candidates(seat):
                 game.delegate = returning.local_id
                 hub.save(game, now)
                 chosen = returning
@@ -635,18 +695,20 @@ def resend_turn(hub: Hub, game: AsyncGame, player_id: int, now: float) -> None:
         if seat.player_id != player_id:
             return
     if seat.player_id == player_id and seat.human_active:
-        _ask(hub, game, seat, now)
+        _ask(hub, game, seat, now, observers=False)
 
 
 def hand_over(hub: Hub, game: AsyncGame, player_id: int, now: float) -> None:
     """``player_id`` went away while asked to play a robot's turn: a present player takes it."""
+    if game.status == "RUNNING" and game.phase != "TURN":
+        return phases.hand_over(hub, game, player_id, now)
     if game.status != "RUNNING" or game.turn is None or game.delegate is None:
         return
     if game.seats[game.delegate - 1].player_id != player_id:
         return
     present = [
         seat
-        for seat in _candidates(game, game.seats[game.turn - 1])
+        for seat in game.candidates(game.seats[game.turn - 1])
         if seat.player_id in hub.online and seat.player_id != player_id
     ]
     if present:

@@ -20,7 +20,7 @@ import msgspec
 from parlour.accounts.limits import LoginLimiter
 from parlour.accounts.tokens import ExternalJwt, SessionTokens, TokenExpired, TokenInvalid
 from parlour.core.effects import ConnId, Effect
-from parlour.protocols.async_ws import lobby, play
+from parlour.protocols.async_ws import devices, lobby, observe, phases, play, social
 from parlour.protocols.async_ws.hub import Account, AsyncLimits, Hub, Session
 from parlour.protocols.async_ws.messages import (
     AsyncAuthRequest,
@@ -61,6 +61,10 @@ HANDLERS: Final[dict[str, Handler]] = {
     "GameOverRequest": play.game_over,
     "GameOutcomeConfirmationRequest": play.confirm_outcome,
     "GameAbortedConfirmationRequest": play.confirm_abort,
+    **devices.HANDLERS,
+    **phases.PHASE_HANDLERS,
+    **observe.HANDLERS,
+    **social.HANDLERS,
 }
 
 #: Close codes (RFC 6455): a flood past the rate limit is a policy violation (S3).
@@ -131,6 +135,8 @@ class AsyncService:
         for game in list(hub.games.values()):
             if game.status in LIVE:
                 play.tick_game(hub, game, now)
+        observe.tick(hub, now)
+        social.tick(hub, now)
         return hub.take(now)
 
     def shutdown(self, now: float) -> list[Effect]:
@@ -194,7 +200,7 @@ class AsyncService:
             game = decode_game(row.doc)
             if game.status == "RUNNING" and heartbeat is not None:
                 # Alive at least until its last heartbeat and its last change of this game.
-                game.turn_started += max(0.0, now - max(heartbeat, game.updated))
+                game.shift(max(0.0, now - max(heartbeat, game.updated)))
             self._load(game)
             hub.next_game = max(hub.next_game, game.id + 1)
         if next_game is not None and next_game.isdigit():
@@ -318,6 +324,13 @@ class AsyncService:
             session.conn,
             AsyncConnectedRequest(session=session.session, player=player, request_id=msg.request_id),
         )
+        if msg.device is not None:
+            # Linked for push notifications (S16); a refused device (GCM) leaves the sign-in.
+            devices.link_device(
+                hub, account.id, msg.device, now, conn=session.conn, request_id=msg.request_id
+            )
+        if previous is None:
+            social.signed_in(hub, account.id, now)  # a replaced connection changes no presence
         for game in hub.live_games(account.id):
             play.resend_turn(hub, game, account.id, now)
 
@@ -345,6 +358,8 @@ class AsyncService:
         session.player_id = None
         if player_id is not None and hub.online.get(player_id) == session.conn:
             del hub.online[player_id]
+            observe.signed_out(hub, player_id)
+            social.signed_out(hub, player_id, now)
             for game in hub.live_games(player_id):
                 play.hand_over(hub, game, player_id, now)
 

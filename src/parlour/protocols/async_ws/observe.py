@@ -1,0 +1,177 @@
+"""Watching games (scalable-server-protocol.rst "Observable Game List", "Observing a Game";
+scalable-server-notes.md S17).
+
+An observer gets every event the players of the game get (hub.to_game includes observers), with
+the spectator view under server rules. Observing is tied to a signed-in connection: signing out
+stops it. The observable list holds started games that are observable and not private; it is
+pushed to subscribers when it changes, at most every ``list_interval``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Final
+from weakref import WeakKeyDictionary
+
+from parlour.protocols.async_ws import play
+from parlour.protocols.async_ws.hub import Hub, Session
+from parlour.protocols.async_ws.messages import (
+    GameObservedRequest,
+    ObservableGame,
+    ObservableGameListRequest,
+    StartObserveGameRequest,
+    StopObserveGameRequest,
+    SubscribedToObservableGameListRequest,
+    SubscribeToObservableGameListRequest,
+)
+from parlour.protocols.async_ws.model import AsyncGame
+from parlour.protocols.async_ws.social import is_buddy
+
+__all__ = ["HANDLERS", "signed_out", "tick"]
+
+#: Statuses a game can be watched in: started, not yet over.
+WATCHABLE: Final = frozenset({"RUNNING", "OUTCOME", "ABORTING"})
+
+
+@dataclass(slots=True)
+class _Watching:
+    #: Players subscribed to the observable list, and what each was last sent.
+    subscribers: dict[int, list[ObservableGame] | None] = field(default_factory=dict)
+    pushed: float = float("-inf")
+
+
+_state: WeakKeyDictionary[Hub, _Watching] = WeakKeyDictionary()
+
+
+def _watching(hub: Hub) -> _Watching:
+    found = _state.get(hub)
+    if found is None:
+        found = _state[hub] = _Watching()
+    return found
+
+
+def _observable(hub: Hub) -> list[ObservableGame]:
+    return [
+        ObservableGame(
+            game_id=game.id,
+            configuration=hub.public(game.config),
+            players=[hub.small(seat.player_id) for seat in game.seats if seat.player_id is not None],
+        )
+        for game in sorted(hub.games.values(), key=lambda game: game.id)
+        if game.status == "RUNNING" and game.config.observable and not game.config.private
+    ]
+
+
+def subscribe(hub: Hub, session: Session, msg: SubscribeToObservableGameListRequest, now: float) -> None:
+    assert session.player_id is not None
+    watching = _watching(hub)
+    hub.send(
+        session.conn,
+        SubscribedToObservableGameListRequest(subscribed=msg.subscribe, request_id=msg.request_id),
+    )
+    if not msg.subscribe:
+        watching.subscribers.pop(session.player_id, None)
+        return
+    games = _observable(hub)
+    watching.subscribers[session.player_id] = games
+    hub.send(session.conn, ObservableGameListRequest(games=games))
+
+
+def tick(hub: Hub, now: float) -> None:
+    """The observable list to subscribers whose copy is out of date (at most every interval)."""
+    for game_id in list(hub.observers):
+        game = hub.games.get(game_id)
+        if game is None or game.status not in WATCHABLE:
+            del hub.observers[game_id]  # a finished game has nothing more to show
+    watching = _watching(hub)
+    if not watching.subscribers or now - watching.pushed < hub.limits.list_interval:
+        return
+    watching.pushed = now
+    games = _observable(hub)
+    for player_id, sent in watching.subscribers.items():
+        if sent != games:
+            watching.subscribers[player_id] = games
+            hub.to_player(player_id, ObservableGameListRequest(games=games))
+
+
+def _refusal(hub: Hub, session: Session, game: AsyncGame | None) -> str | None:
+    """Why this player may not watch ``game`` (the text's list, in its order), or None."""
+    assert session.player_id is not None
+    if game is None:
+        return "UNKNOWN_GAME"
+    seat = game.seat_of(session.player_id)
+    if seat is not None and seat.state in ("FORFEITED", "TIMED_OUT"):
+        # "irrespective of the observability properties of the game" (S17)
+        return None if game.status in WATCHABLE else "GAME_NOT_RUNNING"
+    if seat is not None:
+        return "PLAYING_IN_GAME"
+    if game.config.private:
+        return "PRIVATE_GAME"
+    if not game.config.observable:
+        return "NOT_OBSERVABLE"
+    if game.config.observers_buddies_only and not is_buddy(hub, game.creator, session.player_id):
+        return "BUDDIES_ONLY"
+    if not session.in_lobby:
+        return "NOT_IN_LOBBY"
+    if game.status not in WATCHABLE:
+        return "GAME_NOT_RUNNING"
+    return None
+
+
+def start(hub: Hub, session: Session, msg: StartObserveGameRequest, now: float) -> None:
+    assert session.player_id is not None
+    game = hub.games.get(msg.game_id)
+    refusal = _refusal(hub, session, game)
+    if refusal is not None or game is None:
+        hub.send(
+            session.conn,
+            GameObservedRequest(
+                game_id=msg.game_id,
+                status=refusal or "UNKNOWN_GAME",  # type: ignore[arg-type]
+                request_id=msg.request_id,
+            ),
+        )
+        return
+    hub.observers.setdefault(game.id, set()).add(session.player_id)
+    hub.send(
+        session.conn,
+        GameObservedRequest(
+            game_id=game.id,
+            status="OK",
+            observing=True,
+            status_report=play.report(hub, game, now, None),
+            request_id=msg.request_id,
+        ),
+    )
+
+
+def stop(hub: Hub, session: Session, msg: StopObserveGameRequest, now: float) -> None:
+    assert session.player_id is not None
+    watchers = hub.observers.get(msg.game_id)
+    if watchers is None or session.player_id not in watchers:
+        hub.send(
+            session.conn,
+            GameObservedRequest(game_id=msg.game_id, status="UNKNOWN_GAME", request_id=msg.request_id),
+        )
+        return
+    watchers.discard(session.player_id)
+    if not watchers:
+        del hub.observers[msg.game_id]
+    hub.send(session.conn, GameObservedRequest(game_id=msg.game_id, status="OK", request_id=msg.request_id))
+
+
+def signed_out(hub: Hub, player_id: int) -> None:
+    """Watching ends with the connection."""
+    _watching(hub).subscribers.pop(player_id, None)
+    for game_id in [game_id for game_id, watchers in hub.observers.items() if player_id in watchers]:
+        hub.observers[game_id].discard(player_id)
+        if not hub.observers[game_id]:
+            del hub.observers[game_id]
+
+
+HANDLERS: Final[dict[str, Callable[[Hub, Session, Any, float], None]]] = {
+    "SubscribeToObservableGameListRequest": subscribe,
+    "StartObserveGameRequest": start,
+    "StopObserveGameRequest": stop,
+}

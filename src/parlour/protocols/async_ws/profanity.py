@@ -1,0 +1,79 @@
+"""The chat's profanity filter (scalable-server-notes.md S14).
+
+A line is blocked when one of its words is on the word list: whole words only (so "Scunthorpe"
+and "classic" pass), whatever their case, after simple leetspeak folding ("sh1t", "$hit!",
+"a$$hole") and with letters repeated for emphasis squeezed ("shiiit"). The list ships with the
+package (``profanity.txt``); a deployment may give its own file.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Final
+
+__all__ = ["ProfanityFilter", "default_filter", "load_words"]
+
+#: Characters read as the letters they stand for.
+_LEET: Final = str.maketrans(
+    {
+        "0": "o",
+        "1": "i",
+        "3": "e",
+        "4": "a",
+        "5": "s",
+        "7": "t",
+        "@": "a",
+        "$": "s",
+        "!": "i",
+        "|": "i",
+        "+": "t",
+    }
+)
+#: Punctuation around a word, never part of it (a trailing "!" is an exclamation, not an i).
+_AROUND: Final = "\"'`.,;:?!()[]{}<>*_~-/\\"
+_LETTERS: Final = re.compile(r"[^\W\d_]+")
+#: A letter repeated three times or more, and twice or more.
+_RUN3: Final = re.compile(r"([^\W\d_])\1{2,}")
+_RUN2: Final = re.compile(r"([^\W\d_])\1+")
+
+
+def load_words(path: str | Path | None = None) -> list[str]:
+    """The words of a list file (``None``: the one shipped with Parlour)."""
+    if path is None:
+        text = resources.files("parlour.protocols.async_ws").joinpath("profanity.txt").read_text("utf-8")
+    else:
+        text = Path(path).read_text("utf-8")
+    return [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+
+
+class ProfanityFilter:
+    """Whole words of a word list, folded as the module says."""
+
+    def __init__(self, words: Iterable[str]) -> None:
+        self.words: frozenset[str] = frozenset(word.casefold() for word in words if word.strip())
+
+    def blocks(self, text: str) -> bool:
+        """Whether ``text`` has a word of the list."""
+        return any(candidate in self.words for candidate in _candidates(text))
+
+
+def _candidates(text: str) -> Iterator[str]:
+    for chunk in text.casefold().split():
+        # The words as written ("shit!" -> shit), then the chunk with leetspeak read as letters.
+        words = _LETTERS.findall(chunk)
+        words += _LETTERS.findall(chunk.strip(_AROUND).translate(_LEET))
+        for word in words:
+            yield word
+            # Emphasis: "shiiit" (shit), "asssss" (ass, if listed), "fuuuck" (fuck).
+            yield _RUN3.sub(r"\1\1", word)
+            yield _RUN2.sub(r"\1", word)
+
+
+@cache
+def default_filter() -> ProfanityFilter:
+    """The filter of the shipped word list (read once)."""
+    return ProfanityFilter(load_words())
