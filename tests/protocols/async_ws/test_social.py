@@ -662,3 +662,16 @@ def test_chat_history_lists_and_reports_survive_a_restart(tmp_path: Path) -> Non
         assert [r.seq for r in store.load_chat([game_id], 5)[game_id]] == [1, 2]
     finally:
         store.close()
+
+
+def test_an_ignored_players_invitation_never_reaches_the_ignorer() -> None:
+    h = Harness()
+    ann, ann_id = h.player("ann")
+    bob, bob_id = h.player("bob")
+    h.send(bob, type="AsyncIgnoreManagementRequest", operation="ADD", player_id=ann_id)
+    h.expect(bob, "AsyncIgnoreAddedRequest", player_id=ann_id)
+    h.send(ann, type="EngageGameWithFriendsRequest", friend_ids=[bob_id])
+    game_id = h.expect(ann, "GameCreatedRequest")["game_id"]
+    h.expect(ann, "GameAbortedRequest", game_id=game_id)
+    h.none(bob, "GameCreatedRequest")
+    assert h.games[game_id].status == "ABORTED"

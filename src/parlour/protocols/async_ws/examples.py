@@ -285,6 +285,84 @@ def server_rules(scene: _Scene) -> None:
     scene.send("ann", type="CommitActionRequest", game_id=1, turn_index=1, action=first)
 
 
+def chat(scene: _Scene) -> None:
+    for name in ("ann", "bob", "cid"):
+        scene.player(name)
+        scene.quietly(lambda name=name: scene.send(name, type="EnterLobbyRequest"))
+    scene.send("ann", type="MulticastChatRequest", text="hello all")
+    scene.send("ann", type="MulticastChatRequest", text="the password is pw", recipient_ids=[2])
+    scene.send("bob", type="MulticastChatRequest", text="/help")
+    scene.send("cid", type="GetChatHistoryRequest")
+
+
+def buddies_and_presence(scene: _Scene) -> None:
+    scene.player("ann")
+    scene.player("bob")
+    scene.send("ann", type="AsyncBuddyManagementRequest", operation="ADD", player_id=2)
+    scene.send("ann", type="RegisterPresenceRequest", player_ids=[2])
+    scene.send("ann", type="SubscribePresenceServiceRequest", subscribe=True)
+    scene.send("bob", type="AsyncDisconnectRequest")
+    scene.wait(1)
+    scene.send("ann", type="AsyncBuddyListRequest")
+    scene.send("ann", type="AsyncIgnoreManagementRequest", operation="ADD", player_id=2)
+    scene.send("ann", type="AskServerStatisticsRequest")
+
+
+def observing(scene: _Scene) -> None:
+    _two(scene)
+    scene.player("eve")
+    scene.send("eve", type="EnterLobbyRequest")
+    scene.send("eve", type="SubscribeToObservableGameListRequest", subscribe=True)
+    scene.send("eve", type="StartObserveGameRequest", game_id=1)
+    scene.send(
+        "ann", type="CommitActionRequest", game_id=1, next_state="A", next_players=[2, 1], broadcast=True
+    )
+    scene.send("eve", type="StopObserveGameRequest", game_id=1)
+
+
+def simultaneous(scene: _Scene) -> None:
+    _two(scene)
+    scene.send(
+        "ann",
+        type="CommitActionRequest",
+        game_id=1,
+        next_state="toto",
+        next_players=[1, 2],
+        next_simultaneous=True,
+        simultaneous_players=[1, 2],
+    )
+    scene.send("ann", type="UpdateUserDataRequest", game_id=1, user_data="a")
+    scene.send("bob", type="UpdateUserDataRequest", game_id=1, user_data="b", broadcast=True)
+    scene.send("ann", type="CommitActionRequest", game_id=1, next_state="abfoobar", next_players=[2, 1])
+
+
+def interruptions(scene: _Scene) -> None:
+    _two(scene)
+    scene.send(
+        "ann",
+        type="CommitActionRequest",
+        game_id=1,
+        next_state="A",
+        next_players=[2, 1],
+        interruption_window_duration=3000,
+        interruption_players=[2],
+    )
+    scene.send(
+        "bob",
+        type="InterruptActionRequest",
+        game_id=1,
+        turn_index=2,
+        turn=1,
+        interruption_data="Not this time",
+    )
+    scene.wait(3)
+
+
+def multicast(scene: _Scene) -> None:
+    _two(scene)
+    scene.send("ann", type="MulticastDataRequest", game_id=1, data="refresh")
+
+
 #: (title, the scene).
 EXAMPLES: Final[list[tuple[str, Callable[[_Scene], None]]]] = [
     ("Authentication, heartbeat, logging out", authentication),
@@ -299,6 +377,12 @@ EXAMPLES: Final[list[tuple[str, Callable[[_Scene], None]]]] = [
     ("Game over", game_over),
     ("Abort", abort),
     ("Server rules (S9): a Fish game computed by Parlour", server_rules),
+    ("Chat: lobby, private, a command, history", chat),
+    ("Buddy and ignore lists, presence, statistics", buddies_and_presence),
+    ("Observing a game", observing),
+    ("Simultaneous turn", simultaneous),
+    ("Interruptions", interruptions),
+    ("Multicast", multicast),
 ]
 
 

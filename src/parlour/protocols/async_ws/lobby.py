@@ -43,6 +43,7 @@ from parlour.protocols.async_ws.messages import (
 from parlour.protocols.async_ws.model import AsyncGame, SeatInfo
 from parlour.protocols.async_ws.play import report, start_game
 from parlour.protocols.async_ws.rules import seat_range
+from parlour.protocols.async_ws.social import is_ignored
 
 __all__ = [
     "answer_invitation",
@@ -348,6 +349,21 @@ def engage_friends(hub: Hub, session: Session, msg: EngageGameWithFriendsRequest
             game.seats.append(SeatInfo(local_id=index, player_id=friend, name=hub.name(friend)))
     hub.games[game.id] = game
     hub.track(game)
+    if any(is_ignored(hub, friend, player_id) for friend in friends):
+        # An ignored player's invitation never reaches the ignorer (S14): to the inviter it is
+        # declined like any other, and nobody else is bothered with it.
+        hub.send(
+            session.conn,
+            GameCreatedRequest(
+                game_id=game.id,
+                invited_by=player_id,
+                status_report=report(hub, game, now, player_id),
+                request_id=msg.request_id,
+            ),
+        )
+        hub.send(session.conn, GameAbortedRequest(game_id=game.id))
+        _abort_unstarted(hub, game, now)
+        return
     for seat in game.seats:
         if seat.player_id is None:
             continue
