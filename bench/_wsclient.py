@@ -16,6 +16,7 @@ import hashlib
 import os
 import struct
 from collections import deque
+from typing import cast
 
 from websockets.speedups import apply_mask
 
@@ -49,9 +50,9 @@ class WireClient(asyncio.Protocol):
 
     # asyncio.Protocol
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
-        transport.write(self.request)
+        # A cast, not an isinstance check: uvloop's transports do not derive from asyncio's.
+        self.transport = cast(asyncio.Transport, transport)
+        self.transport.write(self.request)
 
     def data_received(self, data: bytes) -> None:
         self.buffer += data

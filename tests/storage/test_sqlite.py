@@ -887,3 +887,20 @@ def test_an_import_into_a_store_with_only_social_rows_is_refused(store: SQLiteSt
     with pytest.raises(ValueError, match="not empty"):
         store.import_rows([("chat", msgspec.to_builtins(ChatRow(1, 1, 1, "a", "b", 0, 1.0)))])
     assert store.load_chat([1], 10) == {1: []}
+
+
+def test_without_autocheckpoint_commits_leave_the_wal_to_a_checkpoint_elsewhere(tmp_path: Path) -> None:
+    writer = SQLiteStore(tmp_path / "p.db", autocheckpoint=False)
+    reader = SQLiteStore(tmp_path / "p.db")
+    for number in range(1500):
+        writer.commit(populate(games=4, moves=2) if number == 0 else [player(number)])
+    wal = tmp_path / "p.db-wal"
+    grown = wal.stat().st_size
+    assert grown > 1000 * 4096  # past SQLite's automatic checkpoint size: none happened
+    reader.checkpoint()  # from another connection, as the server's store thread does
+    busy, logged, copied = reader.db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+    assert busy == 0 and logged == copied
+    writer.commit([player(5000)])  # a writer after a complete checkpoint starts the WAL over
+    assert reader.load_player(player(5000).id) is not None
+    writer.close()
+    reader.close()

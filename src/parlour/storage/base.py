@@ -57,6 +57,11 @@ class Store(Protocol):
         """Remember that the server was alive at ``now`` (downtime is measured from it)."""
         ...
 
+    def checkpoint(self) -> None:
+        """Fold committed changes into the main file without blocking writers (a no-op for a
+        backend that needs none). Run off the commit path when commits leave it out."""
+        ...
+
     def load_live(self) -> Snapshot:
         """Registered players and every advertised or running game, with its moves."""
         ...

@@ -165,7 +165,9 @@ def main(argv: Sequence[str]) -> int:
     # server must not stop it first.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    store = SQLiteStore(path, sync)
+    # Checkpoints (and their fsync) are the server's store thread's job: a commit that every
+    # waiting player waits on must not also copy the WAL into the database file.
+    store = SQLiteStore(path, sync, autocheckpoint=False)
     try:
         with socket.socket(fileno=int(fd)) as sock:
             serve(sock, store)

@@ -206,7 +206,9 @@ def _game_row(values: Sequence[Any]) -> GameRow:
 class SQLiteStore:
     """A Parlour store in one SQLite file; see the module's text for ``sync``."""
 
-    def __init__(self, path: str | Path, sync: str = "normal") -> None:
+    def __init__(self, path: str | Path, sync: str = "normal", autocheckpoint: bool = True) -> None:
+        """``autocheckpoint=False`` leaves WAL checkpoints (and their fsync) out of commits: the
+        writer process commits that way, and the server checkpoints from its store thread."""
         self.path = Path(path)
         self.location = str(path)
         self.sync = sync
@@ -224,6 +226,8 @@ class SQLiteStore:
             self._check_and_migrate()
             self.db.execute("PRAGMA journal_mode = WAL")
             self.db.execute(f"PRAGMA synchronous = {SYNC_MODES[sync]}")
+            if not autocheckpoint:
+                self.db.execute("PRAGMA wal_autocheckpoint = 0")
         except StoreRefused:
             # Closed here, not whenever the collector gets to it: an open connection to a refused
             # file would keep its WAL and locks alive.
@@ -460,6 +464,14 @@ class SQLiteStore:
             cur.executemany(_DEVICE_DELETE, sorted(devices_gone))
         _insert(cur, _DEVICE_INSERT, [row for row in devices.values() if row], _DEVICE_CONFLICT)
         _insert(cur, _NOTIFICATION_INSERT, list(notifications.values()), _NOTIFICATION_CONFLICT)
+
+    def checkpoint(self) -> None:
+        """A passive WAL checkpoint: copies what it can into the database file and syncs it,
+        never waiting for (nor blocking) the writer."""
+        try:
+            self.db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+        except sqlite3.Error as error:
+            raise StoreFailure(f"{self.location}: checkpoint failed: {error}") from None
 
     def heartbeat(self, now: float) -> None:
         self._transaction(lambda cur: cur.execute(_META_UPSERT, ("heartbeat", repr(now))))

@@ -392,6 +392,10 @@ class Runtime:
         if now - self._last_beat >= HEARTBEAT_SECONDS:
             self._last_beat = now
             await self._in_writer(partial(store.heartbeat, now))
+        if isinstance(self._committer, ProcessCommitter):
+            # The writer process leaves checkpoints out of its commits (storage.pipe): done
+            # here, on the store thread's own connection, where nobody waits on them.
+            await self._in_writer(store.checkpoint)
         if record_retention > 0 and now - self._last_purge >= PURGE_SECONDS:
             self._last_purge = now
             await self._in_writer(partial(store.purge, now - record_retention))

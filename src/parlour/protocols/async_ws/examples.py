@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
+from functools import partial
 from random import Random
 from typing import Any, Final
 
@@ -288,7 +289,7 @@ def server_rules(scene: _Scene) -> None:
 def chat(scene: _Scene) -> None:
     for name in ("ann", "bob", "cid"):
         scene.player(name)
-        scene.quietly(lambda name=name: scene.send(name, type="EnterLobbyRequest"))
+        scene.quietly(partial(scene.send, name, type="EnterLobbyRequest"))
     scene.send("ann", type="MulticastChatRequest", text="hello all")
     scene.send("ann", type="MulticastChatRequest", text="the password is pw", recipient_ids=[2])
     scene.send("bob", type="MulticastChatRequest", text="/help")
