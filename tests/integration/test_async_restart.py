@@ -7,6 +7,7 @@ each game at its last acknowledged step, and the game goes on from there.
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
 import subprocess
 from collections.abc import Awaitable, Callable, Iterator
@@ -21,13 +22,14 @@ from tests.asyncclient import (
     Message,
     Player,
     alogin,
+    enter_lobby,
     invite,
     new_player,
     reconnect,
     request_id,
     start_open_game,
 )
-from tests.processes import clean_env, free_port, serve_command, wait_for_port
+from tests.processes import BIN, clean_env, free_port, serve_command, wait_for_port
 
 
 @dataclass
@@ -219,3 +221,163 @@ def test_sigkill_with_a_clock_running(server: Server) -> None:
         assert required["state"] == "A1", required
 
     play(server, scenario)
+
+
+# --- Simultaneous turns, interruptions and the social side (S10, S14) -------------------------------
+
+
+async def update_user_data(player: Player, game_id: int, data: str, **extra: Any) -> Message:
+    """An UpdateUserDataRequest confirmed by UserDataUpdatedRequest (stored before, S10)."""
+    rid = request_id("userdata")
+    await player.client.send(
+        {"type": "UpdateUserDataRequest", "game_id": game_id, "user_data": data, "request_id": rid, **extra}
+    )
+    reply = await player.client.expect(("UserDataUpdatedRequest", "ErrorRequest"), request_id=rid)
+    assert reply["type"] == "UserDataUpdatedRequest" and reply["game_id"] == game_id, reply
+    return reply
+
+
+def test_sigkill_in_the_middle_of_a_simultaneous_turn(server: Server) -> None:
+    """A's user data was acknowledged, B's not yet: after the restart B is asked again, its data
+    completes the turn and the merger A gets both."""
+
+    async def scenario(clients: list[AsyncClient]) -> None:
+        a, b = await players(server, clients, "simA", "simB")
+        game_id = await start_open_game(a, [b], initial_state="s0")
+        committed = await commit(
+            a, game_id, 1, "toto", [1, 2], next_simultaneous=True, simultaneous_players=[1, 2]
+        )
+        index = committed["turn_index"]
+        for player in (a, b):
+            await player.client.expect("UserDataUpdateRequiredRequest", game_id=game_id, turn_index=index)
+        await update_user_data(a, game_id, "a", turn_index=index)
+
+        await crash_and_restart(server, clients, a, b)
+
+        report = await a.client.report(game_id)
+        assert (report["status"], report["turn_index"], report.get("state")) == ("RUNNING", index, "toto"), (
+            report
+        )
+        # B still owes its data: coming back, it is asked for it (phases.py, resend).
+        asked = await b.client.expect("UserDataUpdateRequiredRequest", game_id=game_id)
+        assert (asked["state"], asked["turn_index"]) == ("toto", index), asked
+        await a.client.no_message("ActionRequiredRequest")
+        await update_user_data(b, game_id, "b", turn_index=index)
+        merge = await a.client.expect("ActionRequiredRequest", game_id=game_id)
+        assert (merge["player_id"], merge["turn_index"]) == (1, index), merge
+        data = sorted((entry["player_id"], entry["data"]) for entry in merge.get("user_data") or [])
+        assert data == [(1, "a"), (2, "b")], merge
+        await commit(a, game_id, index, "ab", [2, 1])
+        required = await b.client.expect("ActionRequiredRequest", game_id=game_id, player_id=2)
+        assert (required["turn_index"], required["state"]) == (index + 1, "ab"), required
+
+    play(server, scenario)
+
+
+def test_sigkill_during_an_interruption_window(server: Server) -> None:
+    """B interrupted A's action, then the server died with the 3 s window open: after the restart
+    the window ends (InterruptionOverRequest) and B merges with its interruption."""
+
+    async def scenario(clients: list[AsyncClient]) -> None:
+        a, b, c = await players(server, clients, "intA", "intB", "intC")
+        game_id = await start_open_game(a, [b, c], initial_state="s0")
+        committed = await commit(
+            a, game_id, 1, "A", [2, 3, 1], interruption_window_duration=3000, interruption_players=[2, 3]
+        )
+        index = committed["turn_index"]
+        await b.client.expect("GameStateUpdatedRequest", game_id=game_id, turn_index=index)
+        await b.client.send(
+            {
+                "type": "InterruptActionRequest",
+                "game_id": game_id,
+                "turn_index": index,
+                "turn": 1,
+                "interruption_data": "Not this time",
+            }
+        )
+        for player in (b, a):
+            await player.client.expect("ActionInterruptedRequest", game_id=game_id, player_id=2)
+
+        await crash_and_restart(server, clients, a, b, c)
+
+        for player in (a, b, c):
+            await player.client.expect("InterruptionOverRequest", 6.0, game_id=game_id, turn_index=index)
+        merge = await b.client.expect("ActionRequiredRequest", game_id=game_id)
+        assert (merge["player_id"], merge["turn_index"]) == (2, index), merge
+        data = [(entry["player_id"], entry["data"]) for entry in merge.get("interruption_data") or []]
+        assert data == [(2, "Not this time")], merge
+        await commit(b, game_id, index, "A, interrupted", [3, 1, 2])
+        required = await c.client.expect("ActionRequiredRequest", game_id=game_id, player_id=3)
+        assert (required["turn_index"], required["state"]) == (index + 1, "A, interrupted"), required
+
+    play(server, scenario)
+
+
+def test_chat_history_buddies_and_reports_survive_a_restart(server: Server) -> None:
+    """Chat lines, buddy changes and reports are stored before they are acknowledged (S10, S14):
+    after a SIGKILL the history (without private lines) and the buddy list are back, and the
+    stopped server's store exports the report."""
+
+    reporter: dict[str, Any] = {}
+
+    async def scenario(clients: list[AsyncClient]) -> None:
+        a, b = await players(server, clients, "chatA", "chatB")
+        reporter.update(id=a.player_id, reported=b.name)
+        game_id = await start_open_game(a, [b], initial_state="s0")
+        await a.client.send({"type": "MulticastChatRequest", "game_id": game_id, "text": "gg in game"})
+        await b.client.expect("ClientChatRequest", game_id=game_id, text="gg in game")
+
+        for player in (a, b):
+            await enter_lobby(player)
+        await a.client.send({"type": "MulticastChatRequest", "text": "hello lobby"})
+        await b.client.expect("ClientChatRequest", text="hello lobby")
+        await a.client.send(
+            {"type": "MulticastChatRequest", "text": "just for you", "recipient_ids": [b.player_id]}
+        )
+        await b.client.expect("ClientChatRequest", text="just for you")
+        await a.client.send(
+            {"type": "AsyncBuddyManagementRequest", "operation": "ADD", "player_id": b.player_id}
+        )
+        await a.client.expect("AsyncBuddyAddedRequest", player_id=b.player_id)
+        await a.client.send({"type": "MulticastChatRequest", "text": f"/report {b.name} spamming the lobby"})
+        thanks = await a.client.expect("ClientChatRequest", sender=0)
+        assert thanks.get("code") == 4, thanks
+
+        await crash_and_restart(server, clients, a, b)
+
+        async def lines(player: Player, scope: int) -> list[tuple[int, str]]:
+            await player.client.send({"type": "GetChatHistoryRequest", "game_id": scope})
+            reply = await player.client.expect("ClientChatHistoryRequest")
+            return [(entry["sender"], entry["text"]) for entry in reply.get("messages", [])]
+
+        assert await lines(b, game_id) == [(1, "gg in game")]
+        for player in (a, b):
+            await enter_lobby(player)
+        assert await lines(b, 0) == [(a.player_id, "hello lobby")]
+        await a.client.send({"type": "AsyncBuddyListRequest"})
+        buddies = (await a.client.expect("AsyncBuddyListContentRequest")).get("buddies", [])
+        assert [(entry["player_id"], entry["name"]) for entry in buddies] == [(b.player_id, b.name)], buddies
+        await b.client.send({"type": "AsyncBuddyListRequest"})
+        assert (await b.client.expect("AsyncBuddyListContentRequest")).get("buddies", []) == []
+        # Chat goes on after the restart (the history's numbering included).
+        await a.client.send({"type": "MulticastChatRequest", "text": "back again"})
+        await b.client.expect("ClientChatRequest", text="back again")
+        assert await lines(b, 0) == [(a.player_id, "hello lobby"), (a.player_id, "back again")]
+
+    play(server, scenario)
+
+    server.stop()
+    exported = subprocess.run(
+        [str(BIN / "parlour"), "db", "export", "--store", str(server.store), "-"],
+        capture_output=True,
+        check=True,
+        env=clean_env(),
+        timeout=30,
+    )
+    rows = [json.loads(text) for text in exported.stdout.decode().splitlines() if text.strip()]
+    reports = [row["fields"] for row in rows if row["kind"] == "report"]
+    assert len(reports) == 1, f"one /report, stored: {reports}"
+    (report,) = reports
+    assert (report["reporter"], report["reported"]) == (reporter["id"], reporter["reported"]), report
+    assert "spamming the lobby" in report["text"], report
+    assert report["scope"] == 0, "typed in the lobby"
