@@ -55,7 +55,7 @@ def test_lobby_chat_is_echoed_and_reaches_the_other_clients_in_the_lobby() -> No
     (ann, ann_id), (bob, _), (cid, _) = in_lobby(h, "ann", "bob", "cid")
     dan, _ = h.player("dan")  # signed in, not in the lobby
     say(h, ann, "test", request_id="c1")
-    assert h.expect(ann, "ClientChatRequest") == line("test", ann_id)
+    assert h.expect(ann, "ClientChatRequest") == {**line("test", ann_id), "request_id": "c1"}  # the reply
     assert h.expect(bob, "ClientChatRequest") == line("test", ann_id)
     assert h.expect(cid, "ClientChatRequest") == line("test", ann_id)
     h.none(dan, "ClientChatRequest")

@@ -603,7 +603,7 @@ class MulticastChatRequest(_Request, tag="MulticastChatRequest", kw_only=True):
     code: Annotated[int, Meta(ge=0)] = 0
 
 
-class ClientChatRequest(_Push, tag="ClientChatRequest", kw_only=True):
+class ClientChatRequest(_Reply, tag="ClientChatRequest", kw_only=True):
     """A chat line delivered to its recipients and echoed to the sender (S14; catalogue row 32).
 
     `sender` is 0 for the server's coded messages (chosen here, §6 item 48).
@@ -995,7 +995,7 @@ class InterruptActionRequest(_Request, tag="InterruptActionRequest", kw_only=Tru
     no_more_interruption: bool = False
 
 
-class ActionInterruptedRequest(_Push, tag="ActionInterruptedRequest", kw_only=True):
+class ActionInterruptedRequest(_Reply, tag="ActionInterruptedRequest", kw_only=True):
     """An accepted interruption, to all players (catalogue row 73; `player_id` = the interrupter, chosen)."""
 
     game_id: GameId

@@ -54,6 +54,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final
 
+import msgspec
+
 from parlour.protocols.async_ws import play
 from parlour.protocols.async_ws.hub import Hub, Session
 from parlour.protocols.async_ws.messages import (
@@ -402,7 +404,8 @@ def interrupt(hub: Hub, session: Session, msg: InterruptActionRequest, now: floa
             player_id=sender.local_id,
             interruption_data=msg.interruption_data,
         )
-        hub.send(conn, interrupted)  # the interrupter first, as in the text's diagram
+        # The interrupter first, as in the text's diagram: its copy is the reply (S2 request_id).
+        hub.send(conn, msgspec.structs.replace(interrupted, request_id=msg.request_id))
         hub.to_game(game, interrupted, skip=[session.player_id] if session.player_id is not None else [])
     if _all_answered(game):
         _close_window(hub, game, now)

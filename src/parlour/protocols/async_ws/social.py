@@ -612,7 +612,8 @@ def chat(hub: Hub, session: Session, msg: MulticastChatRequest, now: float) -> N
         recipient_ids=list(dict.fromkeys(msg.recipient_ids)),
         code=msg.code,
     )
-    hub.send(session.conn, line)
+    # The sender's copy is the direct reply: it echoes the request_id (S2), the others' do not.
+    hub.send(session.conn, msgspec.structs.replace(line, request_id=msg.request_id))
     _fan_out(hub, audience, line)
     if not msg.recipient_ids:  # private lines are never stored nor kept (S14)
         seq = social.next_seq.get(msg.game_id, 1)
