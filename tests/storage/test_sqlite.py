@@ -904,3 +904,10 @@ def test_without_autocheckpoint_commits_leave_the_wal_to_a_checkpoint_elsewhere(
     assert reader.load_player(player(5000).id) is not None
     writer.close()
     reader.close()
+
+
+def test_purge_forgets_lobby_chat_older_than_the_cutoff(store: SQLiteStore) -> None:
+    lines = chat_lines(0, 4)  # sent at 6001..6004
+    store.commit(lines)
+    store.purge(finished_before=6002.5)
+    assert store.load_chat([0], 10) == {0: lines[2:]}

@@ -503,6 +503,8 @@ class SQLiteStore:
             )
             cur.execute(f"DELETE FROM async_games WHERE {async_where}", async_params)
             count += int(cur.rowcount)
+            # The lobby's chat (scope 0) lives on: its lines older than the cutoff go.
+            cur.execute("DELETE FROM chat WHERE scope = 0 AND sent_at < ?", (finished_before,))
             cur.execute(
                 "DELETE FROM notifications WHERE delivered IS NOT NULL AND delivered < ?", (finished_before,)
             )
