@@ -13,6 +13,13 @@ for every text frame ("commit") a client sends, the server writes:
 So the same frames, of the same sizes, flow as for Parlour, and the load generator's code is the
 same for both. Nothing is decoded, checked, stored or remembered beyond the pairs. Runs on uvloop
 when it is installed, as Parlour does.
+
+The lobby mode: a client connects to ``/lobby``. Every text frame a lobby client sends that starts
+like a chat line (``{"type":"MulticastChatRequest",``) is relayed, its type swapped to
+``ClientChatRequest`` by a byte splice, to every lobby client, the sender included (Parlour's lobby
+chat: the line to everyone in the lobby, echoed to its sender), with websockets' own
+``broadcast`` (one frame built and written per connection, no backpressure); other frames are
+read and dropped.
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ import signal
 from collections.abc import Coroutine
 from typing import Any
 
-from websockets.asyncio.server import ServerConnection, serve
+from websockets.asyncio.server import ServerConnection, broadcast, serve
 from websockets.exceptions import ConnectionClosed
 
 #: What a client's commit frame starts with, and what the prompt made of it starts with instead.
@@ -33,14 +40,37 @@ PROMPT_HEAD = b'{"type":"ActionRequiredRequest",'
 ACK = b'{"type":"ActionCommitedRequest","turn_index":0}'
 FIRST_PROMPT = b'{"type":"ActionRequiredRequest","player_id":1,"state":"","turn_index":1}'
 
+#: What a lobby client's chat line starts with, and what the line relayed starts with instead.
+CHAT_HEAD = b'{"type":"MulticastChatRequest",'
+RELAYED_HEAD = b'{"type":"ClientChatRequest",'
+
 #: GAME -> its two seats' connections (None until that seat connects).
 pairs: dict[str, list[ServerConnection | None]] = {}
+#: The clients of the lobby mode.
+lobby: set[ServerConnection] = set()
+
+
+async def lobby_handler(ws: ServerConnection) -> None:
+    lobby.add(ws)
+    try:
+        while True:
+            data = await ws.recv(decode=False)
+            assert isinstance(data, bytes)
+            if data.startswith(CHAT_HEAD):
+                broadcast(lobby, RELAYED_HEAD + data[len(CHAT_HEAD) :], text=True)
+    except ConnectionClosed:
+        pass
+    finally:
+        lobby.discard(ws)
 
 
 async def handler(ws: ServerConnection) -> None:
+    if ws.request is not None and ws.request.path == "/lobby":
+        await lobby_handler(ws)
+        return
     parts = ws.request.path.split("/") if ws.request is not None else []
     if len(parts) != 4 or parts[1] != "pair" or parts[3] not in ("1", "2"):
-        await ws.close(1008, "connect to /pair/GAME/SEAT")
+        await ws.close(1008, "connect to /pair/GAME/SEAT or /lobby")
         return
     game, me = parts[2], int(parts[3]) - 1
     seats = pairs.setdefault(game, [None, None])

@@ -16,14 +16,16 @@ import hashlib
 import os
 import struct
 from collections import deque
-from typing import cast
+from typing import TypeVar, cast
 
 from websockets.speedups import apply_mask
 
-__all__ = ["WireClient", "open_client"]
+__all__ = ["DrainClient", "WireClient", "open_client"]
 
 GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 TEXT, CLOSE, PING, PONG = 0x1, 0x8, 0x9, 0xA
+
+Client = TypeVar("Client", bound="WireClient")
 
 
 class WireClient(asyncio.Protocol):
@@ -167,8 +169,100 @@ class WireClient(asyncio.Protocol):
         self.transport.close()
 
 
-async def open_client(host: str, port: int, path: str = "/") -> WireClient:
+class DrainClient(WireClient):
+    """A WireClient that, once :meth:`drain` is called, keeps no message: it counts the text
+    frames whose payload starts with a given head (and every byte), answers pings and close
+    frames, and skips every other payload unread. A fan-out to thousands of connections costs it
+    a few header reads per write, so that a load generator with many connections does not cap
+    the server it measures. Before :meth:`drain` it is a plain WireClient (for a sign-in)."""
+
+    def __init__(self, host: str, port: int, path: str) -> None:
+        super().__init__(host, port, path)
+        #: Text frames counted (those starting with the head) and bytes received, while draining.
+        self.counted = 0
+        self.received = 0
+        self._head = b""
+        self._draining = False
+        #: Payload bytes still to skip (a frame runs on past the last chunk), or the start of a
+        #: frame cut short (a header, or a control frame, which is read whole).
+        self._skip = 0
+        self._rest = b""
+
+    def drain(self, head: bytes) -> None:
+        """From now on, count text frames starting with ``head`` and drop every message."""
+        self._head = head
+        self._draining = True
+        self._rest = bytes(self.buffer)
+        self.buffer.clear()
+        self.messages.clear()
+
+    def data_received(self, data: bytes) -> None:
+        if not self._draining:
+            super().data_received(data)
+            return
+        size = len(data)
+        self.received += size
+        at = self._skip
+        if at >= size:
+            self._skip = at - size
+            return
+        self._skip = 0
+        if self._rest:
+            data = self._rest + data
+            size = len(data)
+            self._rest = b""
+        head = self._head
+        wanted = len(head)
+        counted = 0
+        while size - at >= 2:
+            first = data[at]
+            length = data[at + 1] & 0x7F
+            start = at + 2
+            if length == 126:
+                if size - at < 4:
+                    break
+                length = (data[at + 2] << 8) | data[at + 3]
+                start = at + 4
+            elif length == 127:
+                if size - at < 10:
+                    break
+                length = int.from_bytes(data[at + 2 : at + 10], "big")
+                start = at + 10
+            end = start + length
+            opcode = first & 0x0F
+            if opcode == TEXT:
+                # A payload cut short before its head is counted: the servers measured send
+                # nothing else that large in the window.
+                if size < start + wanted or data.startswith(head, start):
+                    counted += 1
+            elif opcode >= CLOSE:
+                if end > size:
+                    break  # a control frame is read whole (at most 125 bytes)
+                self._control(opcode, data[start:end])
+            at = end
+        self.counted += counted
+        if at > size:
+            self._skip = at - size
+        elif at < size:
+            self._rest = data[at:]
+
+    def _control(self, opcode: int, payload: bytes) -> None:
+        if opcode == PING:
+            self._send(PONG, payload)
+        elif opcode == CLOSE:
+            if not self.closed:
+                self._send(CLOSE, payload[:2])
+            self.closed = True
+            self._wake()
+
+
+async def open_client(
+    host: str,
+    port: int,
+    path: str = "/",
+    factory: type[Client] = WireClient,  # type: ignore[assignment]
+) -> Client:
     loop = asyncio.get_running_loop()
-    _, client = await loop.create_connection(lambda: WireClient(host, port, path), host, port)
+    _, client = await loop.create_connection(lambda: factory(host, port, path), host, port)
     await client.opened
     return client

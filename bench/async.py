@@ -61,7 +61,7 @@ import msgspec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench._wsclient import WireClient, open_client
+from bench._wsclient import DrainClient, WireClient, open_client
 from tests.processes import BIN, clean_env, free_port, running, serve_command
 
 from parlour.accounts.passwords import hash_password
@@ -71,7 +71,7 @@ from parlour.settings import Settings
 T = TypeVar("T")
 
 HOST = "127.0.0.1"
-PARTS = ("throughput", "idle")
+PARTS = ("throughput", "lobby", "idle")
 ENCODE = msgspec.json.Encoder()
 DECODE = msgspec.json.Decoder()
 
@@ -400,6 +400,307 @@ def throughput(args: argparse.Namespace, password_hash: str) -> None:
     )
 
 
+# -- The lobby: chat fan-out ---------------------------------------------------------------------------
+
+#: How a chat line relayed to its recipients starts, from Parlour (the type first) and the baseline.
+CHAT_HEAD = b'{"type":"ClientChatRequest"'
+#: A chat line sent: its text carries the line's number and the sender's perf_counter() at sending.
+CHAT = b'{"type":"MulticastChatRequest","text":"%d %.6f hello lobby, anyone for a game tonight?"}'
+#: The sending time in a relayed line (the text comes first in both servers' frames).
+SENT_AT = re.compile(rb'"text"\s*:\s*"\d+ (\d+\.\d+) ')
+#: The lobby's warm-up: Parlour pushes the lobby lists to everyone in the lobby at most every
+#: ``async_list_interval`` (2 s) while they change (players entering): the last push (some 40 MB
+#: for 2,000 players) must be out before the window opens.
+LOBBY_WARMUP = 5.0
+#: Application keepalive (PingRequest) of clients that send nothing else: /async closes a
+#: connection after 60 s without a frame.
+LOBBY_KEEPALIVE = 25.0
+#: The lobby part's targets.
+LOBBY_TARGET_P99_MS = 50.0
+LOBBY_TARGET_CPU_RATIO = 3.0
+
+
+@dataclass
+class LobbyMeter:
+    measuring: bool = False
+    #: Lines sent in the window, and the fan-out latencies the probes saw in it.
+    sent: int = 0
+    latencies: list[float] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+class Probe(DrainClient):
+    """A client that times every chat line it gets (sent -> received, same clock: the senders are
+    in this process) while the meter measures; before :meth:`probe` it signs in as any client."""
+
+    meter: LobbyMeter | None = None
+    chats = 0
+
+    def probe(self, meter: LobbyMeter) -> None:
+        self.meter = meter
+        self.messages.clear()
+
+    def data_received(self, data: bytes) -> None:
+        meter = self.meter
+        if meter is None:
+            super().data_received(data)
+            return
+        now = time.perf_counter()
+        super().data_received(data)
+        messages = self.messages
+        while messages:
+            frame = messages.popleft()
+            if not frame.startswith(CHAT_HEAD):
+                continue
+            self.chats += 1
+            if meter.measuring:
+                found = SENT_AT.search(frame)
+                if found is not None:
+                    meter.latencies.append(now - float(found.group(1)))
+
+
+@dataclass
+class LobbyResult:
+    meter: LobbyMeter
+    elapsed: float
+    setup_seconds: float
+    #: Chat lines received by every client in the window (a line to N players is N deliveries).
+    delivered: int
+    #: CPU seconds over the window, by process.
+    cpu: dict[str, float]
+    players: int
+
+    @property
+    def rate(self) -> float:
+        return self.delivered / self.elapsed
+
+    @property
+    def per_delivery_us(self) -> float:
+        """Server process CPU per delivered line, in microseconds."""
+        return self.cpu["server"] / max(self.delivered, 1) * 1e6
+
+    def percentile(self, share: float) -> float:
+        latencies = sorted(self.meter.latencies)
+        if not latencies:
+            return float("nan")
+        if share == 0.5:
+            return statistics.median(latencies) * 1000
+        return latencies[min(len(latencies) - 1, int(len(latencies) * share))] * 1000
+
+    def show(self, name: str) -> None:
+        offered = self.meter.sent * self.players
+        print(
+            f"{name:9s} lines sent={self.meter.sent} ({self.meter.sent / self.elapsed:.0f}/s)  "
+            f"delivered={self.delivered} in {self.elapsed:4.1f}s: {self.rate:8.0f}/s "
+            f"({self.delivered / max(offered, 1):.0%} of lines x players)  "
+            f"fan-out p50={self.percentile(0.5):6.2f}ms  p99={self.percentile(0.99):6.2f}ms  "
+            f"max={max(self.meter.latencies, default=float('nan')) * 1000:6.1f}ms  "
+            f"samples={len(self.meter.latencies)}  errors={len(self.meter.errors)}  "
+            f"(setup {self.setup_seconds:.1f}s)"
+        )
+        shares = ", ".join(f"{process} {seconds / self.elapsed:.0%}" for process, seconds in self.cpu.items())
+        print(
+            f"{'':9s} server CPU per delivered line {self.per_delivery_us:.2f} us; "
+            f"CPU over the window (% of one core): {shares}"
+        )
+        for error in self.meter.errors[:3]:
+            print(f"  error: {error}")
+
+
+def spread(pool: list[int], count: int) -> list[int]:
+    """``count`` items of ``pool`` evenly spaced."""
+    count = min(count, len(pool))
+    return [pool[i * len(pool) // count] for i in range(count)] if count else []
+
+
+async def chatter(senders: list[WireClient], rate: float, meter: LobbyMeter) -> None:
+    """Each sender says a line ``rate`` times a second, the senders' turns evenly spread (one
+    line every 1 / (rate x senders) s); a late loop catches up without sleeping, yielding."""
+    if not senders or rate <= 0:
+        return
+    period = 1.0 / (rate * len(senders))
+    perf = time.perf_counter
+    start = perf()
+    number = 0
+    while True:
+        for ws in senders:
+            delay = start + number * period - perf()
+            await asyncio.sleep(delay if delay > 0 else 0)
+            if ws.closed:
+                meter.errors.append("a sender's connection closed")
+                return
+            ws.send(CHAT % (number, perf()))
+            number += 1
+            if meter.measuring:
+                meter.sent += 1
+
+
+async def lobby_keepalive(clients: list[DrainClient], every: float = LOBBY_KEEPALIVE) -> None:
+    while True:
+        await asyncio.sleep(every)
+        ping = b'{"type":"PingRequest","timestamp":%d}' % int(time.time() * 1000)
+        for ws in clients:
+            if not ws.closed:
+                ws.send(ping)
+
+
+LobbySetup = Callable[[int, type[DrainClient]], Awaitable[DrainClient]]
+
+
+async def lobby_drive(
+    make_setup: Callable[[], LobbySetup],
+    args: argparse.Namespace,
+    server: int,
+    keepalive: bool,
+) -> LobbyResult:
+    """Set up every player (bounded; probes are ``Probe`` clients, the others drain), let the
+    senders chat for the warm-up, then measure the window."""
+    players = args.lobby
+    meter = LobbyMeter()
+    probes = set(spread(list(range(players)), args.probes))
+    senders = spread([index for index in range(players) if index not in probes], args.senders)
+    setup = make_setup()
+    started = time.perf_counter()
+
+    async def one(index: int) -> DrainClient:
+        if index in probes:
+            probe = await setup(index, Probe)
+            assert isinstance(probe, Probe)
+            probe.probe(meter)
+            return probe
+        ws = await setup(index, DrainClient)
+        ws.drain(CHAT_HEAD)
+        return ws
+
+    clients = await asyncio.wait_for(asyncio.gather(*(one(index) for index in range(players))), SETUP_SECONDS)
+    setup_seconds = time.perf_counter() - started
+    tasks = [asyncio.create_task(chatter([clients[index] for index in senders], args.chat_rate, meter))]
+    if keepalive:
+        tasks.append(asyncio.create_task(lobby_keepalive(clients)))
+    try:
+        await asyncio.sleep(max(args.warmup, LOBBY_WARMUP))
+        processes = {"server": [server], "store writer": children(server)}
+        cpu_before = {name: cpu_seconds(pids) for name, pids in processes.items()}
+        client_before = sum(os.times()[:2])
+        counted_before = sum(ws.counted if not isinstance(ws, Probe) else ws.chats for ws in clients)
+        meter.measuring = True
+        window = time.perf_counter()
+        await asyncio.sleep(args.seconds)
+        meter.measuring = False
+        elapsed = time.perf_counter() - window
+        delivered = (
+            sum(ws.counted if not isinstance(ws, Probe) else ws.chats for ws in clients) - counted_before
+        )
+        cpu = {name: cpu_seconds(pids) - cpu_before[name] for name, pids in processes.items() if pids}
+        cpu["clients"] = sum(os.times()[:2]) - client_before
+        lost = sum(1 for ws in clients if ws.lost)
+        if lost:
+            meter.errors.append(f"{lost} connections lost")
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for ws in clients:
+            if ws.transport is not None:
+                ws.transport.abort()
+        await asyncio.sleep(0.5)
+    return LobbyResult(meter, elapsed, setup_seconds, delivered, cpu, players)
+
+
+def parlour_lobby_setup(
+    port: int, tokens: SessionTokens, players: int, watched: int
+) -> Callable[[], LobbySetup]:
+    """Sign in, enter the lobby, monitor the presence of the next ``watched`` players, subscribe."""
+
+    def make() -> LobbySetup:
+        gate = asyncio.Semaphore(SETUP_CONCURRENCY)
+
+        async def setup(index: int, factory: type[DrainClient]) -> DrainClient:
+            account_id = index + 1
+            name = name_of(account_id)
+            token, _ = tokens.issue(account_id, name, time.time())
+            others = [(index + step) % players + 1 for step in range(1, min(watched, players - 1) + 1)]
+            async with gate:
+                ws = await open_client(HOST, port, "/async", factory)
+                ws.send(ENCODE.encode({"type": "AsyncAuthRequest", "name": name, "sessionToken": token}))
+                await expect(ws, b"AsyncConnectedRequest")
+                ws.send(b'{"type":"EnterLobbyRequest"}')
+                ws.send(ENCODE.encode({"type": "RegisterPresenceRequest", "player_ids": others}))
+                ws.send(b'{"type":"SubscribePresenceServiceRequest","subscribe":true}')
+                await expect(ws, b"LobbyEnteredRequest")
+            return ws
+
+        return setup
+
+    return make
+
+
+def echo_lobby_setup(port: int) -> Callable[[], LobbySetup]:
+    def make() -> LobbySetup:
+        gate = asyncio.Semaphore(SETUP_CONCURRENCY)
+
+        async def setup(index: int, factory: type[DrainClient]) -> DrainClient:
+            async with gate:
+                return await open_client(HOST, port, "/lobby", factory)
+
+        return setup
+
+    return make
+
+
+def lobby(args: argparse.Namespace, password_hash: str) -> None:
+    limit = raise_fd_limit()
+    players = args.lobby
+    fits = max(0, limit - FD_MARGIN)
+    offered = args.senders * args.chat_rate
+    print(
+        f"lobby: {players} players in the lobby, each monitoring the presence of {args.watched} others "
+        f"(subscribed); {args.senders} of them chat {args.chat_rate:g} line/s each ({offered:g} lines/s, "
+        f"{offered * players:,.0f} deliveries/s offered), {args.probes} probes time the fan-out, the "
+        f"others only count frames; {max(args.warmup, LOBBY_WARMUP):g}s warm-up then {args.seconds:g}s "
+        f"measured; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at the start"
+    )
+    if players > fits:
+        print(f"  RLIMIT_NOFILE hard limit is {limit}: only {fits} players fit; measuring {fits}")
+        players = args.lobby = fits
+    if players < 2:
+        print("  nothing to measure")
+        return
+    with prepared_store(players, password_hash) as (store, tokens):
+        port = free_port()
+        with running(parlour_command(port, store), port, env=clean_env()) as process:
+            parlour = run_loop(
+                lobby_drive(
+                    parlour_lobby_setup(port, tokens, players, args.watched),
+                    args,
+                    process.pid,
+                    keepalive=True,
+                )
+            )
+            stats = healthz(port)
+    parlour.show("parlour")
+    transactions = int(stats.get("store_transactions", 0))
+    records = int(stats.get("store_records", 0))
+    print(
+        f"{'':9s} store (whole run): {transactions} transactions, {records} records (chat lines are "
+        f"stored before they are shown)"
+    )
+    port = free_port()
+    with running(echo_command(port), port) as process:
+        baseline = run_loop(lobby_drive(echo_lobby_setup(port), args, process.pid, keepalive=False))
+    baseline.show("baseline")
+    ratio = parlour.per_delivery_us / baseline.per_delivery_us if baseline.delivered else float("nan")
+    p99 = parlour.percentile(0.99)
+    print(
+        f"server CPU per delivered line parlour / baseline = {ratio:.2f} "
+        f"(target <= {LOBBY_TARGET_CPU_RATIO:g}: {'met' if ratio <= LOBBY_TARGET_CPU_RATIO else 'MISSED'})"
+    )
+    print(
+        f"parlour fan-out p99 = {p99:.2f} ms (target < {LOBBY_TARGET_P99_MS:g} ms: "
+        f"{'met' if p99 < LOBBY_TARGET_P99_MS else 'MISSED'}); baseline p99 = {baseline.percentile(0.99):.2f} ms"
+    )
+
+
 # -- Idle connections -------------------------------------------------------------------------------
 
 
@@ -586,6 +887,20 @@ def main() -> int:
         f"(commits/s) / clients times a second, which passes the default "
         f"({DEFAULT_RATE_LIMIT:g}) on a fast machine; 0 keeps the default (default: {BENCH_RATE_LIMIT:g})",
     )
+    parser.add_argument("--lobby", type=int, default=2000, help="players in the lobby part (default: 2000)")
+    parser.add_argument("--senders", type=int, default=200, help="lobby players who chat (default: 200)")
+    parser.add_argument(
+        "--chat-rate", type=float, default=1.0, help="lines per second per sender (default: 1)"
+    )
+    parser.add_argument(
+        "--probes", type=int, default=50, help="lobby players who time the fan-out (default: 50)"
+    )
+    parser.add_argument(
+        "--watched",
+        type=int,
+        default=20,
+        help="players whose presence each lobby player monitors (default: 20)",
+    )
     parser.add_argument(
         "--only", default=",".join(PARTS), help=f"comma-separated parts to run, from {', '.join(PARTS)}"
     )
@@ -596,6 +911,8 @@ def main() -> int:
         parser.error(f"--only takes names from {', '.join(PARTS)}, not {', '.join(unknown) or 'nothing'}")
     if args.clients < 2 or args.clients % 2:
         parser.error("--clients must be even and at least 2 (two seats per game)")
+    if args.lobby < 0 or args.senders < 0 or args.probes < 0 or args.watched < 0 or args.chat_rate < 0:
+        parser.error("--lobby, --senders, --probes, --watched and --chat-rate must not be negative")
     if args.seconds <= 0 or args.warmup < 0 or args.idle < 0 or args.concurrency < 1 or args.rate_limit < 0:
         parser.error(
             "--seconds must be positive, --warmup, --idle and --rate-limit not negative, --concurrency >= 1"
@@ -604,6 +921,8 @@ def main() -> int:
     password_hash = hash_password(PASSWORD)  # once: every account shares it
     if "throughput" in chosen:
         throughput(args, password_hash)
+    if "lobby" in chosen and args.lobby:
+        lobby(args, password_hash)
     if "idle" in chosen and args.idle:
         idle(args, password_hash)
     return 0
