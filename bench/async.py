@@ -1,5 +1,6 @@
-"""/async protocol benchmark (issue 13): turn throughput and latency against a bare websockets
-baseline in the same run, then the memory of idle authenticated connections.
+"""/async protocol benchmark (issues 13 and 14): turn throughput and latency, then lobby chat
+fan-out, each against a bare websockets baseline in the same run, then the memory of idle
+authenticated connections.
 
 1. Throughput and latency. N clients (default 200), each signed in with its own account, play
    N/2 two-seat ``rules: "client"`` games (LobbyCreateGameRequest ``{"game_type": "bench",
@@ -18,7 +19,26 @@ baseline in the same run, then the memory of idle authenticated connections.
    made of it to the paired client: the same frames and bytes as Parlour's ack, broadcast and next
    prompt. The same client code drives both. Targets: Parlour's commits/s >= 0.40x the baseline's
    round trips/s, Parlour's p99 < 20 ms.
-2. Idle connections. M connections (default 10,000) to a fresh Parlour server, each signed in
+2. Lobby chat fan-out (issue 14). P players (default 2,000) sign in, enter the lobby
+   (EnterLobbyRequest), each monitors the presence of the next 20 players (RegisterPresenceRequest)
+   and subscribes (SubscribePresenceServiceRequest); S of them (default 200) then say a line in the
+   lobby chat (MulticastChatRequest) R times a second each (default 1), their turns evenly spread:
+   every line goes to everyone in the lobby, its sender included (S x R x P deliveries a second,
+   400,000 by default), and is stored before it is shown. After a warm-up (at least 5 s: the last
+   push of the lobby lists must be out), a window (``--seconds``) measures the fan-out latency,
+   from a line sent to its ClientChatRequest received, on 50 probes (``--probes``, evenly spread
+   among the players, in this process, which has nothing else to do); the other players, the
+   senders among them, live in a drain process that reads frame headers only, counts the chat
+   lines and skips payloads unread, so that the load generator does not cap the server. By default
+   the drain clients read in bulk (SO_RCVLOWAT: told of data once a quarter second of it waits;
+   ``--no-bulk-reads`` reads every write as it comes), which costs that process a fraction of the
+   CPU; over loopback it also spares the server's writes the wake-up of a reader, which remote
+   clients would not cost the server either. Reported: deliveries/s, p50/p99, and the server
+   process's CPU (utime + stime from /proc/PID/stat, the store writer apart) over the window per
+   delivered line. The baseline is bench/_echo.py's lobby mode with the same clients: every chat
+   frame relayed to every client by websockets' ``broadcast``. Targets: fan-out p99 < 50 ms, and
+   Parlour's server CPU per delivered line within 3x of the baseline's.
+3. Idle connections. M connections (default 10,000) to a fresh Parlour server, each signed in
    (AsyncAuthRequest, then AsyncConnectedRequest) and then left open; the server process's RSS
    (VmRSS) before and after, per connection. Target: < 600 MB with 10,000 connections. The bench
    raises its RLIMIT_NOFILE to the hard limit (the server inherits it) and opens fewer connections,
@@ -32,8 +52,13 @@ Everything binds 127.0.0.1 on free ports, is bounded in count and time, and stop
 The clients use the lean websocket client of bench/_wsclient.py (uvloop when installed) and read
 only the ``type`` of a frame, plus the ``turn_index`` of a prompt.
 
+The machine's load average is printed at the start of each part, and, for the lobby, the share
+of a CPU a short busy loop gets here (a shared host may give much less than its CPU count says).
+
     python bench/async.py [--clients 200] [--seconds 15] [--warmup 3] [--rate-limit 1000]
-                          [--idle 10000] [--concurrency 200] [--only throughput,idle]
+                          [--lobby 2000] [--senders 200] [--chat-rate 1] [--probes 50]
+                          [--watched 20] [--no-bulk-reads]
+                          [--idle 10000] [--concurrency 200] [--only throughput,lobby,idle]
 """
 
 from __future__ import annotations
@@ -43,6 +68,7 @@ import asyncio
 import base64
 import http.client
 import json
+import multiprocessing
 import os
 import re
 import resource
@@ -54,6 +80,7 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -404,13 +431,14 @@ def throughput(args: argparse.Namespace, password_hash: str) -> None:
 
 #: How a chat line relayed to its recipients starts, from Parlour (the type first) and the baseline.
 CHAT_HEAD = b'{"type":"ClientChatRequest"'
-#: A chat line sent: its text carries the line's number and the sender's perf_counter() at sending.
+#: A chat line sent: its text carries the line's number and the sender's clock at sending
+#: (time.monotonic: CLOCK_MONOTONIC, one clock for every process of the machine).
 CHAT = b'{"type":"MulticastChatRequest","text":"%d %.6f hello lobby, anyone for a game tonight?"}'
 #: The sending time in a relayed line (the text comes first in both servers' frames).
 SENT_AT = re.compile(rb'"text"\s*:\s*"\d+ (\d+\.\d+) ')
-#: The lobby's warm-up: Parlour pushes the lobby lists to everyone in the lobby at most every
-#: ``async_list_interval`` (2 s) while they change (players entering): the last push (some 40 MB
-#: for 2,000 players) must be out before the window opens.
+#: The lobby's warm-up, at least: Parlour pushes the lobby lists to everyone in the lobby at most
+#: every ``async_list_interval`` (2 s) while they change (players entering), and the last push
+#: (some 40 MB for 2,000 players) must be out before the window opens.
 LOBBY_WARMUP = 5.0
 #: Application keepalive (PingRequest) of clients that send nothing else: /async closes a
 #: connection after 60 s without a frame.
@@ -420,18 +448,51 @@ LOBBY_TARGET_P99_MS = 50.0
 LOBBY_TARGET_CPU_RATIO = 3.0
 
 
+@dataclass(frozen=True)
+class LobbyPlan:
+    """Who does what in a lobby run (picklable: the drain process gets it too)."""
+
+    #: "parlour" (sign in, enter the lobby, presence) or "echo" (the baseline's /lobby).
+    server: str
+    port: int
+    players: int
+    watched: int
+    #: Player indices (0..players-1) of the probes, and of the senders (never probes).
+    probes: frozenset[int]
+    senders: tuple[int, ...]
+    chat_rate: float
+    #: SO_RCVLOWAT of the drain clients (0: every write is read as it comes).
+    low_water: int = 0
+    tokens: SessionTokens | None = None
+
+    @classmethod
+    def of(
+        cls, server: str, port: int, args: argparse.Namespace, tokens: SessionTokens | None = None
+    ) -> LobbyPlan:
+        players = args.lobby
+        probes = frozenset(spread(list(range(players)), min(args.probes, players - 1)))
+        senders = spread([index for index in range(players) if index not in probes], args.senders)
+        # A quarter second of each client's chat traffic (a relayed line: ~110 bytes), at most
+        # 16 KiB: a few reads a second, and the server's pings still answered within the second.
+        traffic = len(senders) * args.chat_rate * len(CHAT)
+        low_water = 0 if args.no_bulk_reads else max(0, min(16384, int(traffic / 4)))
+        return cls(
+            server, port, players, args.watched, probes, tuple(senders), args.chat_rate, low_water, tokens
+        )
+
+
 @dataclass
 class LobbyMeter:
     measuring: bool = False
-    #: Lines sent in the window, and the fan-out latencies the probes saw in it.
+    #: Lines sent (by the drain process) and the fan-out latencies the probes saw in the window.
     sent: int = 0
     latencies: list[float] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
 
 class Probe(DrainClient):
-    """A client that times every chat line it gets (sent -> received, same clock: the senders are
-    in this process) while the meter measures; before :meth:`probe` it signs in as any client."""
+    """A client that times every chat line it gets (sent -> received) while the meter measures;
+    before :meth:`probe` it signs in as any client."""
 
     meter: LobbyMeter | None = None
     chats = 0
@@ -445,7 +506,7 @@ class Probe(DrainClient):
         if meter is None:
             super().data_received(data)
             return
-        now = time.perf_counter()
+        now = time.monotonic()
         super().data_received(data)
         messages = self.messages
         while messages:
@@ -457,6 +518,134 @@ class Probe(DrainClient):
                 found = SENT_AT.search(frame)
                 if found is not None:
                     meter.latencies.append(now - float(found.group(1)))
+
+
+def spread(pool: list[int], count: int) -> list[int]:
+    """``count`` items of ``pool`` evenly spaced."""
+    count = max(0, min(count, len(pool)))
+    return [pool[i * len(pool) // count] for i in range(count)] if count else []
+
+
+def lobby_setup(plan: LobbyPlan) -> Callable[[int, type[DrainClient]], Awaitable[DrainClient]]:
+    """How one player connects. Parlour: sign in, enter the lobby, monitor the presence of the
+    next ``watched`` players, subscribe to presence. The baseline: connect to /lobby."""
+    gate = asyncio.Semaphore(SETUP_CONCURRENCY)
+
+    async def parlour(index: int, factory: type[DrainClient]) -> DrainClient:
+        assert plan.tokens is not None
+        account_id = index + 1
+        name = name_of(account_id)
+        token, _ = plan.tokens.issue(account_id, name, time.time())
+        count = min(plan.watched, plan.players - 1)
+        others = [(index + step) % plan.players + 1 for step in range(1, count + 1)]
+        async with gate:
+            ws = await open_client(HOST, plan.port, "/async", factory)
+            ws.send(ENCODE.encode({"type": "AsyncAuthRequest", "name": name, "sessionToken": token}))
+            await expect(ws, b"AsyncConnectedRequest")
+            ws.send(b'{"type":"EnterLobbyRequest"}')
+            ws.send(ENCODE.encode({"type": "RegisterPresenceRequest", "player_ids": others}))
+            ws.send(b'{"type":"SubscribePresenceServiceRequest","subscribe":true}')
+            await expect(ws, b"LobbyEnteredRequest")
+        return ws
+
+    async def echo(index: int, factory: type[DrainClient]) -> DrainClient:
+        async with gate:
+            return await open_client(HOST, plan.port, "/lobby", factory)
+
+    return parlour if plan.server == "parlour" else echo
+
+
+async def chatter(senders: list[DrainClient], rate: float, meter: LobbyMeter) -> None:
+    """Each sender says a line ``rate`` times a second, the senders' turns evenly spread (one
+    line every 1 / (rate x senders) s); a late loop catches up without sleeping, yielding."""
+    if not senders or rate <= 0:
+        return
+    period = 1.0 / (rate * len(senders))
+    clock = time.monotonic
+    start = clock()
+    number = 0
+    while True:
+        for ws in senders:
+            delay = start + number * period - clock()
+            await asyncio.sleep(delay if delay > 0 else 0)
+            if ws.closed:
+                meter.errors.append("a sender's connection closed")
+                return
+            ws.send(CHAT % (number, clock()))
+            number += 1
+            meter.sent += 1
+
+
+async def lobby_keepalive(clients: list[DrainClient], every: float = LOBBY_KEEPALIVE) -> None:
+    while True:
+        await asyncio.sleep(every)
+        ping = b'{"type":"PingRequest","timestamp":%d}' % int(time.time() * 1000)
+        for ws in clients:
+            if not ws.closed:
+                ws.send(ping)
+
+
+async def receive(pipe: Connection, timeout: float) -> Any:
+    """The next message on ``pipe``, without blocking the loop (TimeoutError after ``timeout``)."""
+    if not pipe.poll():
+        loop = asyncio.get_running_loop()
+        readable = loop.create_future()
+        loop.add_reader(pipe.fileno(), lambda: readable.done() or readable.set_result(None))
+        try:
+            await asyncio.wait_for(readable, timeout)
+        finally:
+            loop.remove_reader(pipe.fileno())
+    return pipe.recv()
+
+
+def lobby_worker(pipe: Connection, plan: LobbyPlan) -> None:
+    """The drain process: every player but the probes (the senders among them), so that the
+    probes' process has nothing else to do and times the fan-out as it arrives."""
+    try:
+        run_loop(drain_players(pipe, plan))
+    except Exception as error:
+        with suppress(OSError):
+            pipe.send(("failed", repr(error)))
+
+
+async def drain_players(pipe: Connection, plan: LobbyPlan) -> None:
+    """Set up the players, send ("ready", setup seconds), then answer "count" with (chat lines
+    counted, lines sent, connections lost, errors) until "stop"."""
+    setup = lobby_setup(plan)
+    meter = LobbyMeter()
+    started = time.perf_counter()
+
+    async def one(index: int) -> DrainClient:
+        ws = await setup(index, DrainClient)
+        ws.drain(CHAT_HEAD)
+        return ws
+
+    indices = [index for index in range(plan.players) if index not in plan.probes]
+    clients = await asyncio.wait_for(asyncio.gather(*(one(index) for index in indices)), SETUP_SECONDS)
+    by_index = dict(zip(indices, clients, strict=True))
+    if plan.low_water > 1:
+        for ws in clients:
+            ws.read_in_bulk(plan.low_water)
+    tasks = [asyncio.create_task(chatter([by_index[index] for index in plan.senders], plan.chat_rate, meter))]
+    if plan.server == "parlour":
+        tasks.append(asyncio.create_task(lobby_keepalive(clients)))
+    pipe.send(("ready", time.perf_counter() - started))
+    try:
+        while True:
+            question = await receive(pipe, 3600)
+            if question != "count":
+                break
+            counted = sum(ws.counted for ws in clients)
+            lost = sum(1 for ws in clients if ws.lost)
+            pipe.send((counted, meter.sent, lost, meter.errors[:3]))
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for ws in clients:
+            if ws.transport is not None:
+                ws.transport.abort()
+        await asyncio.sleep(0.2)
 
 
 @dataclass
@@ -490,162 +679,96 @@ class LobbyResult:
     def show(self, name: str) -> None:
         offered = self.meter.sent * self.players
         print(
-            f"{name:9s} lines sent={self.meter.sent} ({self.meter.sent / self.elapsed:.0f}/s)  "
-            f"delivered={self.delivered} in {self.elapsed:4.1f}s: {self.rate:8.0f}/s "
+            f"{name:9s} lines={self.meter.sent} ({self.meter.sent / self.elapsed:.0f}/s)  "
+            f"delivered={self.delivered} in {self.elapsed:4.1f}s: {self.rate:.0f}/s "
             f"({self.delivered / max(offered, 1):.0%} of lines x players)  "
-            f"fan-out p50={self.percentile(0.5):6.2f}ms  p99={self.percentile(0.99):6.2f}ms  "
-            f"max={max(self.meter.latencies, default=float('nan')) * 1000:6.1f}ms  "
-            f"samples={len(self.meter.latencies)}  errors={len(self.meter.errors)}  "
-            f"(setup {self.setup_seconds:.1f}s)"
+            f"fan-out p50={self.percentile(0.5):.2f}ms  p99={self.percentile(0.99):.2f}ms  "
+            f"max={max(self.meter.latencies, default=float('nan')) * 1000:.1f}ms  "
+            f"errors={len(self.meter.errors)}  (setup {self.setup_seconds:.1f}s)"
         )
         shares = ", ".join(f"{process} {seconds / self.elapsed:.0%}" for process, seconds in self.cpu.items())
         print(
-            f"{'':9s} server CPU per delivered line {self.per_delivery_us:.2f} us; "
+            f"{'':9s} server CPU per delivered line: {self.per_delivery_us:.2f} us; "
             f"CPU over the window (% of one core): {shares}"
         )
         for error in self.meter.errors[:3]:
             print(f"  error: {error}")
 
 
-def spread(pool: list[int], count: int) -> list[int]:
-    """``count`` items of ``pool`` evenly spaced."""
-    count = min(count, len(pool))
-    return [pool[i * len(pool) // count] for i in range(count)] if count else []
-
-
-async def chatter(senders: list[WireClient], rate: float, meter: LobbyMeter) -> None:
-    """Each sender says a line ``rate`` times a second, the senders' turns evenly spread (one
-    line every 1 / (rate x senders) s); a late loop catches up without sleeping, yielding."""
-    if not senders or rate <= 0:
-        return
-    period = 1.0 / (rate * len(senders))
-    perf = time.perf_counter
-    start = perf()
-    number = 0
-    while True:
-        for ws in senders:
-            delay = start + number * period - perf()
-            await asyncio.sleep(delay if delay > 0 else 0)
-            if ws.closed:
-                meter.errors.append("a sender's connection closed")
-                return
-            ws.send(CHAT % (number, perf()))
-            number += 1
-            if meter.measuring:
-                meter.sent += 1
-
-
-async def lobby_keepalive(clients: list[DrainClient], every: float = LOBBY_KEEPALIVE) -> None:
-    while True:
-        await asyncio.sleep(every)
-        ping = b'{"type":"PingRequest","timestamp":%d}' % int(time.time() * 1000)
-        for ws in clients:
-            if not ws.closed:
-                ws.send(ping)
-
-
-LobbySetup = Callable[[int, type[DrainClient]], Awaitable[DrainClient]]
-
-
-async def lobby_drive(
-    make_setup: Callable[[], LobbySetup],
-    args: argparse.Namespace,
-    server: int,
-    keepalive: bool,
-) -> LobbyResult:
-    """Set up every player (bounded; probes are ``Probe`` clients, the others drain), let the
-    senders chat for the warm-up, then measure the window."""
-    players = args.lobby
+async def lobby_drive(plan: LobbyPlan, warmup: float, seconds: float, server: int) -> LobbyResult:
+    """The drain process sets up its players while this one sets up the probes; the senders chat
+    through the warm-up, then the window is measured."""
     meter = LobbyMeter()
-    probes = set(spread(list(range(players)), args.probes))
-    senders = spread([index for index in range(players) if index not in probes], args.senders)
-    setup = make_setup()
+    context = multiprocessing.get_context("spawn")
+    ours, theirs = context.Pipe()
+    worker = context.Process(target=lobby_worker, args=(theirs, plan), daemon=True)
     started = time.perf_counter()
+    worker.start()
+    probes: list[Probe] = []
+    tasks: list[asyncio.Task[None]] = []
+    try:
+        setup = lobby_setup(plan)
 
-    async def one(index: int) -> DrainClient:
-        if index in probes:
+        async def one(index: int) -> Probe:
             probe = await setup(index, Probe)
             assert isinstance(probe, Probe)
             probe.probe(meter)
             return probe
-        ws = await setup(index, DrainClient)
-        ws.drain(CHAT_HEAD)
-        return ws
 
-    clients = await asyncio.wait_for(asyncio.gather(*(one(index) for index in range(players))), SETUP_SECONDS)
-    setup_seconds = time.perf_counter() - started
-    tasks = [asyncio.create_task(chatter([clients[index] for index in senders], args.chat_rate, meter))]
-    if keepalive:
-        tasks.append(asyncio.create_task(lobby_keepalive(clients)))
-    try:
-        await asyncio.sleep(max(args.warmup, LOBBY_WARMUP))
-        processes = {"server": [server], "store writer": children(server)}
+        probes = await asyncio.wait_for(
+            asyncio.gather(*(one(index) for index in sorted(plan.probes))), SETUP_SECONDS
+        )
+        answer = await receive(ours, SETUP_SECONDS + 30)
+        if answer[0] != "ready":
+            raise RuntimeError(f"the drain process failed: {answer[1]}")
+        setup_seconds = time.perf_counter() - started
+        if plan.server == "parlour":
+            tasks.append(asyncio.create_task(lobby_keepalive(list(probes))))
+
+        async def count() -> tuple[int, int, int, list[str]]:
+            ours.send("count")
+            counted, sent, lost, errors = await receive(ours, 60)
+            return counted + sum(probe.chats for probe in probes), sent, lost, errors
+
+        await asyncio.sleep(max(warmup, LOBBY_WARMUP))
+        processes = {"server": [server], "store writer": children(server), "drain process": [worker.pid or 0]}
         cpu_before = {name: cpu_seconds(pids) for name, pids in processes.items()}
-        client_before = sum(os.times()[:2])
-        counted_before = sum(ws.counted if not isinstance(ws, Probe) else ws.chats for ws in clients)
+        probes_before = sum(os.times()[:2])
+        delivered_before, sent_before, _, _ = await count()
         meter.measuring = True
         window = time.perf_counter()
-        await asyncio.sleep(args.seconds)
+        await asyncio.sleep(seconds)
         meter.measuring = False
+        delivered_after, sent_after, lost, errors = await count()
         elapsed = time.perf_counter() - window
-        delivered = (
-            sum(ws.counted if not isinstance(ws, Probe) else ws.chats for ws in clients) - counted_before
-        )
         cpu = {name: cpu_seconds(pids) - cpu_before[name] for name, pids in processes.items() if pids}
-        cpu["clients"] = sum(os.times()[:2]) - client_before
-        lost = sum(1 for ws in clients if ws.lost)
+        cpu["probes process"] = sum(os.times()[:2]) - probes_before
+        meter.sent = sent_after - sent_before
+        meter.errors.extend(errors)
+        lost += sum(1 for probe in probes if probe.lost)
         if lost:
             meter.errors.append(f"{lost} connections lost")
+        ours.send("stop")
     finally:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        for ws in clients:
-            if ws.transport is not None:
-                ws.transport.abort()
-        await asyncio.sleep(0.5)
-    return LobbyResult(meter, elapsed, setup_seconds, delivered, cpu, players)
+        for probe in probes:
+            if probe.transport is not None:
+                probe.transport.abort()
+        worker.join(10)
+        if worker.is_alive():
+            worker.kill()
+            worker.join()
+    return LobbyResult(meter, elapsed, setup_seconds, delivered_after - delivered_before, cpu, plan.players)
 
 
-def parlour_lobby_setup(
-    port: int, tokens: SessionTokens, players: int, watched: int
-) -> Callable[[], LobbySetup]:
-    """Sign in, enter the lobby, monitor the presence of the next ``watched`` players, subscribe."""
-
-    def make() -> LobbySetup:
-        gate = asyncio.Semaphore(SETUP_CONCURRENCY)
-
-        async def setup(index: int, factory: type[DrainClient]) -> DrainClient:
-            account_id = index + 1
-            name = name_of(account_id)
-            token, _ = tokens.issue(account_id, name, time.time())
-            others = [(index + step) % players + 1 for step in range(1, min(watched, players - 1) + 1)]
-            async with gate:
-                ws = await open_client(HOST, port, "/async", factory)
-                ws.send(ENCODE.encode({"type": "AsyncAuthRequest", "name": name, "sessionToken": token}))
-                await expect(ws, b"AsyncConnectedRequest")
-                ws.send(b'{"type":"EnterLobbyRequest"}')
-                ws.send(ENCODE.encode({"type": "RegisterPresenceRequest", "player_ids": others}))
-                ws.send(b'{"type":"SubscribePresenceServiceRequest","subscribe":true}')
-                await expect(ws, b"LobbyEnteredRequest")
-            return ws
-
-        return setup
-
-    return make
-
-
-def echo_lobby_setup(port: int) -> Callable[[], LobbySetup]:
-    def make() -> LobbySetup:
-        gate = asyncio.Semaphore(SETUP_CONCURRENCY)
-
-        async def setup(index: int, factory: type[DrainClient]) -> DrainClient:
-            async with gate:
-                return await open_client(HOST, port, "/lobby", factory)
-
-        return setup
-
-    return make
+def cpu_share(seconds: float = 0.5) -> float:
+    """The share of one CPU a busy loop gets here for ``seconds``: below 1 on a crowded host."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    while time.perf_counter() - wall < seconds:
+        pass
+    return (time.process_time() - cpu) / (time.perf_counter() - wall)
 
 
 def lobby(args: argparse.Namespace, password_hash: str) -> None:
@@ -656,9 +779,10 @@ def lobby(args: argparse.Namespace, password_hash: str) -> None:
     print(
         f"lobby: {players} players in the lobby, each monitoring the presence of {args.watched} others "
         f"(subscribed); {args.senders} of them chat {args.chat_rate:g} line/s each ({offered:g} lines/s, "
-        f"{offered * players:,.0f} deliveries/s offered), {args.probes} probes time the fan-out, the "
-        f"others only count frames; {max(args.warmup, LOBBY_WARMUP):g}s warm-up then {args.seconds:g}s "
-        f"measured; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at the start"
+        f"{offered * players:,.0f} deliveries/s offered); {args.probes} probes time the fan-out in this "
+        f"process, the others only count frames in a drain process; {max(args.warmup, LOBBY_WARMUP):g}s "
+        f"warm-up then {args.seconds:g}s measured; {os.cpu_count()} CPUs, load average "
+        f"{os.getloadavg()[0]:.2f} at the start, a busy loop gets {cpu_share():.0%} of a CPU"
     )
     if players > fits:
         print(f"  RLIMIT_NOFILE hard limit is {limit}: only {fits} players fit; measuring {fits}")
@@ -669,25 +793,21 @@ def lobby(args: argparse.Namespace, password_hash: str) -> None:
     with prepared_store(players, password_hash) as (store, tokens):
         port = free_port()
         with running(parlour_command(port, store), port, env=clean_env()) as process:
-            parlour = run_loop(
-                lobby_drive(
-                    parlour_lobby_setup(port, tokens, players, args.watched),
-                    args,
-                    process.pid,
-                    keepalive=True,
-                )
-            )
+            plan = LobbyPlan.of("parlour", port, args, tokens)
+            parlour = run_loop(lobby_drive(plan, args.warmup, args.seconds, process.pid))
             stats = healthz(port)
     parlour.show("parlour")
     transactions = int(stats.get("store_transactions", 0))
     records = int(stats.get("store_records", 0))
     print(
-        f"{'':9s} store (whole run): {transactions} transactions, {records} records (chat lines are "
-        f"stored before they are shown)"
+        f"{'':9s} store (whole run): {transactions} transactions, {records} records (each chat line is "
+        f"stored before it is shown)"
     )
     port = free_port()
     with running(echo_command(port), port) as process:
-        baseline = run_loop(lobby_drive(echo_lobby_setup(port), args, process.pid, keepalive=False))
+        baseline = run_loop(
+            lobby_drive(LobbyPlan.of("echo", port, args), args.warmup, args.seconds, process.pid)
+        )
     baseline.show("baseline")
     ratio = parlour.per_delivery_us / baseline.per_delivery_us if baseline.delivered else float("nan")
     p99 = parlour.percentile(0.99)
@@ -900,6 +1020,12 @@ def main() -> int:
         type=int,
         default=20,
         help="players whose presence each lobby player monitors (default: 20)",
+    )
+    parser.add_argument(
+        "--no-bulk-reads",
+        action="store_true",
+        help="lobby drain clients read every write as it comes (default: SO_RCVLOWAT, a quarter "
+        "second of traffic)",
     )
     parser.add_argument(
         "--only", default=",".join(PARTS), help=f"comma-separated parts to run, from {', '.join(PARTS)}"

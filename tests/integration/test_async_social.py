@@ -81,8 +81,8 @@ async def no_line(player: Player, text: str) -> None:
 
 async def server_line(player: Player, command: str, game_id: int | None = None) -> Message:
     """A chat command's answer: a coded line from the server (sender 0) to the sender alone."""
-    await chat(player, command, game_id)
-    answer = await player.client.expect("ClientChatRequest", sender=0)
+    rid = await chat(player, command, game_id)
+    answer = await player.client.expect("ClientChatRequest", sender=0, request_id=rid)
     assert answer.get("game_id", 0) == (game_id or 0), answer
     assert isinstance(answer.get("text"), str) and answer["text"], "coded lines carry a text too"
     return answer
@@ -324,17 +324,20 @@ def test_profanity_is_blocked_then_mutes_the_sender(port: int) -> None:
                 assert blocked.get("text", "") == "", "the blocked text is never shown"
                 assert blocked.get("muted", False) is muted, (attempt, blocked)
             assert "request_id" not in told, told
-        await b.client.no_message("ClientChatRequest")
+        await b.client.no_message("ClientChatRequest", sender=1)
 
         # Muted: a clean message is refused to A alone, and no chat reaches B.
         clean = text_of("sorry about that ")
         rid = await chat(a, clean, game_id)
-        refusal = await a.client.expect(("ClientChatBlockedRequest", "ErrorRequest", "ClientChatRequest"))
+        refusal = await a.client.expect(
+            ("ClientChatBlockedRequest", "ErrorRequest", "ClientChatRequest"), request_id=rid
+        )
         assert refusal["type"] == "ClientChatBlockedRequest", refusal
         assert refusal.get("request_id") == rid and refusal.get("muted") is True, refusal
         await no_line(b, clean)
         await b.client.no_message("ClientChatBlockedRequest")
-        await c.client.no_message(("ClientChatBlockedRequest", "ClientChatRequest"))
+        await c.client.no_message("ClientChatBlockedRequest")
+        await c.client.no_message("ClientChatRequest", sender=1)
         # Commands still work while muted (social.py).
         answer = await server_line(a, "/help", game_id)
         assert answer.get("code") == 6, answer
@@ -453,6 +456,8 @@ def test_chat_commands(port: int) -> None:
     async def scenario(table: Table) -> None:
         a, b = (await table.player("cmdA")), (await table.player("cmdB"))
         game_id = await start_open_game(a, [b])
+        for player in (a, b):  # the server's welcome line in the game (code 1)
+            await player.client.expect("ClientChatRequest", sender=0, code=1, game_id=game_id)
 
         assert (await server_line(a, "/help", game_id)).get("code") == 6
         statistics_line = await server_line(a, "/statistics", game_id)
@@ -463,7 +468,9 @@ def test_chat_commands(port: int) -> None:
         assert again.get("code") == 5, "one report a minute per reporter (S14)"
         # Commands are never relayed, nor kept for the history.
         await b.client.sync()
-        await b.client.no_message("ClientChatRequest")
+        await b.client.no_message("ClientChatRequest", sender=1)  # nothing relayed from A (seat 1)
+        for code in (4, 5, 6, 8):
+            await b.client.no_message("ClientChatRequest", code=code)  # nor A's answers
         assert all(not entry["text"].startswith("/") for entry in await history(b, game_id))
 
         for player in (a, b):
@@ -473,7 +480,8 @@ def test_chat_commands(port: int) -> None:
         assert lobby_statistics.get("code") == 7, lobby_statistics
         # No check is done on the reported name (the text): a name nobody has is thanked too.
         assert (await server_line(b, f"/report {unique_name('nobody')}")).get("code") == 4
-        await a.client.no_message("ClientChatRequest", sender=0)
+        for code in (4, 6, 7):  # B's answers are B's alone
+            await a.client.no_message("ClientChatRequest", sender=0, code=code)
 
     play(port, scenario)
 

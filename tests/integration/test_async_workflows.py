@@ -30,6 +30,7 @@ from tests.asyncclient import (
     acreate_account,
     alogin,
     configuration,
+    create_account,
     decode_list,
     enter_lobby,
     http_json,
@@ -1171,3 +1172,13 @@ def test_a_whole_fish_game_with_server_rules(port: int) -> None:
         assert board.status == 200 and {row["name"] for row in board.body["players"]} >= {a.name, b.name}
 
     play(port, scenario)
+
+
+def test_players_are_found_by_name(port: int) -> None:
+    name = unique_name("findme")
+    player_id = create_account(port, name)
+    found = http_json(port, "GET", f"/api/players?name={name.upper()}")
+    assert found.status == 200 and found.body == {"player_id": player_id, "name": name}
+    assert http_json(port, "GET", "/api/players?name=nobody-at-all").status == 404
+    assert http_json(port, "GET", "/api/players").status == 400
+    assert http_json(port, "POST", f"/api/players?name={name}", {}).status == 405

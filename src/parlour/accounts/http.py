@@ -5,6 +5,8 @@
 - ``POST /api/sessions {"name", "password"}`` -> 200 ``{"token", "expires", "player_id", "name"}``;
   401 for a wrong name or password (the same answer for both), 429 with ``Retry-After`` once a
   name or an address failed too often.
+- ``GET /api/players?name=`` -> 200 ``{"player_id", "name"}`` (names compare case-insensitively),
+  404 when nobody has that name: how a client finds whom to invite.
 - ``GET /api/leaderboard?game_type=&limit=`` -> 200 ``{"game_type", "players": [{"player_id",
   "name", "rating", "mu", "sigma", "games"}]}``, best first (rating = mu - 3 sigma).
 
@@ -91,6 +93,7 @@ class AccountRoutes:
             "/api/accounts": self.accounts,
             "/api/sessions": self.sessions,
             "/api/leaderboard": self.leaderboard,
+            "/api/players": self.players,
         }
 
     async def accounts(self, request: HttpRequest) -> ApiResponse:
@@ -152,6 +155,22 @@ class AccountRoutes:
         return _json(
             HTTPStatus.OK, {"token": token, "expires": expires, "player_id": account.id, "name": account.name}
         )
+
+    async def players(self, request: HttpRequest) -> ApiResponse:
+        refused = _only(request, "GET")
+        if refused is not None:
+            return refused
+        query = parse_qs(urlsplit(request.target).query, keep_blank_values=True)
+        unknown = set(query) - {"name"}
+        if unknown:
+            return _error(HTTPStatus.BAD_REQUEST, f"unknown parameter '{sorted(unknown)[0]}'")
+        name = (query.get("name") or [""])[0]
+        if not name:
+            return _error(HTTPStatus.BAD_REQUEST, "'name' is required")
+        account = self.service.account_named(name)
+        if account is None:
+            return _error(HTTPStatus.NOT_FOUND, "nobody has this name")
+        return _json(HTTPStatus.OK, {"player_id": account.id, "name": account.name})
 
     async def leaderboard(self, request: HttpRequest) -> ApiResponse:
         refused = _only(request, "GET")

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from parlour.storage.records import Record
 
-__all__ = ["Close", "ConnId", "Effect", "Send", "Store"]
+__all__ = ["Broadcast", "Close", "ConnId", "Effect", "Send", "Store"]
 
 #: Connections are known to the core by opaque ids handed out by the transport.
 ConnId = int
@@ -23,6 +23,17 @@ class Send:
     """Queue one message (a complete frame or line, already encoded as UTF-8) on a connection."""
 
     conn: ConnId
+    data: bytes
+
+
+@dataclass(slots=True)
+class Broadcast:
+    """Queue one message on each of several connections: one Send per connection in ``conns``
+    (in that order, among the other effects of the same input), with the message encoded once
+    and the effect built once, however many recipients. Transports write the same frame to each
+    (a chat line to everyone in a lobby)."""
+
+    conns: list[ConnId]
     data: bytes
 
 
@@ -49,4 +60,4 @@ class Store:
     records: list[Record]
 
 
-Effect = Send | Close | Store
+Effect = Send | Broadcast | Close | Store

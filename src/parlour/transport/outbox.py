@@ -4,7 +4,12 @@ the loop or delays anyone else's messages; one that falls too far behind is disc
 
 When the socket can take data right away (the common case), :meth:`Outbox.flush_now` hands the
 queue to it synchronously, saving the writer task a wake-up per request; the queue stays the
-single order of messages either way."""
+single order of messages either way.
+
+The queue holds messages as they go on the wire: ``frame`` (a websocket's frame header before
+each message; none for line protocols) is applied once, when a message is queued, and whoever
+sends one message to many connections (:meth:`Runtime._send <parlour.transport.runtime.Runtime>`
+for a Broadcast) frames it once for all of them and queues the same bytes with :meth:`put_framed`."""
 
 from __future__ import annotations
 
@@ -24,18 +29,29 @@ class Outbox:
         close: Callable[[int, str], Awaitable[None]],
         limit: int = 10_000,
         write_now: Callable[[list[bytes]], bool] | None = None,
+        frame: Callable[[bytes], bytes] | None = None,
     ) -> None:
+        #: Both write framed messages (what ``frame`` made of them), in order, in one write.
         self._write = write
         #: Writes a batch at once and returns True, or returns False when the socket cannot
         #: take it now (not open, or paused by flow control): the writer task then sends it.
         self._write_now = write_now
         self._close = close
         self._limit = limit
+        #: What a message becomes on the wire (None: the message itself). Public: callers
+        #: framing a message once for many outboxes compare it.
+        self.frame = frame
         self._queue: deque[bytes | Close] = deque()
         self._ready = asyncio.Event()
         self._closing = False
 
     def put(self, item: bytes | Close) -> None:
+        """Queue a message (framed here) or a Close."""
+        if self.frame is not None and not isinstance(item, Close):
+            item = self.frame(item)
+        self._enqueue(item)
+
+    def _enqueue(self, item: bytes | Close) -> None:
         if self._closing:
             return
         if isinstance(item, Close):
@@ -49,6 +65,22 @@ class Outbox:
         if self._write_now is None:
             self._ready.set()
         # else the owner calls flush_now once it has put everything of this round
+
+    def put_framed(self, chunks: list[bytes]) -> None:
+        """Queue messages framed already (by ``frame``) and flush them: one round's messages
+        to this connection. When nothing is queued before them they go straight to the socket,
+        in one write, without passing through the queue."""
+        if (
+            not self._queue
+            and self._write_now is not None
+            and not self._closing
+            and len(chunks) <= self._limit
+            and self._write_now(chunks)
+        ):
+            return
+        for chunk in chunks:
+            self._enqueue(chunk)
+        self.flush_now()
 
     def flush_now(self) -> None:
         """Send what is queued at once if the socket can take it; the writer task sends the rest."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TypeVar
 
-from parlour.core.effects import Close, ConnId, Effect, Send, Store
+from parlour.core.effects import Broadcast, Close, ConnId, Effect, Send, Store
 from parlour.core.service import Service
 from parlour.storage import (
     AsyncGameRow,
@@ -169,21 +169,58 @@ class Runtime:
         await waiter
 
     def _send(self, effects: list[Effect]) -> None:
-        touched: dict[ConnId, Outbox] = {}
+        """Carry out sends, broadcasts and closes (records are stored already, or not at all).
+
+        Messages are framed as each outbox wants them (a Broadcast's once for all its
+        recipients), gathered by connection in order, then handed to each outbox at once: all
+        of these effects' messages to a connection leave together, in one write, and each
+        recipient of a Broadcast costs little more than a dictionary lookup and an append."""
+        outboxes = self.outboxes
+        queued: dict[Outbox, list[bytes]] = {}
+        closed: list[Outbox] = []
         for effect in effects:
-            if isinstance(effect, Store):
-                continue  # nothing to store with (--store none), or stored already
-            conn = effect.conn
-            outbox = self.outboxes.get(conn)
-            if outbox is None:
-                continue  # the connection is already gone
-            if type(effect) is Send:
-                outbox.put(effect.data)
+            if type(effect) is Broadcast:
+                data = effect.data
+                framer: Callable[[bytes], bytes] | None = None
+                framed = data
+                for conn in effect.conns:
+                    outbox = outboxes.get(conn)
+                    if outbox is None:
+                        continue  # the connection is already gone
+                    if outbox.frame is not framer:
+                        framer = outbox.frame
+                        framed = data if framer is None else framer(data)
+                    chunks = queued.get(outbox)
+                    if chunks is None:
+                        queued[outbox] = [framed]
+                    else:
+                        chunks.append(framed)
+            elif type(effect) is Send:
+                outbox = outboxes.get(effect.conn)
+                if outbox is None:
+                    continue
+                frame = outbox.frame
+                framed = effect.data if frame is None else frame(effect.data)
+                chunks = queued.get(outbox)
+                if chunks is None:
+                    queued[outbox] = [framed]
+                else:
+                    chunks.append(framed)
             elif type(effect) is Close:
+                outbox = outboxes.get(effect.conn)
+                if outbox is None:
+                    continue
+                # What came before the close goes first; what follows is dropped (the
+                # outbox is closing by then).
+                chunks = queued.pop(outbox, None)
+                if chunks is not None:
+                    outbox.put_framed(chunks)
                 outbox.put(effect)
-            touched[conn] = outbox
-        # All of one input's messages to a connection leave together, in one write.
-        for outbox in touched.values():
+                closed.append(outbox)
+            # Store: nothing to store with (--store none), or stored already
+        for outbox, chunks in queued.items():
+            outbox.put_framed(chunks)
+        for outbox in closed:
             outbox.flush_now()
 
     # -----------------------------------------------------------------------------------------

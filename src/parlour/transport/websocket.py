@@ -42,6 +42,7 @@ __all__ = [
     "WebsocketListener",
     "serve_websocket",
     "text_frame",
+    "text_message",
 ]
 
 log = logging.getLogger("parlour.transport")
@@ -66,6 +67,15 @@ def text_frame(data: bytes) -> bytes:
     if size < 65536:
         return b"\x81\x7e" + size.to_bytes(2, "big")
     return b"\x81\x7f" + size.to_bytes(8, "big")
+
+
+def text_message(data: bytes) -> bytes:
+    """A whole server text frame carrying ``data``: header and payload, as the outbox queues it.
+
+    With no extension negotiated (compression is off) a server text frame is just that, so frames
+    are built here rather than through websockets' frame objects: the hot path of a busy server,
+    and a message for many connections is framed once for all of them."""
+    return text_frame(data) + data
 
 
 class WebsocketConnection(asyncio.Protocol):
@@ -107,7 +117,7 @@ class WebsocketConnection(asyncio.Protocol):
         self.writable = not self.paused
         runtime, service, conn = self.runtime, self.service, self.conn
         self.listener.websockets.add(self)
-        outbox = Outbox(self.send_texts, self.close, write_now=self.write_now)
+        outbox = Outbox(self.send_texts, self.close, write_now=self.write_now, frame=text_message)
         runtime.outboxes[conn] = outbox
         self._writer = self._loop.create_task(outbox.run())
         self._keepalive = self._loop.call_later(PING_INTERVAL, self._send_ping)
@@ -213,31 +223,22 @@ class WebsocketConnection(asyncio.Protocol):
 
     # Output -----------------------------------------------------------------------------------
 
-    def write_now(self, texts: list[bytes]) -> bool:
-        """Send UTF-8 encoded text messages in one write, now, if the connection is writable.
+    def write_now(self, frames: list[bytes]) -> bool:
+        """Write text frames (built by :func:`text_message`) in one write, now, if the
+        connection is writable.
 
         False (nothing sent) otherwise: the outbox's writer task then sends them through
-        :meth:`send_texts`. With no extension negotiated (compression is off) a server text
-        frame is just a header and the payload, so frames are built here rather than through a
-        frame object each: the hot path of a busy server.
+        :meth:`send_texts`.
         """
         if not self.writable:
             return False
         transport = self.transport
         assert transport is not None
-        if len(texts) == 1:
-            text = texts[0]
-            transport.write(text_frame(text) + text)
-            return True
-        parts = []
-        for text in texts:
-            parts.append(text_frame(text))
-            parts.append(text)
-        transport.write(b"".join(parts))
+        transport.write(frames[0] if len(frames) == 1 else b"".join(frames))
         return True
 
-    async def send_texts(self, texts: list[bytes]) -> None:
-        """The outbox's writer: write the messages at once (while the connection is open),
+    async def send_texts(self, frames: list[bytes]) -> None:
+        """The outbox's writer: write the text frames at once (while the connection is open),
         then wait while the transport has paused writing (asyncio's write-then-drain).
 
         Writing before waiting keeps the order: :meth:`write_now` writes nothing while paused,
@@ -247,11 +248,7 @@ class WebsocketConnection(asyncio.Protocol):
         transport = self.transport
         protocol = self.protocol
         if transport is not None and not self._gone and protocol.state is OPEN and not protocol.eof_sent:
-            parts = []
-            for text in texts:
-                parts.append(text_frame(text))
-                parts.append(text)
-            transport.write(b"".join(parts))
+            transport.write(b"".join(frames))
         while self.paused and not self._gone:
             waiter = self._drained = self._loop.create_future()
             await waiter

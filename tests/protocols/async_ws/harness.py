@@ -11,7 +11,7 @@ from typing import Any
 import msgspec
 
 from parlour.accounts.tokens import SessionTokens
-from parlour.core.effects import Close, Effect, Send, Store
+from parlour.core.effects import Broadcast, Close, Effect, Send, Store
 from parlour.protocols.async_ws.hub import AsyncLimits
 from parlour.protocols.async_ws.service import AsyncService
 from parlour.storage import AccountRow, AsyncGameRow, AsyncTurnRow, MetaRow, RatingRow, Record
@@ -47,6 +47,10 @@ class Harness:
                 stored_first = False
                 if isinstance(effect, Send):
                     self.inbox[effect.conn].append(msgspec.json.decode(effect.data))
+                elif isinstance(effect, Broadcast):
+                    assert len(set(effect.conns)) == len(effect.conns), "one message per recipient"
+                    for conn in effect.conns:
+                        self.inbox[conn].append(msgspec.json.decode(effect.data))
                 elif isinstance(effect, Close):
                     self.closed[effect.conn] = effect
 

@@ -16,7 +16,7 @@ from typing import Any, Final
 import msgspec
 
 from parlour.accounts.tokens import SessionTokens
-from parlour.core.effects import Close, Effect, Send
+from parlour.core.effects import Broadcast, Close, Effect, Send
 from parlour.protocols.async_ws.hub import AsyncLimits
 from parlour.protocols.async_ws.service import AsyncService
 
@@ -44,10 +44,12 @@ class _Scene:
 
     def _run(self, effects: list[Effect]) -> None:
         for effect in effects:
-            if isinstance(effect, Send):
+            if isinstance(effect, Send | Broadcast):
                 message = msgspec.json.decode(effect.data)
                 if message["type"] not in _QUIET:
-                    self.lines.append(f"S -> {self.names[effect.conn]}: {self._show(message)}")
+                    conns = [effect.conn] if isinstance(effect, Send) else effect.conns
+                    shown = self._show(message)
+                    self.lines.extend(f"S -> {self.names[conn]}: {shown}" for conn in conns)
             elif isinstance(effect, Close):
                 self.lines.append(f"S -> {self.names[effect.conn]}: (closes the websocket: {effect.code})")
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
-from parlour.core.effects import Close, ConnId, Effect, Send, Store
+from parlour.core.effects import Broadcast, Close, ConnId, Effect, Send, Store
 from parlour.protocols.async_ws.messages import (
     ErrorCode,
     ErrorRequest,
@@ -154,19 +154,26 @@ class Hub:
     ) -> None:
         """Send one message (encoded once) to every present human of ``game`` but ``skip``, and
         to its observers (S17) unless ``observers`` is False (a seat's own view, say)."""
-        data: bytes | None = None
         skipped = set(skip)
         audience = [seat.player_id for seat in game.seats if seat.player_id is not None]
         if observers:
             audience += sorted(self.observers.get(game.id, ()))
+        conns: list[ConnId] = []
         for player_id in audience:
             if player_id in skipped:
                 continue
             skipped.add(player_id)
             conn = self.online.get(player_id)
             if conn is not None:
-                data = data or encode(message)
-                self.out.append(Send(conn, data))
+                conns.append(conn)
+        self.send_many(conns, encode(message) if conns else b"")
+
+    def send_many(self, conns: list[ConnId], data: bytes) -> None:
+        """The same encoded message to each of ``conns``, in order: one effect for them all."""
+        if len(conns) > 1:
+            self.out.append(Broadcast(conns, data))
+        elif conns:
+            self.out.append(Send(conns[0], data))
 
     def error(
         self,

@@ -16,6 +16,7 @@ from parlour.protocols.async_ws.hub import Hub, Session, deflated
 from parlour.protocols.async_ws.messages import (
     AnswerInvitationRequest,
     AskPlayerInfoRequest,
+    ClientChatRequest,
     EngageGameWithFriendsRequest,
     EnterLobbyRequest,
     ExitLobbyRequest,
@@ -43,7 +44,10 @@ from parlour.protocols.async_ws.messages import (
 from parlour.protocols.async_ws.model import AsyncGame, SeatInfo
 from parlour.protocols.async_ws.play import report, start_game
 from parlour.protocols.async_ws.rules import seat_range
-from parlour.protocols.async_ws.social import is_ignored
+from parlour.protocols.async_ws.social import CODE_WELCOME_LOBBY, SERVER, is_ignored
+
+#: The server's welcome line in the lobby (chat code 9 of the text's table).
+WELCOME_LOBBY = "Welcome to the lobby. Type /help for the chat commands."
 
 __all__ = [
     "answer_invitation",
@@ -76,6 +80,10 @@ def enter_lobby(hub: Hub, session: Session, msg: EnterLobbyRequest, now: float) 
     hub.lobby_changed = True
     hub.send(session.conn, LobbyEnteredRequest(request_id=msg.request_id))
     _push_to(hub, session)  # the lists at once, then only when they change (S13)
+    hub.send(
+        session.conn,
+        ClientChatRequest(text=WELCOME_LOBBY, sender=SERVER, code=CODE_WELCOME_LOBBY),
+    )
 
 
 def exit_lobby(hub: Hub, session: Session, msg: ExitLobbyRequest, now: float) -> None:
@@ -185,6 +193,9 @@ def _too_many(hub: Hub, session: Session, msg: object) -> bool:
 
 def create_game(hub: Hub, session: Session, msg: LobbyCreateGameRequest, now: float) -> None:
     config = msg.configuration
+    if config.password is not None and not config.private:
+        # A password makes the game private (S7): the lobby shows it locked, as the text means.
+        config = msgspec.structs.replace(config, private=True)
     if not _check_configuration(hub, session, config, msg) or _too_many(hub, session, msg):
         return
     for payload in (msg.initial_state, msg.initial_summary):

@@ -297,6 +297,9 @@ class StatusReport(_Structure, kw_only=True):
     game_id: GameId
     configuration: GameConfiguration
     status: GameStatus
+    #: Chosen here: set for a game created by invitation (EngageGameWithFriendsRequest), so a
+    #: client that comes back can tell an invitation from an open game.
+    invited_by: GlobalId | None = None
     players: list[StatusReportPlayer] = []
     turn: Annotated[LocalId, Meta(description="Whose turn it is (S12).")] | None = None
     active_player: (

@@ -268,6 +268,7 @@ class AsyncGame(msgspec.Struct, kw_only=True):
             game_id=self.id,
             configuration=config,
             status=self.status,  # type: ignore[arg-type]
+            invited_by=self.invited_by,
             players=[
                 StatusReportPlayer(
                     local_id=seat.local_id,

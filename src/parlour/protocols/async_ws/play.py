@@ -27,6 +27,7 @@ from parlour.protocols.async_ws.hub import Hub, Session
 from parlour.protocols.async_ws.messages import (
     ActionCommitedRequest,
     ActionRequiredRequest,
+    ClientChatRequest,
     ClockPausedRequest,
     ClockResumedRequest,
     ClocksStatusRequest,
@@ -73,6 +74,8 @@ __all__ = [
     "to_observers",
 ]
 
+#: The server's welcome line in a game's chat (chat code 1).
+WELCOME_GAME: Final = "The game starts. Good luck! Type /help for the chat commands."
 #: The idle timer reports at these fractions of the idle time (the text's 50/75/100 %).
 IDLE_STEPS: Final = (50, 75, 100)
 #: A server-rules game plays at most this many robot turns in a row on one input.
@@ -122,6 +125,7 @@ def start_game(
     for seat in game.seats:
         seat.remaining = clock
     game.turn_index = 1
+    game.turn_started = now  # the reports below show the clocks as the first turn starts
     game.idle_time = game.config.idle_time
     game.next_players = [seat.local_id for seat in game.seats]
     if game.server_rules:
@@ -151,6 +155,12 @@ def start_game(
                 request_id=request_id if seat.player_id == starter else None,
             ),
         )
+    # The text's chat code 1: the server's welcome line in the game's chat, to every seat.
+    hub.to_game(
+        game,
+        ClientChatRequest(game_id=game.id, text=WELCOME_GAME, sender=0, code=1),
+        observers=False,
+    )
     begin_turn(hub, game, now, pause=0)
     hub.save(game, now)
 
@@ -262,8 +272,10 @@ def _apply_action(
     update = GameStateUpdatedRequest(
         game_id=game.id, state="", turn_index=game.turn_index, player_id=seat.local_id
     )
+    # Every seat gets its own new view, the mover too: under server rules the client computes
+    # nothing, so the acknowledgement alone would leave it without the state it moved to.
     for other in game.seats:
-        if other.player_id is not None and (by is None or other is not by):
+        if other.player_id is not None:
             hub.to_player(other.player_id, msgspec.structs.replace(update, state=rules.view(other.local_id)))
     # Observers see what no seat hides (S9, S17); one who holds a seat has had its own view.
     seated = tuple(other.player_id for other in game.seats if other.player_id is not None)

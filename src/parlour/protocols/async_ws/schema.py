@@ -59,6 +59,7 @@ statuses and error codes (decisions S1-S20 in `scalable-server-notes.md`).
 - One live connection per account: signing in elsewhere closes the older connection after an
   `AsyncConnectionErrorRequest` with reason `REPLACED`. Games outlive connections. A connection
   silent for `async_ping_timeout` (60 s) is closed: send `PingRequest` regularly.
+- `GET /api/players?name=` finds an account's `player_id` by name (to invite it); 404 if none.
 - `GET /api/leaderboard?game_type=&limit=` lists ratings (OpenSkill ordinal, best first).
 
 ## Requests, replies and errors (S2, S3)

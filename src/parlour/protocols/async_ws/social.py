@@ -47,7 +47,6 @@ from weakref import WeakKeyDictionary
 
 import msgspec
 
-from parlour.core.effects import Send
 from parlour.protocols.async_ws.hub import Hub, Session
 from parlour.protocols.async_ws.messages import (
     AskServerStatisticsRequest,
@@ -197,13 +196,11 @@ def _player_id(session: Session) -> int:
 
 
 def _fan_out(hub: Hub, player_ids: Iterable[int], message: ServerMessage) -> None:
-    """One message, encoded once, to every connected player of ``player_ids``."""
-    data: bytes | None = None
-    for player_id in player_ids:
-        conn = hub.online.get(player_id)
-        if conn is not None:
-            data = data or encode(message)
-            hub.out.append(Send(conn, data))
+    """One message, encoded once, to every connected player of ``player_ids`` (one effect)."""
+    online = hub.online.get
+    conns = [conn for conn in map(online, player_ids) if conn is not None]
+    if conns:
+        hub.send_many(conns, encode(message))
 
 
 # -- Buddy and ignore lists -----------------------------------------------------------------------
@@ -664,8 +661,14 @@ def chat_history(hub: Hub, session: Session, msg: GetChatHistoryRequest, now: fl
 # -- Chat commands ----------------------------------------------------------------------------------
 
 
-def _server_line(hub: Hub, session: Session, scope: int, code: int, text: str) -> None:
-    hub.send(session.conn, ClientChatRequest(game_id=scope, text=text, sender=SERVER, code=code))
+def _server_line(
+    hub: Hub, session: Session, scope: int, code: int, text: str, request_id: str | None = None
+) -> None:
+    """A coded line from the server to the sender alone: the reply to its command (S2)."""
+    hub.send(
+        session.conn,
+        ClientChatRequest(game_id=scope, text=text, sender=SERVER, code=code, request_id=request_id),
+    )
 
 
 def _command(
@@ -679,10 +682,10 @@ def _command(
     if name == "report":
         _report(hub, session, msg, rest, now)
     elif name == "statistics":
-        _server_line(hub, session, msg.game_id, *_scope_statistics(hub, game))
+        _server_line(hub, session, msg.game_id, *_scope_statistics(hub, game), msg.request_id)
     else:
         prefix = "" if name == "help" else f"Unknown command /{name}. "
-        _server_line(hub, session, msg.game_id, CODE_HELP, prefix + HELP_TEXT)
+        _server_line(hub, session, msg.game_id, CODE_HELP, prefix + HELP_TEXT, msg.request_id)
 
 
 def _report(hub: Hub, session: Session, msg: MulticastChatRequest, rest: str, now: float) -> None:
@@ -697,11 +700,18 @@ def _report(hub: Hub, session: Session, msg: MulticastChatRequest, rest: str, no
     if last is not None and now - last < REPORT_COOLDOWN:
         wait = math.ceil(REPORT_COOLDOWN - (now - last))
         text = f"You reported a player less than a minute ago: try again in {wait} s."
-        return _server_line(hub, session, msg.game_id, CODE_REPORT_COOLDOWN, text)
+        return _server_line(hub, session, msg.game_id, CODE_REPORT_COOLDOWN, text, msg.request_id)
     social.reported[player_id] = now
     reason = words[1] if len(words) > 1 else ""
     hub.store(ReportRow(reporter=player_id, reported=words[0], scope=msg.game_id, text=reason, at=now))
-    _server_line(hub, session, msg.game_id, CODE_REPORT_THANKS, f"Thanks for your report about {words[0]}.")
+    _server_line(
+        hub,
+        session,
+        msg.game_id,
+        CODE_REPORT_THANKS,
+        f"Thanks for your report about {words[0]}.",
+        msg.request_id,
+    )
 
 
 def _scope_statistics(hub: Hub, game: AsyncGame | None) -> tuple[int, str]:
