@@ -549,7 +549,7 @@ def _audience(
             if other not in hub.lobby:
                 hub.error(session.conn, "UNKNOWN_PLAYER", f"player {other} is not in the lobby", msg)
                 return None
-        audience = wanted or sorted(hub.lobby)
+        audience = wanted or list(hub.lobby)  # the order of delivery does not matter
     elif wanted:
         audience = []
         for local_id in wanted:
@@ -562,10 +562,12 @@ def _audience(
     else:
         audience = [seat.player_id for seat in game.seats if seat.player_id is not None]
         audience += sorted(hub.observers.get(game.id, ()))
+    # The ignore table once, not per recipient: a lobby line goes to thousands (the benchmark).
+    ignored = social_state(hub).ignored
     return [
         other
         for other in dict.fromkeys(audience)
-        if other != player_id and not is_ignored(hub, other, player_id)
+        if other != player_id and player_id not in ignored.get(other, ())
     ]
 
 
