@@ -3,16 +3,27 @@
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-__all__ = ["BIN", "clean_env", "free_port", "running", "serve_command", "started", "wait_for_port"]
+__all__ = [
+    "BIN",
+    "RestartableServer",
+    "clean_env",
+    "free_port",
+    "running",
+    "serve_command",
+    "started",
+    "wait_for_port",
+]
 
 #: Where this interpreter's scripts are (``parlour``, ``apologies-server``).
 BIN = Path(sys.executable).parent
@@ -94,3 +105,38 @@ def running(
     with started(command, output, env) as process:
         wait_for_port(process, port)
         yield process
+
+
+@dataclass
+class RestartableServer:
+    """One store file, served by one ``parlour serve`` process at a time (on a new free port each
+    start), for tests that kill it and start it again; ``extra`` flags go to every start."""
+
+    store: Path
+    log: Path
+    extra: tuple[str, ...] = ()
+    process: subprocess.Popen[bytes] | None = None
+    port: int = 0
+
+    def start(self) -> None:
+        self.port = free_port()
+        command = serve_command(self.port, *self.extra, store=str(self.store))
+        with self.log.open("ab") as log:
+            self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=clean_env())
+        wait_for_port(self.process, self.port)
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait()
+
+    def stop(self) -> None:
+        """A graceful stop; one that does not come within 10 s is killed and fails the test."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+                raise

@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import signal
 import subprocess
 from collections.abc import Awaitable, Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,38 +27,10 @@ from tests.asyncclient import (
     request_id,
     start_open_game,
 )
-from tests.processes import BIN, clean_env, free_port, serve_command, wait_for_port
+from tests.processes import BIN, RestartableServer, clean_env
 
-
-@dataclass
-class Server:
-    """One store file, served by one process at a time."""
-
-    store: Path
-    log: Path
-    process: subprocess.Popen[bytes] | None = None
-    port: int = 0
-
-    def start(self) -> None:
-        self.port = free_port()
-        command = serve_command(self.port, store=str(self.store))
-        with self.log.open("ab") as log:
-            self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=clean_env())
-        wait_for_port(self.process, self.port)
-
-    def kill(self) -> None:
-        assert self.process is not None
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait()
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+#: One store file, served by one process at a time.
+Server = RestartableServer
 
 
 @pytest.fixture

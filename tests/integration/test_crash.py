@@ -13,8 +13,6 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-import signal
-import subprocess
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +21,7 @@ from typing import Any
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from tests.processes import clean_env, free_port, serve_command, wait_for_port
+from tests.processes import RestartableServer
 
 
 class Killed(Exception):
@@ -31,32 +29,10 @@ class Killed(Exception):
 
 
 @dataclass
-class Server:
-    store: Path
-    log: Path
-    process: subprocess.Popen[bytes] | None = None
-    port: int = 0
+class Server(RestartableServer):
+    """The store file's server, with random robots (fast, and any robot is as good here)."""
 
-    def start(self) -> None:
-        self.port = free_port()
-        command = serve_command(self.port, "--robot", "random", store=str(self.store))
-        with self.log.open("ab") as log:
-            self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=clean_env())
-        wait_for_port(self.process, self.port)
-
-    def kill(self) -> None:
-        assert self.process is not None
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait()
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                raise
+    extra: tuple[str, ...] = ("--robot", "random")
 
     def api(self, path: str) -> Any:
         with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=10) as answer:
