@@ -104,17 +104,23 @@ class _Scene:
         del self.lines[mark:]
 
 
-def _two(scene: _Scene, **config: Any) -> None:
-    """ann and bob in a started 2-player game (not shown)."""
-    scene.player("ann")
-    scene.player("bob")
+def _seated(scene: _Scene, *names: str, **config: Any) -> None:
+    """These players in a started game of their number, the first one its creator (not shown)."""
+    for name in names:
+        scene.player(name)
 
     def setup() -> None:
-        configuration = {"game_type": "example", "max_players": 2, **config}
-        scene.send("ann", type="LobbyCreateGameRequest", configuration=configuration, initial_state="s0")
-        scene.send("bob", type="LobbyJoinGameRequest", game_id=1)
+        configuration = {"game_type": "example", "max_players": len(names), **config}
+        scene.send(names[0], type="LobbyCreateGameRequest", configuration=configuration, initial_state="s0")
+        for name in names[1:]:
+            scene.send(name, type="LobbyJoinGameRequest", game_id=1)
 
     scene.quietly(setup)
+
+
+def _two(scene: _Scene, **config: Any) -> None:
+    """ann and bob in a started 2-player game (not shown)."""
+    _seated(scene, "ann", "bob", **config)
 
 
 def authentication(scene: _Scene) -> None:
@@ -174,18 +180,7 @@ def invitation(scene: _Scene) -> None:
 
 
 def turns(scene: _Scene) -> None:
-    scene.player("ann")
-    scene.player("bob")
-    scene.player("cid")
-
-    def setup() -> None:
-        scene.send(
-            "ann", type="LobbyCreateGameRequest", configuration={"game_type": "example", "max_players": 3}
-        )
-        scene.send("bob", type="LobbyJoinGameRequest", game_id=1)
-        scene.send("cid", type="LobbyJoinGameRequest", game_id=1)
-
-    scene.quietly(setup)
+    _seated(scene, "ann", "bob", "cid")
     scene.send(
         "ann", type="CommitActionRequest", game_id=1, turn_index=1, next_state="A", next_players=[2, 3, 1]
     )
@@ -228,18 +223,7 @@ def idle_timer(scene: _Scene) -> None:
 
 
 def forfeit_and_robots(scene: _Scene) -> None:
-    scene.player("ann")
-    scene.player("bob")
-    scene.player("cid")
-
-    def setup() -> None:
-        scene.send(
-            "ann", type="LobbyCreateGameRequest", configuration={"game_type": "example", "max_players": 3}
-        )
-        scene.send("bob", type="LobbyJoinGameRequest", game_id=1)
-        scene.send("cid", type="LobbyJoinGameRequest", game_id=1)
-
-    scene.quietly(setup)
+    _seated(scene, "ann", "bob", "cid")
     scene.send("bob", type="GameForfeitRequest", game_id=1)
     scene.send(
         "ann", type="CommitActionRequest", game_id=1, turn_index=1, next_state="A", next_players=[2, 3, 1]
