@@ -87,6 +87,39 @@ def test_a_round_goes_out_in_one_write_per_connection_in_effect_order() -> None:
     asyncio.run(scenario())
 
 
+def test_broadcasts_to_one_shared_list_go_out_in_one_pass_with_their_substitutes() -> None:
+    async def scenario() -> None:
+        runtime = Runtime()
+        wire = Wire(runtime)
+        for conn in (1, 2, 3, 4):
+            wire.add(conn)
+        lobby = [1, 2, 3, 4, 9]  # 9: gone already
+        runtime.execute(
+            [
+                Broadcast(lobby, b"ann: hi", {1: b"ann: hi (yours)"}),
+                Store([]),  # records stored already: no break in the run
+                Broadcast(lobby, b"bob: yo", {2: b"bob: yo (yours)", 3: b""}),  # 3 ignores bob
+                Broadcast(lobby, b"cid: hey", {3: b"cid: hey (yours)"}),
+                Send(4, b"private"),  # ends the run: order is kept around it
+                Broadcast(lobby, b"dan: bye", {4: b"dan: bye (yours)"}),
+            ]
+        )
+        m = text_message
+        assert wire.writes == {
+            1: [[m(b"ann: hi (yours)") + m(b"bob: yo") + m(b"cid: hey"), m(b"dan: bye")]],
+            2: [[m(b"ann: hi") + m(b"bob: yo (yours)") + m(b"cid: hey"), m(b"dan: bye")]],
+            3: [[m(b"ann: hi") + m(b"cid: hey (yours)"), m(b"dan: bye")]],
+            4: [[m(b"ann: hi") + m(b"bob: yo") + m(b"cid: hey"), m(b"private"), m(b"dan: bye (yours)")]],
+        }
+        # The joined lines were framed once for everyone without a substitute.
+        assert wire.writes[1][0][1] is wire.writes[2][0][1] is wire.writes[3][0][1]
+        # Broadcast.sends() says the same, one broadcast at a time.
+        assert Broadcast([1, 2, 3], b"x", {2: b"", 3: b"y"}).sends() == [Send(1, b"x"), Send(3, b"y")]
+        wire.stop()
+
+    asyncio.run(scenario())
+
+
 def test_outboxes_without_a_frame_get_the_message_itself() -> None:
     async def scenario() -> None:
         runtime = Runtime()

@@ -31,10 +31,23 @@ class Broadcast:
     """Queue one message on each of several connections: one Send per connection in ``conns``
     (in that order, among the other effects of the same input), with the message encoded once
     and the effect built once, however many recipients. Transports write the same frame to each
-    (a chat line to everyone in a lobby)."""
+    (a chat line to everyone in a lobby).
+
+    ``instead`` names the few connections that get something else in place of ``data``: the
+    sender's own copy of a chat line (which echoes its request id), or ``b""`` for nothing (a
+    player ignoring the sender). A transport releasing several broadcasts to the same ``conns``
+    list (the same object: lists handed out here are never mutated) at once may write them to
+    each connection in one pass, which is what keeps a busy lobby's chat cheap."""
 
     conns: list[ConnId]
     data: bytes
+    instead: dict[ConnId, bytes] | None = None
+
+    def sends(self) -> list[Send]:
+        """The Sends this broadcast stands for, in order (``instead`` applied)."""
+        instead = self.instead or {}
+        sends = [Send(conn, instead.get(conn, self.data)) for conn in self.conns]
+        return [send for send in sends if send.data]
 
 
 @dataclass(frozen=True, slots=True)

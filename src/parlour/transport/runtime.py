@@ -173,28 +173,27 @@ class Runtime:
 
         Messages are framed as each outbox wants them (a Broadcast's once for all its
         recipients), gathered by connection in order, then handed to each outbox at once: all
-        of these effects' messages to a connection leave together, in one write, and each
-        recipient of a Broadcast costs little more than a dictionary lookup and an append."""
+        of these effects' messages to a connection leave together, in one write. A run of
+        broadcasts to the same connections (the lobby chat lines of one commit) is one pass
+        over the recipients, so each recipient costs a dictionary lookup and an append per
+        release, however many lines it carries."""
         outboxes = self.outboxes
         queued: dict[Outbox, list[bytes]] = {}
         closed: list[Outbox] = []
-        for effect in effects:
+        index, count = 0, len(effects)
+        while index < count:
+            effect = effects[index]
+            index += 1
             if type(effect) is Broadcast:
-                data = effect.data
-                framer: Callable[[bytes], bytes] | None = None
-                framed = data
-                for conn in effect.conns:
-                    outbox = outboxes.get(conn)
-                    if outbox is None:
-                        continue  # the connection is already gone
-                    if outbox.frame is not framer:
-                        framer = outbox.frame
-                        framed = data if framer is None else framer(data)
-                    chunks = queued.get(outbox)
-                    if chunks is None:
-                        queued[outbox] = [framed]
-                    else:
-                        chunks.append(framed)
+                run = [effect]
+                while index < count:
+                    following = effects[index]
+                    if type(following) is Broadcast and following.conns is effect.conns:
+                        run.append(following)
+                    elif type(following) is not Store:  # records are stored already: no-ops
+                        break
+                    index += 1
+                self._queue_broadcasts(run, queued)
             elif type(effect) is Send:
                 outbox = outboxes.get(effect.conn)
                 if outbox is None:
@@ -222,6 +221,42 @@ class Runtime:
             outbox.put_framed(chunks)
         for outbox in closed:
             outbox.flush_now()
+
+    def _queue_broadcasts(self, run: list[Broadcast], queued: dict[Outbox, list[bytes]]) -> None:
+        """Queue broadcasts to the same connections, in order: each recipient gets their
+        messages joined in one chunk (framed once per framing), the few named in an
+        ``instead`` their own."""
+        outboxes = self.outboxes
+        special: set[ConnId] = set()
+        for broadcast in run:
+            if broadcast.instead:
+                special.update(broadcast.instead)
+        framer: Callable[[bytes], bytes] | bool | None = False  # False: nothing framed yet
+        joined = b""
+        for conn in run[0].conns:
+            outbox = outboxes.get(conn)
+            if outbox is None:
+                continue  # the connection is already gone
+            frame = outbox.frame
+            if frame is not framer:
+                framer = frame
+                joined = b"".join(
+                    [broadcast.data if frame is None else frame(broadcast.data) for broadcast in run]
+                )
+            chunk = joined
+            if conn in special:
+                parts = [
+                    broadcast.data if not broadcast.instead else broadcast.instead.get(conn, broadcast.data)
+                    for broadcast in run
+                ]
+                chunk = b"".join([part if frame is None else frame(part) for part in parts if part])
+                if not chunk:
+                    continue
+            chunks = queued.get(outbox)
+            if chunks is None:
+                queued[outbox] = [chunk]
+            else:
+                chunks.append(chunk)
 
     # -----------------------------------------------------------------------------------------
     # Group commit

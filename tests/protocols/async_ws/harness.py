@@ -49,8 +49,8 @@ class Harness:
                     self.inbox[effect.conn].append(msgspec.json.decode(effect.data))
                 elif isinstance(effect, Broadcast):
                     assert len(set(effect.conns)) == len(effect.conns), "one message per recipient"
-                    for conn in effect.conns:
-                        self.inbox[conn].append(msgspec.json.decode(effect.data))
+                    for send in effect.sends():
+                        self.inbox[send.conn].append(msgspec.json.decode(send.data))
                 elif isinstance(effect, Close):
                     self.closed[effect.conn] = effect
 

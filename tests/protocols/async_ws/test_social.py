@@ -664,6 +664,29 @@ def test_chat_history_lists_and_reports_survive_a_restart(tmp_path: Path) -> Non
         store.close()
 
 
+def test_an_ignorer_leaving_the_lobby_or_unignoring_changes_who_gets_lobby_lines() -> None:
+    h = Harness()
+    (ann, ann_id), (bob, _), (cid, cid_id) = in_lobby(h, "ann", "bob", "cid")
+    for ignorer in (bob, cid):
+        h.send(ignorer, type="AsyncIgnoreManagementRequest", operation="ADD", player_id=ann_id)
+    h.clear()
+    say(h, ann, "one")
+    assert [m["text"] for m in h.inbox[ann]] == ["one"] and not h.inbox[bob] and not h.inbox[cid]
+    h.send(cid, type="AsyncIgnoreManagementRequest", operation="REMOVE", player_id=ann_id)
+    h.send(bob, type="ExitLobbyRequest")
+    h.clear()
+    say(h, ann, "two")
+    h.expect(cid, "ClientChatRequest", text="two", sender=ann_id)
+    assert not h.inbox[bob]
+    h.send(bob, type="EnterLobbyRequest")
+    h.clear()
+    say(h, cid, "three")  # bob ignores ann, not cid
+    h.expect(bob, "ClientChatRequest", text="three", sender=cid_id)
+    h.expect(ann, "ClientChatRequest", text="three")
+    say(h, ann, "four")
+    assert not [m for m in h.inbox[bob] if m.get("text") == "four"]
+
+
 def test_an_ignored_players_invitation_never_reaches_the_ignorer() -> None:
     h = Harness()
     ann, ann_id = h.player("ann")

@@ -44,12 +44,12 @@ class _Scene:
 
     def _run(self, effects: list[Effect]) -> None:
         for effect in effects:
-            if isinstance(effect, Send | Broadcast):
+            if isinstance(effect, Broadcast):
+                self._run(list[Effect](effect.sends()))
+            elif isinstance(effect, Send):
                 message = msgspec.json.decode(effect.data)
                 if message["type"] not in _QUIET:
-                    conns = [effect.conn] if isinstance(effect, Send) else effect.conns
-                    shown = self._show(message)
-                    self.lines.extend(f"S -> {self.names[conn]}: {shown}" for conn in conns)
+                    self.lines.append(f"S -> {self.names[effect.conn]}: {self._show(message)}")
             elif isinstance(effect, Close):
                 self.lines.append(f"S -> {self.names[effect.conn]}: (closes the websocket: {effect.code})")
 

@@ -105,6 +105,8 @@ class Hub:
         #: Players in the lobby, and whether its lists changed since the last push.
         self.lobby: set[int] = set()
         self.lobby_changed = False
+        #: The connections of the players in the lobby (see lobby_conns), None when stale.
+        self._lobby_conns: list[ConnId] | None = None
         self.lists_pushed = float("-inf")
         #: Observers of each game (account ids, S17): they get every event the players get.
         self.observers: dict[int, set[int]] = {}
@@ -113,6 +115,30 @@ class Hub:
         #: other records it produced.
         self.dirty: dict[int, AsyncGame] = {}
         self.records: list[Record] = []
+
+    # -- The lobby ------------------------------------------------------------------------------
+
+    def join_lobby(self, player_id: int) -> None:
+        self.lobby.add(player_id)
+        self.lobby_changed = True
+        self._lobby_conns = None
+
+    def leave_lobby(self, player_id: int) -> None:
+        self.lobby.discard(player_id)
+        self.lobby_changed = True
+        self._lobby_conns = None
+
+    def lobby_conns(self) -> list[ConnId]:
+        """The connections of everyone in the lobby: one list, kept until someone enters or
+        leaves, and never changed once handed out (a new one replaces it), so that the chat
+        lines of a busy lobby share it and a transport recognises them as one audience (see
+        Broadcast). Players in the lobby are online: leaving the lobby comes first when a
+        connection goes or is replaced."""
+        conns = self._lobby_conns
+        if conns is None:
+            online = self.online.get
+            conns = self._lobby_conns = [conn for conn in map(online, self.lobby) if conn is not None]
+        return conns
 
     # -- Output ---------------------------------------------------------------------------------
 

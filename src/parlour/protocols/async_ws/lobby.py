@@ -76,8 +76,7 @@ def enter_lobby(hub: Hub, session: Session, msg: EnterLobbyRequest, now: float) 
     if session.in_lobby:
         return hub.error(session.conn, "PLAYER_ALREADY_IN_LOBBY", "you are in the lobby already", msg)
     session.in_lobby = True
-    hub.lobby.add(_player_id(session))
-    hub.lobby_changed = True
+    hub.join_lobby(_player_id(session))
     hub.send(session.conn, LobbyEnteredRequest(request_id=msg.request_id))
     _push_to(hub, session)  # the lists at once, then only when they change (S13)
     hub.send(
@@ -95,8 +94,7 @@ def leave_lobby(hub: Hub, session: Session) -> None:
     if session.in_lobby:
         session.in_lobby = False
         session.sent_players = session.sent_games = ""
-        hub.lobby.discard(_player_id(session))
-        hub.lobby_changed = True
+        hub.leave_lobby(_player_id(session))
 
 
 def _lists(hub: Hub) -> tuple[str, str]:

@@ -47,6 +47,7 @@ from weakref import WeakKeyDictionary
 
 import msgspec
 
+from parlour.core.effects import Broadcast, Send
 from parlour.protocols.async_ws.hub import Hub, Session
 from parlour.protocols.async_ws.messages import (
     AskServerStatisticsRequest,
@@ -147,6 +148,9 @@ class Social:
     # -- Buddy and ignore lists: owner -> other -> when added ----------------------------------
     buddies: dict[int, dict[int, float]] = field(default_factory=dict)
     ignored: dict[int, dict[int, float]] = field(default_factory=dict)
+    #: The other way round: who ignores each player (a lobby line skips them without reading
+    #: every lobby member's list).
+    ignorers: dict[int, set[int]] = field(default_factory=dict)
     # -- Chat ----------------------------------------------------------------------------------
     #: The last HISTORY public lines of each scope, and the next line's number.
     history: dict[int, deque[ChatRow]] = field(default_factory=dict)
@@ -220,6 +224,25 @@ def _table(social: Social, kind: str) -> dict[int, dict[int, float]]:
     return social.buddies if kind == "buddy" else social.ignored
 
 
+def _relate(social: Social, kind: str, owner: int, other: int, added: float) -> None:
+    _table(social, kind).setdefault(owner, {})[other] = added
+    if kind == "ignore":
+        social.ignorers.setdefault(other, set()).add(owner)
+
+
+def _unrelate(social: Social, kind: str, owner: int, other: int) -> None:
+    table = _table(social, kind)
+    entries = table.get(owner, {})
+    entries.pop(other, None)
+    if not entries:
+        table.pop(owner, None)
+    if kind == "ignore":
+        ignorers = social.ignorers.get(other, set())
+        ignorers.discard(owner)
+        if not ignorers:
+            social.ignorers.pop(other, None)
+
+
 def _listed(hub: Hub, entries: dict[int, float]) -> list[SmallPlayer]:
     return [
         SmallPlayer(player_id=other, name=hub.name(other), presence=presence(hub, other).presence)
@@ -253,18 +276,16 @@ def _manage(
     if other == owner or other not in hub.accounts:
         hub.error(session.conn, "UNKNOWN_PLAYER", f"no other player {other}", msg)
         return False
-    table = _table(social_state(hub), kind)
-    entries = table.setdefault(owner, {})
+    social = social_state(hub)
+    entries = _table(social, kind).get(owner, {})
     if msg.operation == "ADD" and other not in entries:
         if len(entries) >= MAX_LIST:
             hub.error(session.conn, "TOO_LARGE", f"a list holds at most {MAX_LIST} players", msg)
             return False
-        entries[other] = now
+        _relate(social, kind, owner, other, now)
         hub.store(RelationRow(owner, other, kind, now))  # S10: stored before confirmed
     elif msg.operation == "REMOVE" and other in entries:
-        del entries[other]
-        if not entries:
-            del table[owner]
+        _unrelate(social, kind, owner, other)
         hub.store(RelationGone(owner, other, kind))
     return True
 
@@ -549,7 +570,7 @@ def _audience(
             if other not in hub.lobby:
                 hub.error(session.conn, "UNKNOWN_PLAYER", f"player {other} is not in the lobby", msg)
                 return None
-        audience = wanted or list(hub.lobby)  # the order of delivery does not matter
+        audience = wanted  # none: the whole lobby, which _relay reaches another way
     elif wanted:
         audience = []
         for local_id in wanted:
@@ -562,13 +583,35 @@ def _audience(
     else:
         audience = [seat.player_id for seat in game.seats if seat.player_id is not None]
         audience += sorted(hub.observers.get(game.id, ()))
-    # The ignore table once, not per recipient: a lobby line goes to thousands (the benchmark).
-    ignored = social_state(hub).ignored
-    return [
-        other
-        for other in dict.fromkeys(audience)
-        if other != player_id and player_id not in ignored.get(other, ())
-    ]
+    ignorers = social_state(hub).ignorers.get(player_id, ())
+    return [other for other in dict.fromkeys(audience) if other != player_id and other not in ignorers]
+
+
+def _relay(
+    hub: Hub,
+    session: Session,
+    msg: MulticastChatRequest,
+    audience: list[int],
+    message: ClientChatRequest | ClientChatBlockedRequest,
+) -> None:
+    """``message`` to the sender (its copy echoes the request id, S2) and to ``audience``.
+
+    A line to the whole lobby is one Broadcast to the lobby's shared list of connections, with
+    the sender's copy and the ignorers' nothing named in ``instead``: no per-recipient work
+    here, and the transport writes every line of a commit to each player in one pass (the
+    lobby benchmark: 200 lines a second to 2,000 players)."""
+    echo = encode(msgspec.structs.replace(message, request_id=msg.request_id))
+    if msg.game_id == LOBBY and not msg.recipient_ids:
+        instead = {session.conn: echo}
+        online = hub.online.get
+        for ignorer in social_state(hub).ignorers.get(_player_id(session), ()):
+            conn = online(ignorer)
+            if conn is not None and ignorer in hub.lobby:
+                instead[conn] = b""
+        hub.out.append(Broadcast(hub.lobby_conns(), encode(message), instead))
+        return
+    hub.out.append(Send(session.conn, echo))
+    _fan_out(hub, audience, message)
 
 
 def chat(hub: Hub, session: Session, msg: MulticastChatRequest, now: float) -> None:
@@ -611,9 +654,7 @@ def chat(hub: Hub, session: Session, msg: MulticastChatRequest, now: float) -> N
         recipient_ids=list(dict.fromkeys(msg.recipient_ids)),
         code=msg.code,
     )
-    # The sender's copy is the direct reply: it echoes the request_id (S2), the others' do not.
-    hub.send(session.conn, msgspec.structs.replace(line, request_id=msg.request_id))
-    _fan_out(hub, audience, line)
+    _relay(hub, session, msg, audience, line)
     if not msg.recipient_ids:  # private lines are never stored nor kept (S14)
         seq = social.next_seq.get(msg.game_id, 1)
         social.next_seq[msg.game_id] = seq + 1
@@ -637,9 +678,9 @@ def _blocked(
     if muted:
         social.muted_until[player_id] = now + MUTE_SECONDS
         del social.blocks[player_id]  # a mute served starts a clean slate
-    blocked = ClientChatBlockedRequest(game_id=msg.game_id, sender=sender, muted=muted)
-    hub.send(session.conn, msgspec.structs.replace(blocked, request_id=msg.request_id))
-    _fan_out(hub, audience, blocked)
+    _relay(
+        hub, session, msg, audience, ClientChatBlockedRequest(game_id=msg.game_id, sender=sender, muted=muted)
+    )
 
 
 def chat_history(hub: Hub, session: Session, msg: GetChatHistoryRequest, now: float) -> None:
@@ -781,7 +822,7 @@ def restore(hub: Hub, chat: dict[int, list[ChatRow]], relations: Iterable[Relati
         social.history[scope] = deque(rows[-HISTORY:], maxlen=HISTORY)
         social.next_seq[scope] = max(social.next_seq.get(scope, 1), max(row.seq for row in rows) + 1)
     for row in relations:
-        _table(social, row.kind).setdefault(row.owner, {})[row.other] = row.added
+        _relate(social, row.kind, row.owner, row.other, row.added)
 
 
 #: What this module answers, by message type (the service's table takes them in).
