@@ -232,3 +232,40 @@ def test_when_the_writer_process_dies_changes_are_refused_and_a_new_one_takes_ov
             assert store.load_game(advertised["context"]["game"]["game_id"]) is not None
 
     asyncio.run(asyncio.wait_for(test(), 30))
+
+
+def test_the_read_back_after_a_failed_commit_covers_ratings_relations_devices_and_chat(
+    tmp_path: Path,
+) -> None:
+    from parlour.storage import (
+        ChatRow,
+        DeviceGone,
+        DeviceRow,
+        RatingRow,
+        RelationGone,
+        RelationRow,
+    )
+    from tests.storage.rows import account
+
+    store = SQLiteStore(tmp_path / "read-back.db")
+    buddy = RelationRow(1, 2, "buddy", 10.0)
+    line = ChatRow(0, 1, 1, "Player1", "kept", 0, 11.0)
+    rating = RatingRow(1, "fish", 28.0, 7.0, 3, 12.0, 7.0)
+    device = DeviceRow(1, "APNS", "t1", 13.0)
+    store.commit([account(1), account(2), account(3), buddy, line, rating, device])
+    failed: list[Record] = [
+        RelationGone(1, 2, "buddy"),
+        RelationRow(1, 3, "ignore", 20.0),
+        ChatRow(0, 2, 1, "Player1", "lost", 0, 21.0),
+        RatingRow(1, "fish", 30.0, 6.0, 4, 22.0, 12.0),
+        RatingRow(2, "fish", 26.0, 8.0, 1, 22.0, 2.0),
+        DeviceGone(1, "APNS", "t1"),
+        DeviceRow(2, "APNS", "t2", 23.0),
+    ]
+    reload = Runtime(store=store)._reload(failed)
+    assert not reload.failed
+    assert reload.relations == {(1, 2, "buddy"): buddy, (1, 3, "ignore"): None}
+    assert reload.chat == {0: [line]}
+    assert reload.ratings == {(1, "fish"): rating, (2, "fish"): None}
+    assert reload.devices == {(1, "APNS", "t1"): device, (2, "APNS", "t2"): None}
+    store.close()

@@ -18,11 +18,17 @@ from parlour.core.service import Service
 from parlour.storage import (
     AsyncGameRow,
     AsyncTurnRow,
+    ChatRow,
+    DeviceGone,
+    DeviceRow,
     GameRow,
     MoveRow,
     PlayerGone,
     PlayerRow,
+    RatingRow,
     Record,
+    RelationGone,
+    RelationRow,
 )
 from parlour.storage import Store as StoreBackend
 from parlour.storage.base import StoreFailure
@@ -56,7 +62,17 @@ class Reload:
     games: dict[str, tuple[GameRow, list[MoveRow]] | None] = field(default_factory=dict)
     #: Games of the /async protocol, by id.
     async_games: dict[int, AsyncGameRow | None] = field(default_factory=dict)
+    #: Ratings by (account, game type); relations by (owner, other, kind); devices by
+    #: (account, device type, token); the last CHAT_LINES chat lines of each scope touched.
+    ratings: dict[tuple[int, str], RatingRow | None] = field(default_factory=dict)
+    relations: dict[tuple[int, int, str], RelationRow | None] = field(default_factory=dict)
+    devices: dict[tuple[int, str, str], DeviceRow | None] = field(default_factory=dict)
+    chat: dict[int, list[ChatRow]] = field(default_factory=dict)
     failed: bool = False
+
+
+#: Chat lines read back per scope after a failed commit: more than any service keeps.
+CHAT_LINES = 100
 
 
 @dataclass(slots=True)
@@ -413,10 +429,38 @@ class Runtime:
                     game_id = record.id if isinstance(record, GameRow) else record.game_id
                     if game_id not in reload.games:
                         reload.games[game_id] = self.store.load_game(game_id)
+                elif isinstance(record, RatingRow):
+                    reload.ratings[record.account_id, record.game_type] = None
+                elif isinstance(record, RelationRow | RelationGone):
+                    reload.relations[record.owner, record.other, record.kind] = None
+                elif isinstance(record, DeviceRow | DeviceGone):
+                    reload.devices[record.account_id, record.device_type, record.token] = None
+                elif isinstance(record, ChatRow):
+                    reload.chat[record.scope] = []
+            self._reload_social(reload)
         except StoreFailure as failure:
             log.error("cannot read the store back either: %s", failure)
             reload.failed = True
         return reload
+
+    def _reload_social(self, reload: Reload) -> None:
+        """Fill in the ratings, relations, devices and chat a failed commit touched (rare: the
+        whole tables are read and filtered, which keeps the store's interface small)."""
+        assert self.store is not None
+        if reload.ratings:
+            for rating in self.store.ratings():
+                if (rating.account_id, rating.game_type) in reload.ratings:
+                    reload.ratings[rating.account_id, rating.game_type] = rating
+        if reload.relations:
+            for relation in self.store.relations():
+                if (relation.owner, relation.other, relation.kind) in reload.relations:
+                    reload.relations[relation.owner, relation.other, relation.kind] = relation
+        if reload.devices:
+            for device in self.store.devices():
+                if (device.account_id, device.device_type, device.token) in reload.devices:
+                    reload.devices[device.account_id, device.device_type, device.token] = device
+        if reload.chat:
+            reload.chat.update(self.store.load_chat(list(reload.chat), CHAT_LINES))
 
     async def drain_store(self, timeout: float | None = None) -> None:
         """Until every held effect has been committed (or refused) and released, or ``timeout``

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from parlour.protocols.async_ws import social
@@ -698,3 +699,45 @@ def test_an_ignored_players_invitation_never_reaches_the_ignorer() -> None:
     h.expect(ann, "GameAbortedRequest", game_id=game_id)
     h.none(bob, "GameCreatedRequest")
     assert h.games[game_id].status == "ABORTED"
+
+
+def test_a_failed_commit_returns_lists_chat_reports_devices_and_ratings_to_the_store() -> None:
+    from parlour.core.effects import Store
+    from parlour.protocols.async_ws import devices
+    from parlour.protocols.async_ws.messages import Device
+    from parlour.transport.runtime import Reload
+
+    h = Harness()
+    (ann, ann_id), (bob, bob_id) = in_lobby(h, "ann", "bob")
+    say(h, ann, "kept")
+    kept = chat_rows(h)
+    hub = h.service.hub
+    hub.accounts[ann_id].ratings["fish"] = (30.0, 5.0, 1)  # as if rated by the failed commit
+    devices.link_device(hub, ann_id, Device(device_type="APNS", token="t1"), h.now)
+    failed: list[Any] = []
+    for message in (
+        {"type": "AsyncIgnoreManagementRequest", "operation": "ADD", "player_id": ann_id},
+        {"type": "MulticastChatRequest", "text": "lost"},
+        {"type": "MulticastChatRequest", "text": "/report ann rude"},
+    ):
+        effects = h.service.received(bob, msgspec.json.encode(message).decode(), h.now)
+        failed += [record for effect in effects if isinstance(effect, Store) for record in effect.records]
+    assert social.is_ignored(hub, bob_id, ann_id)
+    reload = Reload(
+        relations={(bob_id, ann_id, "ignore"): None},
+        chat={social.LOBBY: kept},
+        ratings={(ann_id, "fish"): None},
+        devices={(ann_id, "APNS", "t1"): None},
+    )
+    h.run(h.service.store_failed(failed, [bob], reload, h.now))
+    h.error(bob, "INTERNAL_ERROR")
+    assert not social.is_ignored(hub, bob_id, ann_id)
+    assert "fish" not in hub.accounts[ann_id].ratings
+    assert devices.linked(hub, ann_id) == []
+    h.clear()
+    h.send(bob, type="GetChatHistoryRequest")
+    assert [m["text"] for m in h.expect(bob, "ClientChatHistoryRequest")["messages"]] == ["kept"]
+    say(h, bob, "again")
+    assert chat_rows(h)[-1].seq == 2  # the lost line's number is given again
+    say(h, bob, "/report ann rude")  # the lost report started no cooldown
+    h.expect(bob, "ClientChatRequest", code=social.CODE_REPORT_THANKS)

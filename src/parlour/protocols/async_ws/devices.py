@@ -120,4 +120,17 @@ def restore_devices(hub: Hub, rows: Iterable[DeviceRow]) -> None:
         by_account.setdefault(row.account_id, {})[(row.device_type, row.token)] = row.linked
 
 
+def reloaded(hub: Hub, stored: dict[tuple[int, str, str], DeviceRow | None]) -> None:
+    """Hook, after a failed commit: the links it touched as the store holds them."""
+    by_account = _devices(hub).by_account
+    for (account_id, device_type, token), row in stored.items():
+        links = by_account.setdefault(account_id, {})
+        if row is None:
+            links.pop((device_type, token), None)
+        else:
+            links[device_type, token] = row.linked
+        if not links:
+            del by_account[account_id]
+
+
 HANDLERS: Final = {"AsyncUnlinkDeviceRequest": unlink_device}

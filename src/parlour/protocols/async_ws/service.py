@@ -216,9 +216,10 @@ class AsyncService:
     def store_failed(
         self, records: list[Record], origins: list[ConnId], reload: Any, now: float
     ) -> list[Effect]:
-        """A commit failed: the games it touched return to what the store holds (``reload``,
-        the runtime's read-back), accounts it created are forgotten, and the senders are told
-        nothing changed."""
+        """A commit failed: the games, ratings, buddy and ignore lists, devices and chat
+        histories it touched return to what the store holds (``reload``, the runtime's
+        read-back), accounts it created are forgotten, and the senders are told nothing
+        changed."""
         hub = self.hub
         stored: dict[int, AsyncGameRow | None] = reload.async_games
         for record in records:
@@ -234,6 +235,15 @@ class AsyncService:
             if row is not None:
                 self._load(decode_game(row.doc))
         hub.lobby_changed = True
+        if not reload.failed:
+            for (account_id, game_type), rating in reload.ratings.items():
+                account = hub.accounts.get(account_id)
+                if rating is not None:
+                    hub.add_rating(rating)
+                elif account is not None:
+                    account.ratings.pop(game_type, None)
+            social.reloaded(hub, records, reload.relations, reload.chat)
+            devices.reloaded(hub, reload.devices)
         for conn in origins:
             if conn in hub.sessions:
                 hub.error(conn, "INTERNAL_ERROR", "the server could not save this; nothing changed")

@@ -825,6 +825,28 @@ def restore(hub: Hub, chat: dict[int, list[ChatRow]], relations: Iterable[Relati
         _relate(social, row.kind, row.owner, row.other, row.added)
 
 
+def reloaded(
+    hub: Hub,
+    records: Iterable[object],
+    relations: dict[tuple[int, int, str], RelationRow | None],
+    chat: dict[int, list[ChatRow]],
+) -> None:
+    """Hook, after a failed commit: the relations and chat scopes it touched as the store holds
+    them (none of its lines was shown), and the report cooldowns it started lifted."""
+    social = social_state(hub)
+    for (owner, other, kind), row in relations.items():
+        if row is None:
+            _unrelate(social, kind, owner, other)
+        else:
+            _relate(social, kind, owner, other, row.added)
+    for scope, rows in chat.items():
+        social.history[scope] = deque(rows[-HISTORY:], maxlen=HISTORY)
+        social.next_seq[scope] = max((row.seq for row in rows), default=0) + 1
+    for record in records:
+        if isinstance(record, ReportRow) and social.reported.get(record.reporter) == record.at:
+            del social.reported[record.reporter]
+
+
 #: What this module answers, by message type (the service's table takes them in).
 HANDLERS: Final[dict[str, Handler]] = {
     "MulticastChatRequest": chat,
