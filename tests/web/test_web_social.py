@@ -22,6 +22,7 @@ from .play_steps import (
     play_until_over,
     shoot,
     sign_up,
+    turn_index,
 )
 
 
@@ -35,11 +36,11 @@ def url(web_server: Any) -> str:
 BOARD_SVG = "document.querySelector(\"[data-testid='board']\").innerHTML"
 
 
-def replay_to_the_end(page: Any) -> None:
+def replay_to_the_end(page: Any, button: str = "replay") -> None:
     """Open the replay, step once forward and back, jump to the last move: the board is then the
     final board the game ended on."""
     final = page.evaluate(BOARD_SVG)
-    page.click(tid("replay"))
+    page.click(tid(button))
     bar = page.locator(tid("replay-bar"))
     bar.wait_for()
     assert bar.get_attribute("data-step") == "0"
@@ -124,31 +125,39 @@ def test_buddies_chat_watching_leaderboard_replay_and_rematch(new_page: Any, url
     no_errors(ann, bob, cat, dee)
 
 
-def test_apologies_on_async_against_robots_with_a_clock(new_page: Any, url: str) -> None:
+def test_apologies_on_async_against_a_robot_with_a_clock(new_page: Any, url: str) -> None:
     # Robots alone cannot be invited: bob accepts, then hands his seat to a robot by forfeiting.
     ann, bob = new_page(PHONE), new_page()
     sign_up(ann, url, "rann")
     sign_up(bob, url, "rbob")
-    game = invite(ann, "apologies", ["rbob"], robots=1, clock="blitz")
+    game = invite(ann, "apologies", ["rbob"], clock="blitz")
     accept(bob, game)
     bob.locator(tid("board")).wait_for()
     bob.click(tid("forfeit"))
     bob.click(tid("forfeit-confirm"))
     ann.locator(tid("seat-2"), has_text="forfeited: a robot plays").wait_for()
     ann.locator(tid("clock-1"), has_text=re.compile(r"^\d:\d\d$")).wait_for()
-    assert ann.locator(tid("seat-3"), has_text="robot").count() == 1
-    shots: list[int] = []
-
-    def shot(page: Any, moves: int) -> None:
-        if moves == 3 and not shots:
-            shots.append(moves)
-            screenshot(page, "play-apologies-robots-phone.png")
-            assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
-
-    moves = play_until_over([ann], play_apologies, 60, pick=lambda _page, actions: actions[-1], shot=shot)
-    assert moves > 5
-    assert ann.locator(f"{tid('outcome-rows')} tr").count() == 3
-    assert not legal_actions(ann)
-    replay_to_the_end(ann)
+    # Turns by clicking against the robot, the clock ticking on ann's turns.
+    for turn in range(6):
+        ann.locator(".turn.mine").wait_for()
+        if turn == 2:
+            ann.locator(tid("clock-1")).wait_for()
+            first = ann.locator(tid("clock-1")).inner_text()
+            ann.wait_for_function(
+                f"document.querySelector(\"[data-testid='clock-1']\").textContent !== '{first}'", timeout=3000
+            )
+            screenshot(ann, "play-apologies-robot-phone.png")
+            assert ann.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+        before = turn_index(ann)
+        play_apologies(ann, legal_actions(ann)[-1])
+        ann.wait_for_function(
+            f"Number(document.querySelector(\"[data-testid='game']\").dataset.turnIndex) > {before}"
+        )
+    # ann leaves too: nobody is left, the game is aborted, and its replay ends on its last board.
+    ann.locator(".turn.mine").wait_for()
+    ann.click(tid("forfeit"))
+    ann.click(tid("forfeit-confirm"))
+    ann.locator(tid("replay-aborted")).wait_for()
+    replay_to_the_end(ann, "replay-aborted")
     screenshot(ann, "play-apologies-replay-phone.png")
     no_errors(ann)

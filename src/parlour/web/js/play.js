@@ -1050,6 +1050,7 @@ function renderGame() {
     box.replaceChildren(...parts);
   } else if (g.status === "ABORTING" && !g.confirmed) {
     box.replaceChildren(node("p", {}, "This game was aborted."),
+      g.config?.rules && g.config.rules !== "client" && !state.replay ? node("button", { type: "button", "data-testid": "replay-aborted", onclick: () => openReplay(g) }, "Replay") : null,
       node("button", { type: "button", class: "primary", "data-testid": "confirm-abort", onclick: () => {
         send("GameAbortedConfirmationRequest", { game_id: g.id });
         g.confirmed = true;
