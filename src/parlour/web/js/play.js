@@ -411,9 +411,8 @@ client.on("ClientChatRequest", (m) => {
     if (g.id === state.current) renderChat();
     return;
   }
-  const last = state.lobbyChat.at(-1);
   // The welcome line comes each time the lobby is entered again (after a game starts): once is enough.
-  if (m.sender === 0 && last && last.sender === 0 && last.text === m.text) return;
+  if (m.sender === 0 && !m.recipient_ids?.length && state.lobbyChat.some((line) => line.sender === 0 && line.text === m.text)) return;
   state.lobbyChat.push(m);
   renderChat();
 });
