@@ -19,6 +19,7 @@ from parlour.core.ledger import Ledger
 from parlour.core.service import Service
 from parlour.protocols.apologies_ws import ApologiesService
 from parlour.protocols.async_ws import devices, social
+from parlour.protocols.async_ws.history import ReplayRoutes
 from parlour.protocols.async_ws.hub import NEXT_GAME_KEY, AsyncLimits
 from parlour.protocols.async_ws.service import AsyncService
 from parlour.protocols.fish_tcp import FishService
@@ -71,6 +72,7 @@ async def run_server(settings: Settings, stop: asyncio.Event | None = None) -> i
         tokens, async_limits(settings), Random(), ExternalJwt.from_settings(settings), limiter
     )
     accounts = AccountRoutes(async_service, runtime, tokens, limiter)
+    replays = ReplayRoutes(async_service, runtime.clock)
     async with AsyncExitStack() as stack:
         if store is not None:
             stack.push_async_callback(runtime.close_store)
@@ -85,7 +87,7 @@ async def run_server(settings: Settings, stop: asyncio.Event | None = None) -> i
                 settings.port,
                 runtime,
                 routes={ASYNC_PATH: async_service},
-                http_handlers=accounts.routes(),
+                http_handlers={**accounts.routes(), **replays.routes()},
             )
         )
         log.info("async protocol on ws://%s:%d%s", settings.host, listener.port, ASYNC_PATH)

@@ -81,8 +81,17 @@ def test_request_failures_are_shown_in_words(new_page: Any, web_server: Any) -> 
     error = second.locator(tid("error"))
     error.wait_for()
     assert error.get_attribute("data-reason") == "DUPLICATE_USER"
-    assert "Handle already in use" in error.inner_text()
+    # Said once (not "Handle already in use : Handle is already in use"), with a way back in.
+    text = error.inner_text()
+    assert text.lower().count("in use") == 1, text
     assert second.locator(tid("register")).is_visible()
+    screenshot(second, "classic-handle-in-use.png")
+    second.click(tid("use-other-handle"))
+    assert error.count() == 0
+    other = second.locator(tid("handle")).input_value()
+    assert other.startswith("dora") and other != "dora"
+    second.click(tid("register-button"))
+    second.wait_for_selector(f"{tid('who')}:text-is('{other}')")
 
     # A second advertisement while in a game: ALREADY_PLAYING, with the server's comment.
     advertise(first, "One")

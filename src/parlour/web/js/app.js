@@ -69,10 +69,18 @@ function act(request) {
   }
 }
 
-function showError(title, comment, reason = "") {
+/** Words compared loosely, so that a comment repeating its title is said once. */
+function same(a, b) {
+  const words = (text) => String(text ?? "").toLowerCase().replace(/[^a-z0-9]+/g, " ").replace(/\b(is|request failed)\b/g, "").replace(/\s+/g, " ").trim();
+  return words(a) === words(b) || words(a).endsWith(words(b));
+}
+
+function showError(title, comment, reason = "", action = null) {
   const box = $("errors");
+  // One error is said once: a repeat of the same reason replaces the older copy.
+  if (reason) for (const old of box.querySelectorAll(`[data-reason='${reason}']`)) old.remove();
   const item = node("div", { class: "error", "data-testid": "error", "data-reason": reason },
-    node("strong", {}, title), comment ? `: ${comment}` : "",
+    node("strong", {}, title), comment && !same(title, comment) ? `: ${comment}` : "", action,
     node("button", { type: "button", class: "dismiss", title: "Dismiss", "data-testid": "dismiss-error", onclick: () => item.remove() }, "×"));
   box.prepend(item);
   while (box.children.length > 4) box.lastChild.remove();
@@ -195,6 +203,22 @@ client.on("PLAYER_UNREGISTERED", () => {
 
 client.on("REQUEST_FAILED", (m) => {
   const { reason, comment } = m.context;
+  if (reason === "DUPLICATE_USER" && !state.me) {
+    // Usually this browser's own closed tab, whose handle the server keeps for a while: say so
+    // once, and offer the quickest way back in (a handle that is free now).
+    const wanted = $("handle").value.trim() || "player";
+    const other = `${wanted.slice(0, 18)}${Math.floor(2 + Math.random() * 97)}`;
+    showError("This handle is in use", "a tab closed a moment ago keeps it for up to 30 minutes. Reopen that tab, or play now under another handle", reason,
+      node("button", { type: "button", class: "primary", "data-testid": "use-other-handle", onclick: (event) => {
+        event.currentTarget.closest(".error").remove();
+        $("handle").value = other;
+        $("handle").focus();
+      } }, `Use ${other}`));
+    if (state.resuming) localStorage.removeItem(KEYS.id);
+    state.resuming = false;
+    showRegister();
+    return;
+  }
   showError(`Request failed: ${REASONS[reason] ?? reason}`, comment, reason);
   if (!state.me) {
     if (state.resuming && reason === "DUPLICATE_USER") localStorage.removeItem(KEYS.id);

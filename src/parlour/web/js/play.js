@@ -64,6 +64,12 @@ const state = {
   stopped: false,
   retries: 0,
   pending: new Map(), // request_id -> what it was for
+  buddies: new Map(), // player_id -> SmallPlayer (presence kept up to date by the server's pushes)
+  lobbyChat: [], // {sender, text, code}
+  stats: null,
+  watchable: [], // ObservableGame
+  lastChange: new Map(), // "game_type:player_id" -> rating change of the last game seen
+  replay: null, // {id, data, step}
 };
 let board = null; // {id, rules, board}
 let retryTimer = null;
@@ -163,6 +169,17 @@ function describeAction(g, action) {
   return action.replace("->", " → ");
 }
 
+function playerName(id) {
+  if (id === state.me?.player_id) return state.me.name;
+  return state.players.find((p) => p.player_id === id)?.name ?? state.buddies.get(id)?.name ?? `player ${id}`;
+}
+
+function chatLine(line, name) {
+  const server = line.sender === 0;
+  return node("li", { class: `chat-line${server ? " server" : ""}${line.recipient_ids?.length ? " private" : ""}` },
+    server ? null : node("strong", {}, `${name}: `), line.text);
+}
+
 // ---------------------------------------------------------------- games
 
 function game(id) {
@@ -172,6 +189,7 @@ function game(id) {
       id, config: null, status: "NOT_STARTED", players: [], turn: null, turnIndex: 0, view: null,
       legal: [], legalIndex: null, sent: false, clocks: new Map(), outcome: null, outcomeNotSeen: null,
       confirmed: false, answered: null, invitedBy: undefined, events: [], paused: false,
+      observing: false, chat: [], chatAsked: false,
     };
     state.games.set(id, g);
   }
@@ -221,7 +239,13 @@ function select(id, announce = true) {
   state.current = id;
   if (id === null) localStorage.removeItem(KEYS.current);
   else localStorage.setItem(KEYS.current, String(id));
-  if (client.connected && state.me) send("SwitchedToGameRequest", id === null ? {} : { game_id: id });
+  const g = id === null ? null : state.games.get(id);
+  if (state.replay && state.replay.id !== id) state.replay = null;
+  if (client.connected && state.me && !g?.observing) send("SwitchedToGameRequest", id === null ? {} : { game_id: id });
+  if (g && !g.chatAsked && client.connected) {
+    g.chatAsked = true;
+    send("GetChatHistoryRequest", { game_id: id });
+  }
   render();
   if (announce && id !== null) $("game-title").focus({ preventScroll: false });
 }
@@ -328,6 +352,13 @@ client.on("AsyncConnectedRequest", (m) => {
   setPill("connected", "ok");
   send("EnterLobbyRequest", {}, { kind: "lobby" });
   send("WhatsNewPussycatRequest", {}, { kind: "all" });
+  send("AsyncBuddyListRequest");
+  send("SubscribePresenceServiceRequest", { subscribe: true });
+  send("AskServerStatisticsRequest", { subscribe: true });
+  send("SubscribeToObservableGameListRequest", { subscribe: true });
+  send("GetChatHistoryRequest", { game_id: 0 });
+  for (const g of state.games.values()) g.chatAsked = false;
+  loadLeaders();
   render();
 });
 
@@ -348,6 +379,134 @@ client.on("AsyncConnectionErrorRequest", (m) => {
 // ---------------------------------------------------------------- lobby
 
 client.on("LobbyEnteredRequest", () => {});
+
+// ---------------------------------------------------------------- social: buddies, chat, statistics
+
+client.on("AsyncBuddyListContentRequest", (m) => {
+  state.buddies = new Map((m.buddies ?? []).map((b) => [b.player_id, { ...b }]));
+  // The server pushes presence changes of the players registered here (S15).
+  send("RegisterPresenceRequest", { player_ids: [...state.buddies.keys()] });
+  renderLobby();
+});
+client.on("AsyncBuddyAddedRequest", () => send("AsyncBuddyListRequest"));
+client.on("AsyncBuddyRemovedRequest", () => send("AsyncBuddyListRequest"));
+client.on("AsyncBuddyPresencePartialUpdateRequest", (m) => {
+  for (const update of m.updates ?? []) {
+    const buddy = state.buddies.get(update.player_id);
+    if (buddy) buddy.presence = update.presence;
+  }
+  renderLobby();
+});
+
+client.on("ServerStatisticsRequest", (m) => {
+  state.stats = m;
+  renderStats();
+});
+
+client.on("ClientChatRequest", (m) => {
+  if (m.game_id) {
+    const g = state.games.get(m.game_id);
+    if (!g) return;
+    g.chat.push(m);
+    if (g.id === state.current) renderChat();
+    return;
+  }
+  // The welcome line comes each time the lobby is entered again (after a game starts): once is enough.
+  if (m.sender === 0 && !m.recipient_ids?.length && state.lobbyChat.some((line) => line.sender === 0 && line.text === m.text)) return;
+  state.lobbyChat.push(m);
+  renderChat();
+});
+client.on("ClientChatHistoryRequest", (m) => {
+  const lines = m.messages ?? [];
+  if (m.game_id) {
+    const g = state.games.get(m.game_id);
+    if (!g) return;
+    g.chat = [...lines, ...g.chat.filter((line) => !lines.some((h) => h.text === line.text && h.sender === line.sender))];
+  } else {
+    const server = state.lobbyChat.filter((line) => line.sender === 0);
+    state.lobbyChat = [...lines, ...server];
+  }
+  renderChat();
+});
+client.on("ClientChatBlockedRequest", (m) => showError("Not sent", m.muted ? "you are muted for a while" : "the message was blocked by the filter"));
+
+// ---------------------------------------------------------------- watching
+
+client.on("SubscribedToObservableGameListRequest", () => {});
+client.on("ObservableGameListRequest", (m) => {
+  state.watchable = m.games ?? [];
+  renderWatch();
+});
+const OBSERVE_DENIED = {
+  BUDDIES_ONLY: "only its players' buddies may watch it",
+  GAME_NOT_RUNNING: "it is not being played",
+  NOT_IN_LOBBY: "enter the lobby first",
+  NOT_OBSERVABLE: "its players do not allow watching",
+  PLAYING_IN_GAME: "you play in it",
+  PRIVATE_GAME: "it is private",
+  UNKNOWN_GAME: "it is over",
+};
+client.on("GameObservedRequest", (m) => {
+  if (m.status !== "OK") {
+    showError("Cannot watch", `${OBSERVE_DENIED[m.status] ?? m.status}.`, m.status);
+    return;
+  }
+  if (!m.observing) return;
+  const g = fromReport(m.status_report);
+  g.observing = true;
+  g.confirmed = true; // a spectator has nothing to confirm
+  select(g.id);
+});
+
+// ---------------------------------------------------------------- leaderboard and replays
+
+async function loadLeaders() {
+  const rules = $("leaders-game").value;
+  let answer;
+  try {
+    const reply = await fetch(new URL(`api/leaderboard?game_type=${rules}&limit=20`, window.location.href).href);
+    answer = await reply.json();
+  } catch {
+    return;
+  }
+  if ($("leaders-game").value !== rules) return;
+  const rows = answer.players ?? [];
+  $("leaderboard").replaceChildren(...(rows.length ? rows.map((p, i) => {
+    const change = state.lastChange.get(`${rules}:${p.player_id}`);
+    return node("tr", { class: p.player_id === state.me?.player_id ? "mine" : "", "data-testid": `leader-${p.name}` },
+      node("td", {}, String(i + 1)), node("td", {}, p.name), node("td", {}, p.rating.toFixed(2)), node("td", {}, String(p.games)),
+      node("td", { class: change > 0 ? "up" : change < 0 ? "down" : "", "data-testid": `leader-change-${p.name}` },
+        change === undefined || change === null ? "" : `${change > 0 ? "+" : ""}${change.toFixed(2)}`));
+  }) : [node("tr", {}, node("td", { colSpan: 5, class: "empty" }, "No ranked games yet."))]));
+}
+
+async function openReplay(g) {
+  const query = `game_id=${g.id}&name=${encodeURIComponent(state.session?.name ?? "")}`;
+  let reply;
+  let body = null;
+  try {
+    reply = await fetch(new URL(`api/async/replay?${query}`, window.location.href).href, { headers: { Authorization: `Bearer ${state.session?.token ?? ""}` } });
+    body = await reply.json();
+  } catch {
+    showError("No replay", "the server cannot be reached");
+    return;
+  }
+  if (!reply.ok) {
+    showError("No replay", body?.error ?? `the server answered ${reply.status}`);
+    return;
+  }
+  state.replay = { id: g.id, data: body, step: 0 };
+  renderGame();
+  $("replay-next").focus();
+}
+
+function replayStep(step) {
+  const r = state.replay;
+  if (!r) return;
+  r.step = Math.max(0, Math.min(r.data.moves.length, step));
+  renderGame();
+}
+
 client.on("LobbyExitedRequest", () => {});
 
 client.on("LobbyPlayerListRequest", async (m) => {
@@ -590,6 +749,13 @@ client.on("GameOutcomeRequest", (m) => {
   g.turn = null;
   g.legal = [];
   g.events.push("The game is over.");
+  for (const entry of m.outcome ?? []) {
+    const seat = g.players.find((p) => p.local_id === entry.player_id);
+    const type = g.config?.game_type ?? g.config?.rules;
+    if (seat?.player_id && typeof entry.rating_change === "number") state.lastChange.set(`${type}:${seat.player_id}`, entry.rating_change);
+  }
+  if (g.config?.rules && GAME_NAMES[g.config.rules]) $("leaders-game").value = g.config.rules;
+  loadLeaders();
   render();
 });
 
@@ -607,17 +773,47 @@ client.on("ErrorRequest", (m) => {
   showError(ERROR_WORDS[m.code] ?? m.code, m.message, m.code);
 });
 
-for (const quiet of ["PingRequest", "ClientChatRequest", "ClientDataRequest", "ServerStatisticsRequest"]) client.on(quiet, () => {});
+for (const quiet of ["PingRequest", "ClientDataRequest"]) client.on(quiet, () => {});
 
 // ---------------------------------------------------------------- rendering
 
 function render() {
   renderMyGames();
   renderLobby();
+  renderWatch();
   renderGame();
+  renderChat();
+}
+
+function renderStats() {
+  const s = state.stats;
+  $("stats").textContent = s ? `On the server: ${s.connected_players} connected of ${s.players} players, ${s.hosted_games} games.` : "";
+}
+
+function renderChat() {
+  const lobbyList = $("lobby-chat");
+  lobbyList.replaceChildren(...state.lobbyChat.slice(-50).map((line) => chatLine(line, playerName(line.sender))));
+  lobbyList.scrollTop = lobbyList.scrollHeight;
+  const g = state.current !== null ? state.games.get(state.current) : null;
+  const gameList = $("game-chat");
+  gameList.replaceChildren(...(g ? g.chat.slice(-50).map((line) => chatLine(line, seatName(g, line.sender))) : []));
+  gameList.scrollTop = gameList.scrollHeight;
+  $("game-chat-form").hidden = Boolean(g?.observing) || g?.status === "NOT_STARTED";
+}
+
+function renderWatch() {
+  const me = state.me?.player_id;
+  const games = state.watchable.filter((o) => !(o.players ?? []).some((p) => p.player_id === me));
+  $("watch-games").replaceChildren(...(games.length ? games.map((o) => node("li", { class: "game-item", "data-testid": `watch-item-${o.game_id}` },
+    node("div", { class: "game-name" }, `${GAME_NAMES[o.configuration.rules] ?? o.configuration.game_type} #${o.game_id}`),
+    node("div", { class: "game-meta" }, (o.players ?? []).map((p) => p.name).join(" vs ")),
+    state.games.get(o.game_id)?.observing ? node("button", { type: "button", "data-testid": `watch-${o.game_id}`, onclick: () => select(o.game_id) }, "Show")
+      : node("button", { type: "button", "data-testid": `watch-${o.game_id}`, onclick: () => send("StartObserveGameRequest", { game_id: o.game_id }) }, "Watch")))
+    : [node("li", { class: "empty" }, "No games being played that you could watch.")]));
 }
 
 function news(g) {
+  if (g.observing) return g.status === "RUNNING" ? { kind: "wait", text: "Watching" } : { kind: "done", text: "Finished (watched)" };
   const me = myLocal(g);
   const seat = g.players.find((p) => p.local_id === me);
   if (g.status === "NOT_STARTED") {
@@ -677,12 +873,23 @@ function answer(g, accept) {
 
 function renderLobby() {
   const me = state.me?.player_id;
-  const players = state.players.filter((p) => p.player_id !== me);
-  $("lobby-players").replaceChildren(...(players.length ? players.map((p) => node("li", { class: "player", "data-testid": `lobby-player-${p.name}` },
-    node("span", { class: "player-name" }, p.name),
-    node("span", { class: `badge ${(p.presence ?? "OFFLINE").toLowerCase()}` }, p.presence === "IN_GAME" ? "in a game" : (p.presence ?? "OFFLINE").toLowerCase()),
-    node("button", { type: "button", class: "quiet", "data-testid": `invite-${p.name}`, "aria-label": `Invite ${p.name}`, onclick: () => addInvitee(p.name) }, "Invite")))
-    : [node("li", { class: "empty" }, "Nobody else is in the lobby right now.")]));
+  const here = state.players.filter((p) => p.player_id !== me);
+  // Buddies first (those out of the lobby too, with the presence the server pushes), then the rest.
+  const buddies = [...state.buddies.values()].map((b) => here.find((p) => p.player_id === b.player_id) ?? b);
+  const players = [...buddies.sort((a, b) => a.name.localeCompare(b.name)), ...here.filter((p) => !state.buddies.has(p.player_id))];
+  $("lobby-players").replaceChildren(...(players.length ? players.map((p) => {
+    const buddy = state.buddies.has(p.player_id);
+    const presence = (p.presence ?? "OFFLINE").toLowerCase();
+    return node("li", { class: `player${buddy ? " buddy" : ""}`, "data-testid": `lobby-player-${p.name}`, "data-presence": p.presence ?? "OFFLINE" },
+      node("span", { class: "player-name" }, buddy ? node("span", { class: "star", title: "buddy", "aria-label": "buddy" }, "★ ") : null, p.name),
+      node("span", { class: `badge ${presence}`, "data-testid": `presence-${p.name}` }, p.presence === "IN_GAME" ? "in a game" : presence),
+      node("button", {
+        type: "button", class: "quiet", "data-testid": `buddy-${p.name}`, "aria-pressed": buddy ? "true" : "false",
+        "aria-label": buddy ? `Remove ${p.name} from your buddies` : `Add ${p.name} to your buddies`,
+        onclick: () => send("AsyncBuddyManagementRequest", { operation: buddy ? "REMOVE" : "ADD", player_id: p.player_id }),
+      }, buddy ? "Unbuddy" : "Buddy"),
+      node("button", { type: "button", class: "quiet", "data-testid": `invite-${p.name}`, "aria-label": `Invite ${p.name}`, onclick: () => addInvitee(p.name) }, "Invite"));
+  }) : [node("li", { class: "empty" }, "Nobody else is in the lobby right now.")]));
 
   const open = state.open;
   // Typed passwords survive the list being drawn again.
@@ -788,8 +995,8 @@ function renderGame() {
   $("turn").className = `turn${myTurn ? " mine" : ""}`;
 
   // Buttons.
-  const live = g.status === "RUNNING" && mySeat?.state !== "FORFEITED" && mySeat?.state !== "TIMED_OUT";
-  const waiting = g.status === "NOT_STARTED";
+  const live = !g.observing && g.status === "RUNNING" && mySeat?.state !== "FORFEITED" && mySeat?.state !== "TIMED_OUT";
+  const waiting = g.status === "NOT_STARTED" && !g.observing;
   const forfeit = $("forfeit");
   forfeit.hidden = !(live || waiting);
   forfeit.textContent = waiting ? (me === 1 ? "Cancel game" : "Leave") : "Forfeit";
@@ -842,6 +1049,7 @@ function renderGame() {
     box.replaceChildren(...parts);
   } else if (g.status === "ABORTING" && !g.confirmed) {
     box.replaceChildren(node("p", {}, "This game was aborted."),
+      g.config?.rules && g.config.rules !== "client" && !state.replay ? node("button", { type: "button", "data-testid": "replay-aborted", onclick: () => openReplay(g) }, "Replay") : null,
       node("button", { type: "button", class: "primary", "data-testid": "confirm-abort", onclick: () => {
         send("GameAbortedConfirmationRequest", { game_id: g.id });
         g.confirmed = true;
@@ -869,13 +1077,30 @@ function renderGame() {
     $("outcome-title").textContent = !mine ? "Game over"
       : mine.rank === best ? (tied ? "You won, tied for first place!" : "You won!") : `Game over: you finished #${mine.rank}`;
     const unseen = news(g).kind === "outcome";
-    $("confirm-outcome").hidden = !unseen;
+    $("confirm-outcome").hidden = !unseen || g.observing;
+    $("rematch").hidden = g.observing || !g.config;
+    $("replay").hidden = Boolean(state.replay);
     $("outcome-note").textContent = unseen ? "Confirm that you saw the result: the game then leaves your list when everyone has." : "Confirmed.";
   }
 
-  // Board.
+  // Board: the game as it is, or a step of its replay.
   const host = $("board-host");
-  if (g.view && Board) {
+  const r = state.replay && state.replay.id === g.id ? state.replay : null;
+  $("replay-bar").hidden = !r;
+  if (r) {
+    const total = r.data.moves.length;
+    const move = r.step ? r.data.moves[r.step - 1] : null;
+    $("replay-step").textContent = move ? `Move ${r.step} of ${total}: ${seatName(g, move.seat)} ${describeAction(g, move.action)}` : `Start (${total} moves)`;
+    $("replay-bar").dataset.step = String(r.step);
+    $("replay-bar").dataset.total = String(total);
+    $("replay-first").disabled = $("replay-prev").disabled = r.step === 0;
+    $("replay-next").disabled = $("replay-last").disabled = r.step === total;
+  }
+  if (r && Board) {
+    const view = r.step ? r.data.moves[r.step - 1].view : r.data.initial;
+    ensureBoard(g).render({ view, legal: [], me });
+    host.hidden = false;
+  } else if (g.view && Board) {
     const b = ensureBoard(g);
     b.render({ view: g.view, legal: myTurn ? g.legal : [], me });
     host.hidden = false;
@@ -968,7 +1193,7 @@ $("create-form").addEventListener("submit", (event) => {
   }
   const names = $("create-invite").value.split(/[\s,]+/).filter(Boolean);
   const known = new Map();
-  for (const p of state.players) known.set(p.name.toLowerCase(), p.player_id);
+  for (const p of [...state.players, ...state.buddies.values()]) known.set(p.name.toLowerCase(), p.player_id);
   for (const g of state.games.values()) for (const p of g.players) if (p.player_id) known.set(p.name.toLowerCase(), p.player_id);
   const ids = [];
   for (const name of names) {
@@ -1006,8 +1231,44 @@ $("confirm-outcome").addEventListener("click", () => {
   g.confirmed = true;
   render();
 });
+$("rematch").addEventListener("click", () => {
+  const g = state.games.get(state.current);
+  if (!g?.config) return;
+  // The same table again: the same people (invited anew) and robots, the same settings.
+  const friends = g.players.filter((p) => p.player_id !== state.me?.player_id).map((p) => (p.kind === "ROBOT" || !p.player_id ? 0 : p.player_id));
+  const { password: _password, private: _private, ...config } = g.config;
+  send("EngageGameWithFriendsRequest", { friend_ids: friends, configuration: { ...config, min_players: friends.length + 1, max_players: friends.length + 1 } });
+});
+$("replay").addEventListener("click", () => {
+  const g = state.games.get(state.current);
+  if (g) openReplay(g);
+});
+$("replay-first").addEventListener("click", () => replayStep(0));
+$("replay-prev").addEventListener("click", () => replayStep((state.replay?.step ?? 0) - 1));
+$("replay-next").addEventListener("click", () => replayStep((state.replay?.step ?? 0) + 1));
+$("replay-last").addEventListener("click", () => replayStep(Infinity));
+$("replay-close").addEventListener("click", () => {
+  state.replay = null;
+  renderGame();
+});
+$("leaders-game").addEventListener("change", loadLeaders);
+for (const [form, input, scope] of [["lobby-chat-form", "lobby-chat-text", () => 0], ["game-chat-form", "game-chat-text", () => state.current]]) {
+  $(form).addEventListener("submit", (event) => {
+    event.preventDefault();
+    const text = $(input).value.trim();
+    const gameId = scope();
+    if (!text || gameId === null) return;
+    if (send("MulticastChatRequest", { game_id: gameId, text })) $(input).value = "";
+  });
+}
+
 $("close-game").addEventListener("click", () => {
   const g = state.games.get(state.current);
+  if (g?.observing) {
+    if (g.status === "RUNNING") send("StopObserveGameRequest", { game_id: g.id });
+    forget(g.id);
+    return;
+  }
   if (g && (g.status === "ABORTED" || g.status === "OVER" || ((g.status === "OUTCOME" || g.status === "ABORTING") && g.confirmed))) forget(g.id);
   else select(null, false);
 });

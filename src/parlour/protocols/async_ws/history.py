@@ -1,0 +1,143 @@
+"""The replay of a finished ``/async`` game under server rules, over HTTP.
+
+``GET /api/async/replay?game_id=N[&name=NAME]`` (with ``Authorization: Bearer <session token>``
+when ``name`` is given) -> 200 ``{"game_id", "rules", "status", "players": [{"local_id",
+"name", "robot"}], "initial": view, "moves": [{"index", "seat", "action", "view"}], "outcome"}``.
+
+Every ``view`` is the spectator view (``ServerGame.view(None)``): what an observer saw after that
+move, never a seat's hand. The game is rebuilt from its record (rules, seats, seed, actions: the
+same record a restart replays, S10), so the last view is the final board.
+
+Who may read it: anyone, for a game that was open in the lobby without a password (anyone could
+have watched it); otherwise only an account seated in it, signed in with its session token.
+Games still waiting or running are refused (409): a replay is for finished games, and a running
+game is watched through StartObserveGameRequest instead. Client-rules games (the server does not
+know their moves) get 404, as do unknown ids.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import msgspec
+
+from parlour.accounts.tokens import TokenError
+from parlour.api import ApiResponse, HttpRequest
+from parlour.protocols.async_ws.model import AsyncGame
+from parlour.protocols.async_ws.rules import IllegalAction, ServerGame, start
+from parlour.protocols.async_ws.service import AsyncService
+
+__all__ = ["REPLAY_PATH", "ReplayRoutes", "is_public", "replay_of"]
+
+REPLAY_PATH = "/api/async/replay"
+
+#: Statuses of a game whose play is over (the text's OUTCOME and ABORTING wait for confirmations).
+_FINISHED = frozenset({"OUTCOME", "OVER", "ABORTING", "ABORTED"})
+
+
+def _json(status: HTTPStatus, body: object) -> ApiResponse:
+    return ApiResponse(status, msgspec.json.encode(body))
+
+
+def _error(status: HTTPStatus, message: str) -> ApiResponse:
+    return _json(status, {"error": message})
+
+
+def is_public(game: AsyncGame) -> bool:
+    """An open lobby game without a password: anyone could join or watch it. Invitations are
+    between their players."""
+    return game.invited_by is None and not game.config.private
+
+
+def _view(rules: ServerGame) -> Any:
+    return msgspec.json.decode(rules.view(None))
+
+
+def replay_of(game: AsyncGame) -> dict[str, Any]:
+    """The game's public view before the first move and after each one.
+
+    IllegalAction (or ValueError) if the record does not fit its rules: a corrupt record.
+    """
+    rules = start(game.config.rules, len(game.seats), game.seed)
+    initial = _view(rules)
+    moves: list[dict[str, Any]] = []
+    for index, action in enumerate(game.actions, start=1):
+        if action.startswith("remove "):
+            seat = int(action.split()[1])
+            rules.remove_seat(seat)
+        else:
+            seat = rules.to_move() or 0
+            rules.apply(action)
+        moves.append({"index": index, "seat": seat, "action": action, "view": _view(rules)})
+    return {
+        "game_id": game.id,
+        "rules": game.config.rules,
+        "status": game.status,
+        "players": [{"local_id": s.local_id, "name": s.name, "robot": s.robot} for s in game.seats],
+        "initial": initial,
+        "moves": moves,
+        "outcome": [msgspec.to_builtins(entry) for entry in game.outcome or []],
+    }
+
+
+class ReplayRoutes:
+    """The handler, bound to the /async service that holds the games and checks the tokens."""
+
+    def __init__(self, service: AsyncService, clock: Callable[[], float]) -> None:
+        self.service = service
+        self.clock = clock
+
+    def routes(self) -> dict[str, Callable[[HttpRequest], Awaitable[ApiResponse]]]:
+        return {REPLAY_PATH: self.replay}
+
+    def _reader(self, request: HttpRequest, name: str) -> int | ApiResponse | None:
+        """The account id the request is signed in as (None when it gives no name), or a 401."""
+        if not name:
+            return None
+        scheme, _, token = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not token:
+            return _error(HTTPStatus.UNAUTHORIZED, "send the session token: Authorization: Bearer <token>")
+        now = self.clock()
+        try:
+            external = self.service.external
+            if external is not None:
+                account = self.service.account_named(external.verify(token, name, now))
+                if account is None:
+                    raise TokenError("no such account")
+                return account.id
+            account_id, _ = self.service.tokens.verify(token, name, now)
+        except TokenError:
+            return _error(HTTPStatus.UNAUTHORIZED, "the session token is not valid for this name")
+        return account_id
+
+    async def replay(self, request: HttpRequest) -> ApiResponse:
+        if request.method not in ("GET", "HEAD"):
+            return ApiResponse(
+                HTTPStatus.METHOD_NOT_ALLOWED, msgspec.json.encode({"error": "use GET"}), (("Allow", "GET"),)
+            )
+        query = parse_qs(urlsplit(request.target).query, keep_blank_values=True)
+        unknown = set(query) - {"game_id", "name"}
+        if unknown:
+            return _error(HTTPStatus.BAD_REQUEST, f"unknown parameter '{sorted(unknown)[0]}'")
+        text = (query.get("game_id") or [""])[0]
+        if not text.isdecimal() or int(text) <= 0:
+            return _error(HTTPStatus.BAD_REQUEST, "'game_id' must be a positive whole number")
+        reader = self._reader(request, (query.get("name") or [""])[0])
+        if isinstance(reader, ApiResponse):
+            return reader
+        game = self.service.hub.games.get(int(text))
+        if game is None or not game.server_rules:
+            return _error(HTTPStatus.NOT_FOUND, "no finished game with server rules has this id")
+        seated = reader is not None and any(seat.player_id == reader for seat in game.seats)
+        if not (seated or is_public(game)):
+            return _error(HTTPStatus.FORBIDDEN, "only the players of this game may read its replay")
+        if game.status not in _FINISHED:
+            return _error(HTTPStatus.CONFLICT, "this game is not finished: watch it instead")
+        try:
+            body = replay_of(game)
+        except (IllegalAction, ValueError):
+            return _error(HTTPStatus.INTERNAL_SERVER_ERROR, "this game's record cannot be replayed")
+        return _json(HTTPStatus.OK, body)
