@@ -9,7 +9,7 @@ import signal
 import time
 from contextlib import AsyncExitStack
 from random import Random
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from parlour.accounts.http import AccountRoutes
 from parlour.accounts.limits import LoginLimiter
@@ -27,10 +27,15 @@ from parlour.protocols.streamed import aborted_tables
 from parlour.protocols.tsuro_tcp import TsuroService
 from parlour.settings import Settings
 from parlour.storage import Store, open_store
+from parlour.storage.records import Snapshot
+from parlour.transport.http import HttpHandler
 from parlour.transport.notifier import start_notifier, stop_notifier
 from parlour.transport.runtime import DRAIN_SECONDS, HEARTBEAT_SECONDS, Runtime
 from parlour.transport.tcp import serve_tcp
 from parlour.transport.websocket import serve_websocket
+
+if TYPE_CHECKING:
+    from parlour.cluster.node import ClusterNode, Owned
 
 __all__ = ["SHUTDOWN_SIGNALS", "run_server"]
 
@@ -73,21 +78,37 @@ async def run_server(settings: Settings, stop: asyncio.Event | None = None) -> i
     )
     accounts = AccountRoutes(async_service, runtime, tokens, limiter)
     replays = ReplayRoutes(async_service, runtime.clock)
+    http_handlers: dict[str, HttpHandler] = {**accounts.routes(), **replays.routes()}
+    websocket_service: Service = apologies
+    websocket_routes: dict[str, Service] = {ASYNC_PATH: async_service}
+    notifier: asyncio.Task[None] | None = None
+    node: ClusterNode | None = None
     async with AsyncExitStack() as stack:
-        if store is not None:
+        if settings.cluster:
+            # Several nodes (docs/cluster.md): imported only here, so one node never loads Redis.
+            assert store is not None  # settings refuse a cluster without a store
             stack.push_async_callback(runtime.close_store)
-            # Everything is back in place before the first connection is accepted.
-            await _restore(store, runtime, services, settings)
-            _restore_async(store, runtime, async_service)
-        services.append(async_service)
+            node = await _start_cluster(settings, store, runtime, tokens, limiter, services)
+            websocket_service = node.services["apologies"]
+            websocket_routes = {ASYNC_PATH: node.services["async"]}
+            http_handlers = {path: node.http_handler("async", path) for path in http_handlers}
+            services[:] = [websocket_service, *(s for s in (fish, tsuro) if s is not None)]
+            services.append(websocket_routes[ASYNC_PATH])
+        else:
+            if store is not None:
+                stack.push_async_callback(runtime.close_store)
+                # Everything is back in place before the first connection is accepted.
+                await _restore(store, runtime, services, settings)
+                _restore_async(store, runtime, async_service)
+            services.append(async_service)
         listener = await stack.enter_async_context(
             serve_websocket(
-                apologies,
+                websocket_service,
                 settings.host,
                 settings.port,
                 runtime,
-                routes={ASYNC_PATH: async_service},
-                http_handlers={**accounts.routes(), **replays.routes()},
+                routes=websocket_routes,
+                http_handlers=http_handlers,
             )
         )
         log.info("async protocol on ws://%s:%d%s", settings.host, listener.port, ASYNC_PATH)
@@ -105,8 +126,10 @@ async def run_server(settings: Settings, stop: asyncio.Event | None = None) -> i
         ticker = asyncio.create_task(
             runtime.tick_forever(services, settings.tick_seconds, settings.record_retention)
         )
-        # Push notifications (S16): the store's outbox POSTed to notify_webhook_url, if set.
-        notifier = start_notifier(runtime, store, settings)
+        if node is None:
+            # Push notifications (S16): the store's outbox POSTed to notify_webhook_url, if set
+            # (in a cluster, by the owner of /async only).
+            notifier = start_notifier(runtime, store, settings)
         await stop.wait()
         log.info("shutting down")
         ticker.cancel()
@@ -115,6 +138,8 @@ async def run_server(settings: Settings, stop: asyncio.Event | None = None) -> i
             runtime.execute(service.shutdown(runtime.clock()), service)
         await runtime.drain_store(DRAIN_SECONDS)
         await runtime.flush(FLUSH_SECONDS)
+        if node is not None:
+            await node.stop()  # hands the leases over once everything is stored
     for sig in SHUTDOWN_SIGNALS:
         loop.remove_signal_handler(sig)
     return 0
@@ -134,16 +159,21 @@ def async_limits(settings: Settings) -> AsyncLimits:
     )
 
 
-def _restore_async(store: Store, runtime: Runtime, service: AsyncService) -> None:
+def _restore_async(
+    store: Store, runtime: Runtime, service: AsyncService, heartbeat: float | None = None
+) -> None:
     """Accounts, ratings and every live /async game, with the clocks not charged for the
-    time the server was down (S10)."""
-    beat = store.meta("heartbeat")
+    time the server was down (S10): from ``heartbeat`` (when it was last known alive; by
+    default the store's heartbeat) to now. On the store's own thread when it has one."""
+    if heartbeat is None:
+        beat = store.meta("heartbeat")
+        heartbeat = float(beat) + HEARTBEAT_SECONDS if beat else None
     service.restore(
         store.accounts(),
         store.ratings(),
         store.load_async_games(),
         store.meta(NEXT_GAME_KEY),
-        float(beat) + HEARTBEAT_SECONDS if beat else None,
+        heartbeat,
         runtime.clock(),
     )
     devices.restore_devices(service.hub, store.devices())
@@ -175,3 +205,54 @@ async def _restore(store: Store, runtime: Runtime, services: list[Any], settings
         len(snapshot.games),
         time.perf_counter() - started,
     )
+
+
+async def _start_cluster(
+    settings: Settings,
+    store: Store,
+    runtime: Runtime,
+    tokens: SessionTokens,
+    limiter: LoginLimiter,
+    services: list[Any],
+) -> ClusterNode:
+    """Join the cluster (docs/cluster.md): this node's Fish and Tsuro tables are its own; the
+    Apologies and /async services are owned by one node at a time, each restored from the
+    store by the node that takes its lease (before this node listens, if it is the first)."""
+    from parlour.cluster.node import ClusterNode, Owned
+
+    # Tables are this node's alone: another node's live tables in the store are not aborted
+    # here (nothing is restored into them, and they are not this node's to end).
+    now = runtime.clock()
+    for service in services:
+        if not isinstance(service, ApologiesService):
+            runtime.execute(service.restore(Snapshot([], [], {}, None), now), service)
+
+    async def own_apologies(heartbeat: float | None) -> Owned:
+        # A ledger per tenure: the games of an earlier tenure are the next owner's to count.
+        service = ApologiesService(settings, Random(), Ledger(settings.max_in_progress_games))
+        snapshot = await runtime.in_store_thread(store.load_live)
+        if heartbeat is not None:
+            snapshot.heartbeat = heartbeat
+        runtime.execute(service.restore(snapshot, runtime.clock()), service)
+        return Owned(service)
+
+    async def own_async(heartbeat: float | None) -> Owned:
+        service = AsyncService(
+            tokens, async_limits(settings), Random(), ExternalJwt.from_settings(settings), limiter
+        )
+        await runtime.in_store_thread(lambda: _restore_async(store, runtime, service, heartbeat))
+        routes = {
+            **AccountRoutes(service, runtime, tokens, limiter).routes(),
+            **ReplayRoutes(service, runtime.clock).routes(),
+        }
+        notifier = start_notifier(runtime, store, settings)
+        return Owned(service, routes, lambda: stop_notifier(notifier))
+
+    node = ClusterNode(
+        settings.cluster,
+        runtime,
+        {"apologies": own_apologies, "async": own_async},
+        ttl=settings.cluster_lease,
+    )
+    await node.start()
+    return node

@@ -154,6 +154,12 @@ class Settings:
     notify_batch: int = 100
     notify_poll: float = 1.0
 
+    #: Several nodes (issue 17; docs/cluster.md): the Redis URL the nodes share
+    #: (``redis://host:port/0``); empty: one node, as ever. ``cluster_lease`` is the time to
+    #: live of a service's ownership lease: how long a dead owner's services wait for a new one.
+    cluster: str = ""
+    cluster_lease: float = 3.0
+
     def __post_init__(self) -> None:
         if self.robot not in ROBOT_CHOICES:
             raise SettingError(f"robot must be one of {', '.join(ROBOT_CHOICES)}, not {self.robot!r}")
@@ -189,6 +195,7 @@ class Settings:
             raise SettingError(f"store_writer must be process or thread, not {self.store_writer!r}")
         self._check_accounts()
         self._check_notify()
+        self._check_cluster()
         if not self.async_ping_timeout > 0 or not self.async_requests_per_second > 0:
             raise SettingError("async_ping_timeout and async_requests_per_second must be positive")
         if self.async_max_offers < 1 or self.async_max_games < 1:
@@ -201,6 +208,14 @@ class Settings:
     def jwt_algorithms(self) -> list[str]:
         """``auth_jwt_algorithms`` as a list."""
         return [name.strip() for name in self.auth_jwt_algorithms.split(",") if name.strip()]
+
+    def _check_cluster(self) -> None:
+        if self.cluster and not self.cluster.startswith(("redis://", "rediss://", "unix://")):
+            raise SettingError("cluster must be a redis://, rediss:// or unix:// URL (or empty)")
+        if not self.cluster_lease >= 0.3:
+            raise SettingError("cluster_lease must be at least 0.3 seconds")
+        if self.cluster and self.store == "none":
+            raise SettingError("a cluster needs a store the nodes share (store cannot be none)")
 
     def _check_notify(self) -> None:
         url = self.notify_webhook_url

@@ -139,6 +139,9 @@ class Runtime:
         self._committer: StoreWriter | ProcessCommitter | None = None
         self.store_writer = store_writer
         self._last_beat = self._last_purge = float("-inf")
+        #: A cluster (parlour.cluster) sets this: it is handed, after the same commit, the
+        #: sends, broadcasts and closes for connections this node does not hold. None on one node.
+        self.remote: Callable[[list[Effect]], None] | None = None
 
     @property
     def store_status(self) -> str:
@@ -154,6 +157,10 @@ class Runtime:
 
     def new_conn(self) -> ConnId:
         return next(self._ids)
+
+    def number_connections(self, first: ConnId) -> None:
+        """Hand out connection ids from ``first`` on (a cluster node's own range)."""
+        self._ids = itertools.count(first)
 
     # -----------------------------------------------------------------------------------------
     # Effects
@@ -196,6 +203,8 @@ class Runtime:
         outboxes = self.outboxes
         queued: dict[Outbox, list[bytes]] = {}
         closed: list[Outbox] = []
+        # Effects for connections without an outbox here (gone, or another node's).
+        remote: list[Effect] | None = None if self.remote is None else []
         index, count = 0, len(effects)
         while index < count:
             effect = effects[index]
@@ -209,10 +218,12 @@ class Runtime:
                     elif type(following) is not Store:  # records are stored already: no-ops
                         break
                     index += 1
-                self._queue_broadcasts(run, queued)
+                self._queue_broadcasts(run, queued, remote)
             elif type(effect) is Send:
                 outbox = outboxes.get(effect.conn)
                 if outbox is None:
+                    if remote is not None:
+                        remote.append(effect)
                     continue
                 frame = outbox.frame
                 framed = effect.data if frame is None else frame(effect.data)
@@ -224,6 +235,8 @@ class Runtime:
             elif type(effect) is Close:
                 outbox = outboxes.get(effect.conn)
                 if outbox is None:
+                    if remote is not None:
+                        remote.append(effect)
                     continue
                 # What came before the close goes first; what follows is dropped (the
                 # outbox is closing by then).
@@ -237,8 +250,12 @@ class Runtime:
             outbox.put_framed(chunks)
         for outbox in closed:
             outbox.flush_now()
+        if remote and self.remote is not None:
+            self.remote(remote)
 
-    def _queue_broadcasts(self, run: list[Broadcast], queued: dict[Outbox, list[bytes]]) -> None:
+    def _queue_broadcasts(
+        self, run: list[Broadcast], queued: dict[Outbox, list[bytes]], remote: list[Effect] | None = None
+    ) -> None:
         """Queue broadcasts to the same connections, in order: each recipient gets their
         messages joined in one chunk (framed once per framing), the few named in an
         ``instead`` their own."""
@@ -249,10 +266,13 @@ class Runtime:
                 special.update(broadcast.instead)
         framer: Callable[[bytes], bytes] | bool | None = False  # False: nothing framed yet
         joined = b""
+        missing: list[ConnId] = []
         for conn in run[0].conns:
             outbox = outboxes.get(conn)
             if outbox is None:
-                continue  # the connection is already gone
+                if remote is not None:
+                    missing.append(conn)  # another node's (a cluster), or already gone
+                continue
             frame = outbox.frame
             if frame is not framer:
                 framer = frame
@@ -273,6 +293,8 @@ class Runtime:
                 queued[outbox] = [chunk]
             else:
                 chunks.append(chunk)
+        if missing and remote is not None:
+            remote.extend(Broadcast(missing, broadcast.data, broadcast.instead) for broadcast in run)
 
     # -----------------------------------------------------------------------------------------
     # Group commit

@@ -1,0 +1,211 @@
+"""The proxy service a node puts in front of each stateful websocket service (issue 17, item 2).
+
+On the owner (the lease holder), :class:`ClusterService` hands every input to the real service,
+as a single node does, and the owner's runtime sends the effects for other nodes' connections
+over Redis (Runtime.remote). On every other node it is a gateway: connection events are
+published to the owner's channel, tagged with the epoch of the owner they are meant for, and
+nothing is kept but which connections are attached under which epoch. When a new owner takes
+over (a new epoch), every connection attached under an earlier epoch is closed with 1012
+(service restart): its session lived on the old owner, and the client reconnects to carry on.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any, Final
+
+from parlour.cluster.wire import CONNECTED, DISCONNECTED, RECEIVED, Input
+from parlour.core.effects import Broadcast, Close, ConnId, Effect, Send, Store
+from parlour.core.service import Service
+
+__all__ = ["SERVICE_RESTART", "ClusterService", "node_of"]
+
+log = logging.getLogger("parlour.cluster")
+
+#: RFC 6455 7.4.1 (IANA registry): the service is restarting; the client may reconnect.
+SERVICE_RESTART: Final = 1012
+#: Connection ids are ``node << NODE_SHIFT | local number``: unique across the cluster.
+NODE_SHIFT: Final = 32
+
+
+def node_of(conn: ConnId) -> int:
+    return conn >> NODE_SHIFT
+
+
+class ClusterService:
+    """One stateful service of a cluster node: the real one while this node owns it, a gateway
+    to the owner otherwise. ``publish(input)`` sends an input to the owner (in order);
+    ``execute`` carries out effects on this node (Runtime.execute); ``held()`` says whether the
+    lease may still be acted on (checked before every input the owner handles)."""
+
+    def __init__(
+        self,
+        name: str,
+        node: int,
+        publish: Callable[[Input], None],
+        execute: Callable[[list[Effect], Any], None],
+        held: Callable[[], bool],
+    ) -> None:
+        self.name = name
+        self.node = node
+        self.publish = publish
+        self.execute = execute
+        self.held = held
+        #: The real service, while this node owns it.
+        self.inner: Service | None = None
+        #: The epoch of the owner this node knows of (0: none yet).
+        self.epoch = 0
+        #: This node's connections, with the epoch they were attached under.
+        self.attached: dict[ConnId, int] = {}
+        #: On the owner: other nodes' connections known to the real service, by node.
+        self.remote: dict[int, set[ConnId]] = {}
+        #: Called when this node stops owning the service (lease lost or lapsed).
+        self.on_lost: Callable[[], None] | None = None
+
+    @property
+    def owning(self) -> bool:
+        return self.inner is not None
+
+    # -- The Service protocol ------------------------------------------------------------------
+
+    def connected(self, conn: ConnId, now: float) -> list[Effect]:
+        self.attached[conn] = self.epoch
+        inner = self._acting()
+        if inner is not None:
+            return inner.connected(conn, now)
+        self.publish(Input(self.name, self.epoch, CONNECTED, conn))
+        return []
+
+    def received(self, conn: ConnId, data: str | bytes, now: float) -> list[Effect]:
+        epoch = self.attached.get(conn)
+        if epoch is None:
+            return []  # closed by a takeover: nothing more goes anywhere
+        inner = self._acting()
+        if inner is not None:
+            return inner.received(conn, data, now)
+        if isinstance(data, str):
+            self.publish(Input(self.name, epoch, RECEIVED, conn, text=data))
+        else:
+            self.publish(Input(self.name, epoch, RECEIVED, conn, data=data))
+        return []
+
+    def disconnected(self, conn: ConnId, now: float) -> list[Effect]:
+        epoch = self.attached.pop(conn, None)
+        if epoch is None:
+            return []
+        inner = self._acting()
+        if inner is not None:
+            return inner.disconnected(conn, now)
+        self.publish(Input(self.name, epoch, DISCONNECTED, conn))
+        return []
+
+    def tick(self, now: float) -> list[Effect]:
+        """Timers and checks run on the owner only: once across the cluster."""
+        inner = self._acting()
+        return [] if inner is None else inner.tick(now)
+
+    def shutdown(self, now: float) -> list[Effect]:
+        """This node stops: its own connections hear it; other nodes' connections stay open
+        (a new owner takes over and closes them with 1012)."""
+        if self.inner is None:
+            return []
+        return self.local_only(self.inner.shutdown(now))
+
+    def store_failed(self, records: list[Any], conns: list[ConnId], reload: Any, now: float) -> list[Effect]:
+        handler = getattr(self.inner, "store_failed", None)
+        return [] if handler is None else list(handler(records, conns, reload, now))
+
+    def stats(self) -> dict[str, Any]:
+        counts = getattr(self.inner, "stats", None)
+        return dict(counts()) if callable(counts) else {}
+
+    # -- Owner side ----------------------------------------------------------------------------
+
+    def feed(self, message: Input, now: float) -> None:
+        """An input from another node's gateway: handled if it is meant for this tenure."""
+        inner = self._acting()
+        if inner is None or message.epoch != self.epoch:
+            return  # meant for another owner: that connection is closed at the takeover
+        conn, kind = message.conn, message.kind
+        try:
+            if kind == CONNECTED:
+                self.remote.setdefault(node_of(conn), set()).add(conn)
+                effects = inner.connected(conn, now)
+            elif kind == RECEIVED:
+                data: str | bytes = message.text if message.text is not None else (message.data or b"")
+                effects = inner.received(conn, data, now)
+            elif kind == DISCONNECTED:
+                self.remote.get(node_of(conn), set()).discard(conn)
+                effects = inner.disconnected(conn, now)
+            else:
+                return
+        except Exception:  # a service answers its own errors; this is a last resort
+            log.exception("%s failed on an input from connection %d", self.name, conn)
+            return
+        self.execute(effects, self)
+
+    def node_gone(self, node: int, now: float) -> None:
+        """Node ``node`` died: its connections are gone for the real service too."""
+        for conn in sorted(self.remote.pop(node, set())):
+            self.feed(Input(self.name, self.epoch, DISCONNECTED, conn), now)
+
+    def promote(self, inner: Service, epoch: int) -> None:
+        """This node owns the service from ``epoch`` on, with ``inner`` restored from the store.
+        Its own connections were attached to the previous owner: they reconnect."""
+        self._close_attached(lambda attached: True)
+        self.inner, self.epoch, self.remote = inner, epoch, {}
+
+    def demote(self, reason: str) -> None:
+        """This node no longer owns the service: its state is dropped (the next owner restores
+        it from the store) and its own connections reconnect."""
+        if self.inner is None:
+            return
+        log.warning("%s: no longer the owner (epoch %d): %s", self.name, self.epoch, reason)
+        self.inner, self.remote = None, {}
+        self._close_attached(lambda attached: True)
+        if self.on_lost is not None:
+            self.on_lost()
+
+    def taken_over(self, node: int, epoch: int) -> None:
+        """Node ``node`` announced it owns the service from ``epoch`` on."""
+        if epoch <= self.epoch and node != self.node:
+            return  # an old announcement
+        if node != self.node:
+            self.demote(f"node {node} took over at epoch {epoch}")
+            self.epoch = epoch
+            self._close_attached(lambda attached: attached < epoch)
+
+    def local_only(self, effects: list[Effect]) -> list[Effect]:
+        """``effects`` without what is meant for other nodes' connections."""
+        node = self.node
+        kept: list[Effect] = []
+        for effect in effects:
+            if type(effect) is Broadcast:
+                conns = [conn for conn in effect.conns if node_of(conn) == node]
+                if conns:
+                    kept.append(Broadcast(conns, effect.data, effect.instead))
+            elif type(effect) is Send or type(effect) is Close:
+                if node_of(effect.conn) == node:
+                    kept.append(effect)
+            elif type(effect) is Store:
+                kept.append(effect)
+        return kept
+
+    # -- Inside --------------------------------------------------------------------------------
+
+    def _acting(self) -> Service | None:
+        """The real service if this node owns it and its lease is still valid; a lapsed lease
+        demotes at once (no input is handled, nothing is committed, past its validity)."""
+        inner = self.inner
+        if inner is not None and not self.held():
+            self.demote("the lease lapsed")
+            return None
+        return inner
+
+    def _close_attached(self, which: Callable[[int], bool]) -> None:
+        closing = [conn for conn, epoch in self.attached.items() if which(epoch)]
+        for conn in closing:
+            del self.attached[conn]
+        if closing:
+            self.execute([Close(conn, SERVICE_RESTART, "service restart") for conn in closing], None)

@@ -1,0 +1,368 @@
+"""One node of a cluster: its number, its leases, its gateways, and the messages between nodes.
+
+``ClusterNode`` is what app.py wires in with ``--cluster redis://...``: it numbers the node
+(``INCR parlour:nodes``) so that its connection ids are unique across the cluster, keeps a
+lease loop per stateful service (take the lease when free, renew it every ttl/3, let go when it
+lapses), restores a service from the store when it becomes its owner, forwards HTTP requests
+to owners, and routes effects for other nodes' connections (Runtime.remote).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from contextlib import suppress
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from typing import Any, Final
+
+import msgspec
+
+from parlour.api import ApiResponse, HttpRequest
+from parlour.cluster.gateway import NODE_SHIFT, ClusterService, node_of
+from parlour.cluster.lease import Lease
+from parlour.cluster.redisbus import Bus, RedisError, RedisLeaseBackend, connect
+from parlour.cluster.wire import (
+    CLUSTER_CHANNEL,
+    HttpAnswer,
+    HttpCall,
+    Input,
+    Output,
+    Takeover,
+    decode,
+    encode,
+    from_wire,
+    node_channel,
+    owner_channel,
+    to_wire,
+)
+from parlour.core.effects import Broadcast, Close, Effect, Send, Store
+from parlour.core.service import Service
+from parlour.storage import MetaRow
+from parlour.transport.runtime import Runtime
+
+__all__ = ["ClusterNode", "Owned"]
+
+log = logging.getLogger("parlour.cluster")
+
+#: How long a forwarded HTTP request waits for the owner's answer.
+HTTP_TIMEOUT: Final = 10.0
+#: Node liveness keys live this many lease periods without a refresh.
+ALIVE_PERIODS: Final = 3
+
+HttpHandler = Callable[[HttpRequest], Awaitable[ApiResponse]]
+
+
+@dataclass
+class Owned:
+    """What a node builds when it becomes a service's owner: the service restored from the
+    store, the HTTP routes bound to it, and what to stop when it stops owning it."""
+
+    service: Service
+    routes: Mapping[str, HttpHandler] = field(default_factory=dict)
+    stop: Callable[[], Awaitable[None]] | None = None
+
+
+#: Builds the owned service; gets when the previous owner was last known alive (wall clock,
+#: None when nobody knows: the store's heartbeat then).
+Factory = Callable[[float | None], Awaitable[Owned]]
+
+
+def alive_key(service: str) -> str:
+    return f"parlour:{service}:alive"
+
+
+def node_alive_key(node: int) -> str:
+    return f"parlour:node:{node}:alive"
+
+
+class ClusterNode:
+    def __init__(
+        self,
+        url: str,
+        runtime: Runtime,
+        factories: Mapping[str, Factory],
+        ttl: float = 3.0,
+        wall: Callable[[], float] = time.time,
+    ) -> None:
+        self.url = url
+        self.runtime = runtime
+        self.factories = dict(factories)
+        self.ttl = ttl
+        self.wall = wall
+        self.client = connect(url)
+        self.backend = RedisLeaseBackend(self.client)
+        self.node = 0
+        self.bus = Bus(self.client, self._deliver)
+        self.services: dict[str, ClusterService] = {}
+        self.leases: dict[str, Lease] = {}
+        self.owned: dict[str, Owned] = {}
+        self._calls = itertools.count(1)
+        self._waiting: dict[int, asyncio.Future[HttpAnswer]] = {}
+        self._tasks: list[asyncio.Task[None]] = []
+        self._stopping = False
+
+    # -- Start and stop ------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Number this node, subscribe, learn who owns what, and try once to own each service
+        (the first node of a cluster restores everything before it listens)."""
+        self.node = int(await self.client.incr("parlour:nodes"))
+        self.runtime.number_connections((self.node << NODE_SHIFT) | 1)
+        self.runtime.remote = self._route_remote
+        for name in self.factories:
+            lease = Lease(self.backend, name, self.node, self.ttl)
+            self.leases[name] = lease
+            self.services[name] = ClusterService(
+                name,
+                self.node,
+                self._publisher(name),
+                self.runtime.execute,
+                lease.held,
+            )
+        await self.bus.start(node_channel(self.node), CLUSTER_CHANNEL)
+        await self._beat()
+        for name, service in self.services.items():
+            holder = await self.leases[name].holder()
+            if holder is not None:
+                service.epoch = holder[1]
+            await self._step(name)
+        loop = asyncio.get_running_loop()
+        self._tasks = [loop.create_task(self._lease_loop(name)) for name in self.services]
+        self._tasks.append(loop.create_task(self._node_loop()))
+        log.info("cluster node %d on %s", self.node, self.url)
+
+    async def stop(self) -> None:
+        """Hand every owned service over at once (release the leases) and disconnect."""
+        self._stopping = True
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with suppress(asyncio.CancelledError, Exception):
+                await task
+        for name, lease in self.leases.items():
+            await self._disown(name)
+            with suppress(RedisError, OSError):
+                await lease.release()
+        with suppress(RedisError, OSError):
+            await self.client.delete(node_alive_key(self.node))
+        await self.bus.close()
+        with suppress(Exception):
+            await self.client.aclose()
+
+    def status(self) -> dict[str, Any]:
+        """For /healthz: this node's number and the services it owns."""
+        return {
+            "cluster_node": self.node,
+            "cluster_owns": sorted(name for name, service in self.services.items() if service.owning),
+        }
+
+    # -- Leases --------------------------------------------------------------------------------
+
+    async def _lease_loop(self, name: str) -> None:
+        period = self.leases[name].period
+        while True:
+            await asyncio.sleep(period)
+            await self._step(name)
+
+    async def _step(self, name: str) -> None:
+        """Renew the lease we hold, or try to take a free one."""
+        lease, service = self.leases[name], self.services[name]
+        try:
+            if service.owning:
+                left = lease.valid_until - lease.clock()
+                renewed = left > 0 and await asyncio.wait_for(lease.renew(), left)
+                if renewed:
+                    await self.client.set(alive_key(name), repr(self.wall()))
+                else:
+                    lease.drop()
+                    service.demote("the lease could not be renewed in time")
+            elif await lease.acquire():
+                await self._take_over(name)
+        except (RedisError, OSError, TimeoutError) as error:
+            log.warning("cluster: lease of %s: %s", name, error)
+            if service.owning and not lease.held():
+                lease.drop()
+                service.demote("Redis did not answer in time")
+
+    async def _take_over(self, name: str) -> None:
+        lease, service = self.leases[name], self.services[name]
+        epoch = lease.epoch
+        last = await self.client.get(alive_key(name))
+        # The previous owner was alive until one renewal period after its last renewal, as a
+        # restarting server counts from its last heartbeat (Runtime.HEARTBEAT_SECONDS).
+        heartbeat = float(last) + lease.period if last is not None else None
+        started = time.perf_counter()
+        owned = await self.factories[name](heartbeat)
+        if not lease.held():
+            lease.drop()
+            if owned.stop is not None:
+                await owned.stop()
+            log.warning("cluster: the lease of %s lapsed while restoring it", name)
+            return
+        self.owned[name] = owned
+        service.on_lost = lambda: self._lost(name)
+        service.promote(owned.service, epoch)
+        await self.bus.subscribe(owner_channel(name))
+        # The fencing token, for the record: who wrote what after which takeover.
+        self.runtime.execute([Store([MetaRow(f"cluster_epoch_{name}", f"{self.node}:{epoch}")])], service)
+        self.bus.publish(CLUSTER_CHANNEL, encode(Takeover(name, self.node, epoch)))
+        log.info(
+            "cluster: node %d owns %s (epoch %d), restored in %.3f s",
+            self.node,
+            name,
+            epoch,
+            time.perf_counter() - started,
+        )
+
+    def _lost(self, name: str) -> None:
+        """The service was demoted (lease lost or lapsed, or another node took it over)."""
+        asyncio.get_running_loop().create_task(self._disown(name))
+
+    async def _disown(self, name: str) -> None:
+        service = self.services[name]
+        if service.owning and self._stopping:
+            service.inner = None  # stopping: the service said goodbye already
+        owned = self.owned.pop(name, None)
+        if owned is None:
+            return
+        with suppress(RedisError, OSError):
+            await self.bus.unsubscribe(owner_channel(name))
+        if owned.stop is not None:
+            await owned.stop()
+
+    # -- Node liveness ---------------------------------------------------------------------------
+
+    async def _beat(self) -> None:
+        ttl_ms = round(self.ttl * 1000 * ALIVE_PERIODS / 3) + round(self.ttl * 1000)
+        await self.client.set(node_alive_key(self.node), b"1", px=ttl_ms)
+
+    async def _node_loop(self) -> None:
+        """Keep this node's liveness key; on owners, forget the connections of dead nodes."""
+        period = self.ttl / 3
+        while True:
+            await asyncio.sleep(period)
+            try:
+                await self._beat()
+                nodes = {node for service in self.services.values() for node in service.remote}
+                for node in sorted(nodes):
+                    if not await self.client.exists(node_alive_key(node)):
+                        log.warning("cluster: node %d is gone; its connections with it", node)
+                        for service in self.services.values():
+                            service.node_gone(node, self.runtime.clock())
+            except (RedisError, OSError) as error:
+                log.warning("cluster: liveness: %s", error)
+
+    # -- Messages ------------------------------------------------------------------------------
+
+    def _publisher(self, name: str) -> Callable[[Input], None]:
+        channel, publish = owner_channel(name), self.bus.publish
+
+        def send(message: Input) -> None:
+            publish(channel, encode(message))
+
+        return send
+
+    def _deliver(self, channel: str, data: bytes) -> None:
+        try:
+            message = decode(data)
+        except (msgspec.DecodeError, msgspec.ValidationError) as error:
+            log.error("cluster: unreadable message on %s: %s", channel, error)
+            return
+        if type(message) is Input:
+            service = self.services.get(message.service)
+            if service is not None:
+                service.feed(message, self.runtime.clock())
+        elif type(message) is Output:
+            # Effects for this node's connections, stored already by the owner.
+            self.runtime.execute(from_wire(message.effects))
+        elif type(message) is HttpCall:
+            asyncio.get_running_loop().create_task(self._answer(message))
+        elif type(message) is HttpAnswer:
+            waiter = self._waiting.pop(message.id, None)
+            if waiter is not None and not waiter.done():
+                waiter.set_result(message)
+        elif type(message) is Takeover:
+            service = self.services.get(message.service)
+            if service is not None:
+                service.taken_over(message.node, message.epoch)
+
+    def _route_remote(self, effects: list[Effect]) -> None:
+        """Runtime.remote: effects for connections of other nodes, one message per node."""
+        me = self.node
+        by_node: dict[int, list[Effect]] = {}
+        for effect in effects:
+            if type(effect) is Broadcast:
+                split: dict[int, list[int]] = {}
+                for conn in effect.conns:
+                    node = node_of(conn)
+                    if node != me:
+                        split.setdefault(node, []).append(conn)
+                for node, conns in split.items():
+                    by_node.setdefault(node, []).append(Broadcast(conns, effect.data, effect.instead))
+            elif type(effect) is Send or type(effect) is Close:
+                node = node_of(effect.conn)
+                if node != me and node:
+                    by_node.setdefault(node, []).append(effect)
+        for node, items in by_node.items():
+            self.bus.publish(node_channel(node), encode(Output(to_wire(items))))
+
+    # -- HTTP ----------------------------------------------------------------------------------
+
+    def http_handler(self, name: str, path: str) -> HttpHandler:
+        """The handler of ``path`` on any node: the owner's own routes there, forwarded to the
+        owner over Redis elsewhere."""
+
+        async def handle(request: HttpRequest) -> ApiResponse:
+            owned = self.owned.get(name)
+            if owned is not None and path in owned.routes:
+                return await owned.routes[path](request)
+            return await self._forward(name, request)
+
+        return handle
+
+    async def _forward(self, name: str, request: HttpRequest) -> ApiResponse:
+        call = HttpCall(
+            name,
+            next(self._calls),
+            self.node,
+            request.method,
+            request.target,
+            request.path,
+            dict(request.headers),
+            request.body,
+            request.client,
+        )
+        waiter: asyncio.Future[HttpAnswer] = asyncio.get_running_loop().create_future()
+        self._waiting[call.id] = waiter
+        self.bus.publish(owner_channel(name), encode(call))
+        try:
+            answer = await asyncio.wait_for(waiter, HTTP_TIMEOUT)
+        except TimeoutError:
+            return ApiResponse(
+                HTTPStatus.SERVICE_UNAVAILABLE,
+                msgspec.json.encode({"error": "no node answers for this service now; try again"}),
+                (("Retry-After", "1"),),
+            )
+        finally:
+            self._waiting.pop(call.id, None)
+        return ApiResponse(HTTPStatus(answer.status), answer.body, tuple(answer.headers))
+
+    async def _answer(self, call: HttpCall) -> None:
+        owned = self.owned.get(call.service)
+        handler = None if owned is None else owned.routes.get(call.path)
+        if handler is None:
+            return  # not the owner (any more): the caller times out and retries
+        request = HttpRequest(call.method, call.target, call.path, call.headers, call.body, call.client)
+        try:
+            answer = await handler(request)
+        except Exception:
+            log.exception("cluster: forwarded HTTP request to %s failed", call.path)
+            answer = ApiResponse(HTTPStatus.INTERNAL_SERVER_ERROR, b'{"error": "internal error"}')
+        self.bus.publish(
+            node_channel(call.reply_to),
+            encode(HttpAnswer(call.id, int(answer.status), answer.body, list(answer.headers))),
+        )
