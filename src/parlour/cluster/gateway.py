@@ -62,6 +62,8 @@ class ClusterService:
         self.remote: dict[int, set[ConnId]] = {}
         #: Called when this node stops owning the service (lease lost or lapsed).
         self.on_lost: Callable[[], None] | None = None
+        #: What /healthz says of the node (which services it owns), the same on every service.
+        self.cluster_status: Callable[[], dict[str, Any]] = dict
 
     @property
     def owning(self) -> bool:
@@ -118,7 +120,7 @@ class ClusterService:
 
     def stats(self) -> dict[str, Any]:
         counts = getattr(self.inner, "stats", None)
-        return dict(counts()) if callable(counts) else {}
+        return {**(counts() if callable(counts) else {}), **self.cluster_status()}
 
     # -- Owner side ----------------------------------------------------------------------------
 

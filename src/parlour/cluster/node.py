@@ -123,6 +123,7 @@ class ClusterNode:
                 self.runtime.execute,
                 lease.held,
             )
+            self.services[name].cluster_status = self.status
         await self.bus.start(node_channel(self.node), CLUSTER_CHANNEL)
         await self._beat()
         for name, service in self.services.items():

@@ -1,0 +1,25 @@
+"""Redis for the cluster tests: started per test in its temporary folder, or the tests are
+skipped (with the reason) when redis-server cannot be installed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.redisserver import redis_binary, redis_server
+
+
+@pytest.fixture(scope="session")
+def redis_bin() -> str:
+    binary = redis_binary()
+    if binary is None:
+        pytest.skip("redis-server is not installed and cannot be (apt-get install redis-server)")
+    return binary
+
+
+@pytest.fixture
+def redis_url(tmp_path: Path, redis_bin: str) -> Iterator[str]:
+    with redis_server(tmp_path / "redis", redis_bin) as url:
+        yield url

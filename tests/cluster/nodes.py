@@ -1,0 +1,74 @@
+"""Cluster nodes as subprocesses: ``parlour serve --cluster`` on one shared store and one Redis."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tests.processes import RestartableServer
+
+__all__ = ["LEASE", "Cluster", "cluster_of", "health"]
+
+#: A short lease keeps the failover tests fast (a dead owner is replaced within about this).
+LEASE = 1.0
+
+
+def health(port: int) -> dict[str, Any]:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as answer:
+        body: dict[str, Any] = json.loads(answer.read())
+        return body
+
+
+@dataclass
+class Cluster:
+    """Nodes sharing ``store`` and ``redis``; the first started owns every service."""
+
+    folder: Path
+    redis: str
+    store: str
+    nodes: list[RestartableServer] = field(default_factory=list)
+
+    def start(self, count: int = 2, *extra: str) -> list[RestartableServer]:
+        for _ in range(count):
+            node = RestartableServer(
+                Path(self.store),
+                self.folder / f"node{len(self.nodes) + 1}.log",
+                ("--cluster", self.redis, "--cluster-lease", str(LEASE), *extra),
+            )
+            node.start()
+            self.nodes.append(node)
+        return self.nodes
+
+    def stop(self) -> None:
+        for node in self.nodes:
+            if node.process is not None and node.process.poll() is None:
+                node.stop()
+
+    async def owner_is(self, node: RestartableServer, timeout: float = 10.0) -> None:
+        """Until ``node`` reports it owns both stateful services."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while True:
+            owns = (await asyncio.to_thread(health, node.port)).get("cluster_owns", [])
+            if owns == ["apologies", "async"]:
+                return
+            assert asyncio.get_running_loop().time() < deadline, f"node on {node.port} owns only {owns}"
+            await asyncio.sleep(0.1)
+
+    def logs(self) -> str:
+        return "\n".join(node.log.read_text(errors="replace") for node in self.nodes if node.log.exists())
+
+
+@contextmanager
+def cluster_of(folder: Path, redis: str, count: int = 2, *extra: str) -> Iterator[Cluster]:
+    cluster = Cluster(folder, redis, str(folder / "parlour.db"))
+    try:
+        cluster.start(count, *extra)
+        yield cluster
+    finally:
+        cluster.stop()

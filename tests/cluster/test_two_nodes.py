@@ -1,0 +1,217 @@
+"""Two ``parlour serve --cluster`` nodes on one store and one Redis (issue 17, items 2-3):
+players on different nodes play together, chat and presence cross nodes, and a node killed
+with SIGKILL while it owns the games is replaced by the other without losing what it
+acknowledged, each clock firing once."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import msgspec
+
+from tests.asyncclient import (
+    AsyncClient,
+    Player,
+    enter_lobby,
+    http_json,
+    new_player,
+    reconnect,
+    request_id,
+    start_open_game,
+    unique_name,
+)
+from tests.cluster.nodes import Cluster, cluster_of, health
+from tests.integration.test_async_restart import commit, seat_clock
+
+
+def run(cluster: Cluster, scenario: Callable[[list[AsyncClient]], Awaitable[None]]) -> None:
+    async def main() -> None:
+        clients: list[AsyncClient] = []
+        try:
+            await scenario(clients)
+        finally:
+            for client in clients:
+                await client.close()
+
+    try:
+        asyncio.run(main())
+    except BaseException:
+        print(cluster.logs())
+        raise
+
+
+async def player_on(port: int, clients: list[AsyncClient], prefix: str) -> Player:
+    player = await new_player(port, prefix)
+    clients.append(player.client)
+    return player
+
+
+def test_a_server_rules_game_between_players_on_two_nodes(tmp_path: Path, redis_url: str) -> None:
+    """A signs up on the owner, B on the other node (its account created through the owner):
+    a whole Fish game with server rules, the outcome on both, the leaderboard read on B's node."""
+    with cluster_of(tmp_path, redis_url) as cluster:
+        owner, gateway = cluster.nodes
+
+        async def scenario(clients: list[AsyncClient]) -> None:
+            await cluster.owner_is(owner)
+            assert health(gateway.port)["cluster_owns"] == []
+            a = await player_on(owner.port, clients, "fa")
+            b = await player_on(gateway.port, clients, "fb")
+            # The account made on the gateway is known to the owner at once.
+            assert (
+                http_json(owner.port, "GET", f"/api/players?name={b.name}").body["player_id"] == b.player_id
+            )
+            await enter_lobby(a)
+            config = {"game_type": "fish", "max_players": 2, "rules": "fish", "ranked": True}
+            await a.client.send({"type": "LobbyCreateGameRequest", "configuration": config})
+            game_id = (await a.client.expect("LobbyGameCreatedRequest"))["game_id"]
+            await enter_lobby(b)
+            await b.client.send({"type": "LobbyJoinGameRequest", "game_id": game_id})
+            for player in (a, b):  # the join went through the other node: wait for the start
+                await player.client.expect("GameCreatedRequest", game_id=game_id)
+            seats = {1: a, 2: b}
+            moves = 0
+            for _ in range(200):
+                report = await a.client.report(game_id)
+                if report["status"] != "RUNNING":
+                    break
+                player = seats[report["active_player"]]
+                required = await player.client.expect(
+                    "ActionRequiredRequest", game_id=game_id, turn_index=report["turn_index"]
+                )
+                assert msgspec.json.decode(required["state"])["you"]["id"] == required["player_id"]
+                index = required["turn_index"]
+                await player.client.send(
+                    {
+                        "type": "CommitActionRequest",
+                        "game_id": game_id,
+                        "turn_index": index,
+                        "action": required["legal_actions"][0],
+                    }
+                )
+                await player.client.expect("ActionCommitedRequest", game_id=game_id, turn_index=index + 1)
+                moves += 1
+            assert moves > 4
+            for player in (a, b):
+                outcome = await player.client.expect("GameOutcomeRequest", game_id=game_id)
+                assert {entry["player_id"] for entry in outcome["outcome"]} == {1, 2}, outcome
+            board = http_json(gateway.port, "GET", "/api/leaderboard?game_type=fish&limit=10")
+            assert board.status == 200, board
+            assert {row["name"] for row in board.body["players"]} >= {a.name, b.name}, board
+
+        run(cluster, scenario)
+
+
+def test_chat_and_presence_cross_nodes(tmp_path: Path, redis_url: str) -> None:
+    with cluster_of(tmp_path, redis_url) as cluster:
+        owner, gateway = cluster.nodes
+
+        async def scenario(clients: list[AsyncClient]) -> None:
+            await cluster.owner_is(owner)
+            watcher = await player_on(gateway.port, clients, "watcher")
+            talker = await player_on(owner.port, clients, "talker")
+            other = await player_on(gateway.port, clients, "other")
+            for player in (watcher, talker, other):
+                await enter_lobby(player)
+            # Lobby chat from the owner's client reaches both gateway clients, and back.
+            text = unique_name("hello from the owner ")
+            await talker.client.send(
+                {"type": "MulticastChatRequest", "text": text, "request_id": request_id()}
+            )
+            for player in (watcher, talker, other):
+                line = await player.client.expect("ClientChatRequest", text=text)
+                assert line["sender"] == talker.player_id, line
+            answer = unique_name("hello from the gateway ")
+            await other.client.send({"type": "MulticastChatRequest", "text": answer})
+            for player in (watcher, talker, other):
+                await player.client.expect("ClientChatRequest", text=answer)
+
+            # Presence: the watcher (on the gateway) monitors a player who signs in on the owner.
+            name = unique_name("watched")
+            watched_id = http_json(
+                gateway.port, "POST", "/api/accounts", {"name": name, "password": "correct horse"}
+            )
+            assert watched_id.status == 201, watched_id
+            watched = int(watched_id.body["player_id"])
+            await watcher.client.send({"type": "RegisterPresenceRequest", "player_ids": [watched]})
+            await watcher.client.send({"type": "SubscribePresenceServiceRequest", "subscribe": True})
+            await presence(watcher, watched, "OFFLINE")
+            token = http_json(
+                owner.port, "POST", "/api/sessions", {"name": name, "password": "correct horse"}
+            )
+            client = await AsyncClient.connect(owner.port, label=name)
+            clients.append(client)
+            assert (await client.auth(name, token.body["token"]))["type"] == "AsyncConnectedRequest"
+            await presence(watcher, watched, "ONLINE")
+            await client.close()
+            await presence(watcher, watched, "OFFLINE")
+
+        run(cluster, scenario)
+
+
+async def presence(player: Player, who: int, wanted: str) -> None:
+    while True:
+        batch = await player.client.expect("AsyncBuddyPresencePartialUpdateRequest", 5.0)
+        if any(u["player_id"] == who and u["presence"] == wanted for u in batch["updates"]):
+            return
+
+
+def test_sigkill_of_the_owner_mid_turn(tmp_path: Path, redis_url: str) -> None:
+    """The owner dies with a turn acknowledged and a clock running: the other node takes the
+    games over from the store; its own client is told to reconnect (1012); both players carry
+    on there; the clock was not charged for the failover, and it runs out exactly once."""
+    with cluster_of(tmp_path, redis_url) as cluster:
+        owner, gateway = cluster.nodes
+
+        async def scenario(clients: list[AsyncClient]) -> None:
+            await cluster.owner_is(owner)
+            a = await player_on(owner.port, clients, "A")
+            b = await player_on(gateway.port, clients, "B")
+            game_id = await start_open_game(a, [b], initial_state="s0", clock_seconds=30)
+            await commit(a, game_id, 1, "A1", [2, 1], next_summary_data="after A")
+            await b.client.expect("ActionRequiredRequest", game_id=game_id, player_id=2, turn_index=2)
+            # A second game whose clock runs out during the failover.
+            short = await start_open_game(a, [b], initial_state="t0", clock_seconds=3)
+            await asyncio.sleep(1.0)
+            before = await seat_clock(b, game_id, 2)
+
+            await asyncio.to_thread(owner.kill)
+            await a.client.wait_closed()
+            await b.client.wait_closed(5.0)
+            assert b.client.ws.close_code == 1012, b.client.ws.close_code
+            await cluster.owner_is(gateway)
+            for player in (a, b):
+                await reconnect(player, gateway.port)
+                clients.append(player.client)
+
+            report = await b.client.report(game_id)
+            assert report["status"] == "RUNNING", report
+            assert (report.get("turn"), report["turn_index"], report.get("state")) == (2, 2, "A1"), report
+            assert report.get("summary_data") == "after A", report
+            after = await seat_clock(b, game_id, 2)
+            # Not charged for the failover beyond one renewal period (as a restart is not).
+            assert before - 1.0 < after <= before, (before, after)
+            await commit(b, game_id, 2, "B1", [1, 2])
+            required = await a.client.expect(
+                "ActionRequiredRequest", game_id=game_id, player_id=1, turn_index=3
+            )
+            assert required["state"] == "B1", required
+
+            # Seat 1's 3 s clock in the short game runs out once, on the new owner.
+            replaced = await b.client.expect(
+                "PlayerReplacedRequest", 8.0, game_id=short, player_id=1, reason="TIMED_OUT"
+            )
+            assert replaced
+            await b.client.no_message("PlayerReplacedRequest", 1.5, game_id=short)
+            seats = {entry["local_id"]: entry for entry in (await b.client.report(short))["players"]}
+            assert seats[1].get("state") == "TIMED_OUT", seats
+            timeouts = [
+                m
+                for m in a.client.history + b.client.history
+                if m.get("type") == "PlayerReplacedRequest" and m.get("game_id") == short
+            ]
+            assert len(timeouts) <= 2, timeouts  # once per player at most (A may have missed it)
+
+        run(cluster, scenario)
