@@ -1,0 +1,189 @@
+"""The gateway proxy and the runtime's remote hook, without Redis: what a node publishes for
+its connections, what the owner hands its service, and who is told to reconnect (1012)."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+from parlour.cluster.gateway import SERVICE_RESTART, ClusterService
+from parlour.cluster.wire import (
+    CONNECTED,
+    DISCONNECTED,
+    RECEIVED,
+    Input,
+    Output,
+    decode,
+    encode,
+    from_wire,
+    to_wire,
+)
+from parlour.core.effects import Broadcast, Close, ConnId, Effect, Send, Store
+from parlour.storage import MetaRow
+from parlour.transport.runtime import Runtime
+from tests.transport.test_broadcast import Wire
+
+ME, OTHER = 1, 2
+
+
+def conn(node: int, number: int) -> ConnId:
+    return node << 32 | number
+
+
+@dataclass
+class Echo:
+    """A service that answers every frame to its sender and tells everyone of each arrival."""
+
+    calls: list[tuple[str, ConnId]] = field(default_factory=list)
+    conns: list[ConnId] = field(default_factory=list)
+
+    def connected(self, c: ConnId, now: float) -> list[Effect]:
+        self.calls.append(("connected", c))
+        self.conns.append(c)
+        return [Broadcast(list(self.conns), b"hello")]
+
+    def received(self, c: ConnId, data: str | bytes, now: float) -> list[Effect]:
+        self.calls.append(("received", c))
+        return [Send(c, data.encode() if isinstance(data, str) else data)]
+
+    def disconnected(self, c: ConnId, now: float) -> list[Effect]:
+        self.calls.append(("disconnected", c))
+        self.conns.remove(c)
+        return []
+
+    def tick(self, now: float) -> list[Effect]:
+        self.calls.append(("tick", 0))
+        return []
+
+    def shutdown(self, now: float) -> list[Effect]:
+        return [Broadcast(list(self.conns), b"bye"), Store([MetaRow("k", "v")])]
+
+
+@dataclass
+class Harness:
+    published: list[Input] = field(default_factory=list)
+    executed: list[list[Effect]] = field(default_factory=list)
+    valid: bool = True
+
+    def service(self) -> ClusterService:
+        return ClusterService(
+            "async",
+            ME,
+            self.published.append,
+            lambda effects, service: self.executed.append(effects),
+            lambda: self.valid,
+        )
+
+
+def test_a_gateway_publishes_its_connections_events_in_order() -> None:
+    harness = Harness()
+    service = harness.service()
+    service.epoch = 4
+    c = conn(ME, 1)
+    assert service.connected(c, 0) == []
+    assert service.received(c, "one", 0) == [] and service.received(c, b"two", 0) == []
+    assert service.disconnected(c, 0) == []
+    assert service.received(c, "late", 0) == []  # gone: nothing more is published
+    assert [(m.kind, m.conn, m.epoch, m.text, m.data) for m in harness.published] == [
+        (CONNECTED, c, 4, None, None),
+        (RECEIVED, c, 4, "one", None),
+        (RECEIVED, c, 4, None, b"two"),
+        (DISCONNECTED, c, 4, None, None),
+    ]
+    # Messages survive the wire unchanged.
+    assert [decode(encode(m)) for m in harness.published] == harness.published
+    assert service.tick(0) == []
+
+
+def test_the_owner_hands_local_and_remote_inputs_to_its_service() -> None:
+    harness = Harness()
+    service, echo = harness.service(), Echo()
+    service.promote(echo, 7)
+    local, remote = conn(ME, 1), conn(OTHER, 1)
+    assert service.connected(local, 0) == [Broadcast([local], b"hello")]
+    assert harness.published == []  # local connections never touch Redis
+    service.feed(Input("async", 7, CONNECTED, remote), 0)
+    service.feed(Input("async", 7, RECEIVED, remote, text="hi"), 0)
+    service.feed(Input("async", 6, RECEIVED, remote, text="for an old owner"), 0)
+    assert echo.calls == [("connected", local), ("connected", remote), ("received", remote)]
+    assert harness.executed[-1] == [Send(remote, b"hi")]
+    assert service.remote == {OTHER: {remote}}
+    service.node_gone(OTHER, 0)
+    assert echo.calls[-1] == ("disconnected", remote) and service.remote == {}
+    service.tick(0)
+    assert echo.calls[-1] == ("tick", 0)
+    # Shutting down says goodbye to this node's connections only (and still stores).
+    echo.conns.append(conn(OTHER, 9))
+    assert service.shutdown(0) == [Broadcast([local], b"bye"), Store([MetaRow("k", "v")])]
+
+
+def test_a_takeover_closes_connections_of_earlier_owners_with_1012() -> None:
+    harness = Harness()
+    service = harness.service()
+    service.epoch = 3
+    old = conn(ME, 1)
+    service.connected(old, 0)
+    service.taken_over(OTHER, 4)
+    assert harness.executed == [[Close(old, SERVICE_RESTART, "service restart")]]
+    new = conn(ME, 2)
+    service.connected(new, 0)
+    assert harness.published[-1] == Input("async", 4, CONNECTED, new)
+    service.taken_over(OTHER, 4)  # announced again: nothing more to close
+    assert len(harness.executed) == 1
+    # This node takes over at 5: its connections were the old owner's; they reconnect too.
+    service.promote(Echo(), 5)
+    assert harness.executed[-1] == [Close(new, SERVICE_RESTART, "service restart")]
+
+
+def test_a_lapsed_lease_stops_the_owner_at_once() -> None:
+    harness = Harness()
+    service, echo = harness.service(), Echo()
+    service.promote(echo, 2)
+    lost: list[bool] = []
+    service.on_lost = lambda: lost.append(True)
+    local = conn(ME, 1)
+    service.connected(local, 0)
+    harness.valid = False
+    assert service.received(local, "too late", 0) == []
+    assert ("received", local) not in echo.calls
+    assert service.inner is None and lost == [True]
+    assert harness.executed[-1] == [Close(local, SERVICE_RESTART, "service restart")]
+    service.feed(Input("async", 2, RECEIVED, conn(OTHER, 1), text="x"), 0)
+    assert ("received", conn(OTHER, 1)) not in echo.calls
+
+
+def test_the_runtime_hands_other_nodes_effects_to_the_cluster_after_local_ones() -> None:
+    async def main() -> None:
+        runtime = Runtime(clock=lambda: 0.0)
+        forwarded: list[list[Effect]] = []
+        runtime.remote = forwarded.append
+        wire = Wire(runtime)
+        local, remote = conn(ME, 1), conn(OTHER, 1)
+        wire.add(local)
+        runtime.execute(
+            [
+                Send(local, b"a"),
+                Send(remote, b"b"),
+                Broadcast([local, remote], b"c", {remote: b"c'"}),
+                Close(remote, 1000, ""),
+            ]
+        )
+        await wire.settle()
+        assert b"".join(b"".join(w) for w in wire.writes[local]).count(b"a") == 1
+        assert forwarded == [
+            [Send(remote, b"b"), Broadcast([remote], b"c", {remote: b"c'"}), Close(remote, 1000, "")]
+        ]
+        # And back on the other node: the same effects.
+        assert from_wire(decode(encode(Output(to_wire(forwarded[0])))).effects) == forwarded[0]  # type: ignore[union-attr]
+        wire.stop()
+
+    asyncio.run(main())
+
+
+def test_one_node_forwards_nothing() -> None:
+    async def main() -> None:
+        runtime = Runtime(clock=lambda: 0.0)
+        assert runtime.remote is None
+        runtime.execute([Send(conn(OTHER, 1), b"nobody")])  # no outbox, no cluster: dropped
+
+    asyncio.run(main())
