@@ -315,7 +315,7 @@ class SQLStore:
                     cur.execute("ROLLBACK")
                 raise
         except self.errors as error:
-            raise StoreFailure(f"{self.location}: {error}") from error
+            raise StoreFailure(f"{self.location}: {_one_line(error)}") from error
         return result
 
     def commit(self, records: Sequence[Record]) -> None:
@@ -510,7 +510,7 @@ class SQLStore:
             rows: list[Any] = self.cursor().execute(sql, params).fetchall()
             return rows
         except self.errors as error:
-            raise StoreFailure(f"{self.location}: {error}") from error
+            raise StoreFailure(f"{self.location}: {_one_line(error)}") from error
 
     def load_live(self) -> Snapshot:
         marks = ", ".join("?" for _ in LIVE_STATES)
@@ -802,7 +802,7 @@ class SQLStore:
             finally:
                 cur.execute("COMMIT")
         except self.errors as error:
-            raise StoreFailure(f"{self.location}: {error}") from error
+            raise StoreFailure(f"{self.location}: {_one_line(error)}") from error
         for kind, rows in tables:
             for row in rows:
                 record = _game_row(row) if kind == "game" else EXPORT_KINDS[kind](*row)
@@ -829,3 +829,8 @@ class SQLStore:
 
         self._transaction(work)
         return counts
+
+
+def _one_line(error: BaseException) -> str:
+    """A driver's message on one line (PostgreSQL's add DETAIL and HINT lines)."""
+    return " ".join(str(error).split())
