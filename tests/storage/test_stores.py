@@ -537,7 +537,7 @@ def test_accounts_are_upserted_keep_their_creation_time_and_are_found_whatever_t
 
 def test_a_name_taken_in_another_case_fails_the_whole_commit(store: SQLStore) -> None:
     store.commit([account(1, "Ann")])
-    with pytest.raises(StoreFailure, match="(?i)unique"):
+    with pytest.raises(StoreFailure, match=r"(?i)unique"):
         store.commit([account(2, "Bob"), account(3, "ANN")])
     assert [row.name for row in store.accounts()] == ["Ann"]
 
@@ -592,7 +592,7 @@ def test_many_turns_in_one_batch_are_written(store: SQLStore) -> None:
 
 
 def test_a_turn_of_an_unknown_game_fails_the_commit(store: SQLStore) -> None:
-    with pytest.raises(StoreFailure, match="(?i)foreign key"):
+    with pytest.raises(StoreFailure, match=r"(?i)foreign key"):
         store.commit([account(1), *async_turns(5, 1)])
     assert store.accounts() == []
 
@@ -621,7 +621,7 @@ def test_the_leaderboard_is_best_ordinal_first_with_names(store: SQLStore) -> No
 
 
 def test_a_rating_of_an_unknown_account_fails_the_commit(store: SQLStore) -> None:
-    with pytest.raises(StoreFailure, match="(?i)foreign key"):
+    with pytest.raises(StoreFailure, match=r"(?i)foreign key"):
         store.commit([rating(42)])
     assert store.ratings() == []
 
@@ -763,7 +763,7 @@ def test_the_chat_of_many_scopes_is_loaded_in_groups(store: SQLStore) -> None:
 
 def test_a_chat_line_written_twice_fails_the_whole_commit(store: SQLStore) -> None:
     store.commit(chat_lines(0, 2))
-    with pytest.raises(StoreFailure, match="(?i)unique"):
+    with pytest.raises(StoreFailure, match=r"(?i)unique"):
         store.commit([*chat_lines(1, 1), chat_lines(0, 1, start=2)[0]])
     assert store.load_chat([0, 1], 10) == {0: chat_lines(0, 2), 1: []}
 
@@ -800,7 +800,7 @@ def test_relations_keep_their_first_addition_and_follow_the_order_of_the_batch(s
 
 def test_a_relation_of_an_unknown_account_or_kind_is_refused(store: SQLStore) -> None:
     store.commit([account(1)])
-    with pytest.raises(StoreFailure, match="(?i)foreign key"):
+    with pytest.raises(StoreFailure, match=r"(?i)foreign key"):
         store.commit([relation(1, 42)])
     with pytest.raises(ValueError, match="buddy, ignore"):
         RelationRow(1, 1, "friend", 1.0)
@@ -818,9 +818,9 @@ def test_reports_are_listed_newest_first(store: SQLStore) -> None:
     assert store.reports(0) == []
     with pytest.raises(ValueError, match="negative"):
         store.reports(-1)
-    with pytest.raises(StoreFailure, match="(?i)foreign key"):
+    with pytest.raises(StoreFailure, match=r"(?i)foreign key"):
         store.commit([report(42, at=1.0)])
-    with pytest.raises(StoreFailure, match="(?i)unique"):  # reports are only ever inserted
+    with pytest.raises(StoreFailure, match=r"(?i)unique"):  # reports are only ever inserted
         store.commit([report(1, at=10.0, reported="again")])
     assert len(store.reports(10)) == 3
 
@@ -835,7 +835,7 @@ def test_devices_are_linked_again_and_unlinked(store: SQLStore) -> None:
     # Unlinked then linked in one batch: linked; linked then unlinked: not.
     store.commit([DeviceGone(1, "IOS", "apple"), tablet, device(2), DeviceGone(2, "FCM", "token-2")])
     assert store.devices() == [later, tablet]
-    with pytest.raises(StoreFailure, match="(?i)foreign key"):
+    with pytest.raises(StoreFailure, match=r"(?i)foreign key"):
         store.commit([device(42)])
 
 
@@ -859,7 +859,7 @@ def test_the_notification_outbox(store: SQLStore) -> None:
     ]
     with pytest.raises(ValueError, match="negative"):
         store.pending_notifications(now=0.0, limit=-1)
-    with pytest.raises(StoreFailure, match="(?i)foreign key"):
+    with pytest.raises(StoreFailure, match=r"(?i)foreign key"):
         store.commit([notification(9, account_id=42)])
     # A purge drops what was delivered before its time, never what waits.
     assert store.purge(finished_before=9600.0) == 0
