@@ -108,7 +108,7 @@ class PostgresStore(SQLStore):
     def __init__(self, url: str, sync: str = "normal") -> None:
         if sync not in SYNC_COMMIT:
             raise ValueError(f"store_sync must be normal or full, not {sync!r}")
-        self.url = url
+        self.url = self.connect_to = url
         self.location = redacted(url)
         self.sync = sync
         self.db: psycopg.Connection[Any] | None = None

@@ -217,6 +217,10 @@ class SQLStore:
     """The store interface in portable SQL; a backend supplies the hooks below."""
 
     location: str
+    #: What the writer process opens (``python -m parlour.storage.pipe``): the file's path, or
+    #: the full URL, password included (``location`` hides it).
+    connect_to: str
+    sync: str
     #: The backend driver's exceptions: any of them in a read or a commit is a StoreFailure.
     errors: tuple[type[Exception], ...] = ()
     #: Opens a write transaction (SQLite's takes the write lock at once: no deadlock later).

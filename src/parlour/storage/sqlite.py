@@ -38,6 +38,7 @@ class SQLiteStore(SQLStore):
         writer process commits that way, and the server checkpoints from its store thread."""
         self.path = Path(path)
         self.location = str(path)
+        self.connect_to = str(path)
         self.sync = sync
         if sync not in SYNC_MODES:
             raise ValueError(f"store_sync must be normal or full, not {sync!r}")
