@@ -1,6 +1,6 @@
 """The store suite runs against both backends: ``store_location`` and ``store`` are
 parametrized over SQLite (a file in the test's folder) and PostgreSQL (a new database on a
-server started once for the whole session, see tests/pg.py)."""
+server started once for the whole session: ``postgres_server`` in tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -11,21 +11,9 @@ import pytest
 
 from parlour.storage import open_store
 from parlour.storage.sql import SQLStore
-from tests.pg import PostgresServer, missing_reason
+from tests.pg import PostgresServer
 
 BACKENDS = ["sqlite", "postgresql"]
-
-
-@pytest.fixture(scope="session")
-def postgres_server() -> Iterator[PostgresServer]:
-    """One PostgreSQL cluster for the session (about a second to start); skipped, with the
-    reason, only where its binaries are not installed."""
-    reason = missing_reason()
-    if reason is not None:
-        pytest.skip(reason)
-    server = PostgresServer()
-    yield server
-    server.stop()
 
 
 @pytest.fixture(params=BACKENDS)
