@@ -46,7 +46,7 @@ pytest: install browser postgres
 
 test: lint typecheck pytest
 
-bench: install
+bench: install postgres
 	@set -e; for b in bench/[!_]*.py; do echo "== $$b"; $(BIN)/python $$b; done
 
 clean:
