@@ -20,9 +20,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from parlour.storage import GameRow, MoveRow, Record, SeatRow, open_store  # noqa: E402
-from parlour.storage.sql import SQLStore  # noqa: E402
-from tests.pg import PostgresServer, missing_reason  # noqa: E402
+from tests.pg import PostgresServer, missing_reason
+
+from parlour.storage import GameRow, MoveRow, Record, SeatRow, open_store
+from parlour.storage.sql import SQLStore
 
 
 def batches(commits: int, batch: int) -> list[list[Record]]:
