@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install browser run test lint typecheck pytest bench clean
+.PHONY: install browser postgres run test lint typecheck pytest bench clean
 
 install: $(STAMP)
 
@@ -34,12 +34,19 @@ browser:
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium; }
 
-pytest: install browser
+# The PostgreSQL store's tests (and bench/store.py) start a throwaway server from Debian's
+# binaries (initdb, pg_ctl under /usr/lib/postgresql/*/bin); install them once.
+postgres:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq postgresql; }
+
+pytest: install browser postgres
 	$(BIN)/pytest -q
 
 test: lint typecheck pytest
 
-bench: install
+bench: install postgres
 	@set -e; for b in bench/[!_]*.py; do echo "== $$b"; $(BIN)/python $$b; done
 
 clean:

@@ -62,14 +62,14 @@ def build_parser() -> argparse.ArgumentParser:
     db = commands.add_parser(
         "db",
         help="check, export, import or back up a store",
-        description="Operate on a store file, also while a server is serving from it.",
+        description="Operate on a store (a file or a PostgreSQL database), also while a server is serving from it.",
     )
     store = argparse.ArgumentParser(add_help=False)  # --store, shared by every db command
     store.add_argument(
         "--store",
         default=_DEFAULTS.store,
         metavar="PATH",
-        help=f"the store's file (default: the store setting's default, {_DEFAULTS.store})",
+        help=f"the store's file or postgresql:// URL (default: the store setting's default, {_DEFAULTS.store})",
     )
     actions = db.add_subparsers(dest="db_command", required=True, metavar="COMMAND")
     check = actions.add_parser(

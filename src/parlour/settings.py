@@ -15,6 +15,8 @@ from dataclasses import field as dataclass_field
 from pathlib import Path
 from typing import Any
 
+from parlour.storage import is_url
+
 __all__ = ["ROBOT_CHOICES", "SettingError", "Settings", "load_settings"]
 
 ROBOT_CHOICES = ("random", "greedy", "search")
@@ -94,9 +96,11 @@ class Settings:
     tsuro_robot: str = "lookahead"
     tsuro_deal: str = "cyclic"
 
-    #: Where durable state lives: an SQLite file (created on first run), or "none" to keep
-    #: everything in memory. ``store_sync`` is "normal" (commits survive the process dying)
-    #: or "full" (they survive a power cut too); see parlour.storage.sqlite.
+    #: Where durable state lives: an SQLite file (created on first run), a PostgreSQL database
+    #: (``postgresql://user:password@host:port/database``; its tables are created on first
+    #: run), or "none" to keep everything in memory. ``store_sync`` is "normal" (commits
+    #: survive the process dying) or "full" (they survive a power cut too); see
+    #: parlour.storage.sqlite and parlour.storage.postgres.
     store: str = "var/parlour.db"
     store_sync: str = "normal"
     #: What commits: a writer "process" (the default: it does not compete with the event loop
@@ -184,7 +188,13 @@ class Settings:
         if self.store_sync not in ("normal", "full"):
             raise SettingError(f"store_sync must be normal or full, not {self.store_sync!r}")
         if not self.store:
-            raise SettingError("store must be a file path or none")
+            raise SettingError("store must be a file path, a postgresql:// URL or none")
+        if "://" in self.store and not is_url(self.store):
+            # A URL of another database (or a typo of the scheme) would become a file of that name.
+            scheme = self.store.split("://", 1)[0]
+            raise SettingError(
+                f"store: {scheme}:// is not a store; use a file path, a postgresql:// URL or none"
+            )
         if self.store_writer not in ("process", "thread"):
             raise SettingError(f"store_writer must be process or thread, not {self.store_writer!r}")
         self._check_accounts()

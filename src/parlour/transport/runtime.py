@@ -32,7 +32,7 @@ from parlour.storage import (
 )
 from parlour.storage import Store as StoreBackend
 from parlour.storage.base import StoreFailure
-from parlour.storage.sqlite import SQLiteStore
+from parlour.storage.sql import SQLStore
 from parlour.transport.outbox import Outbox
 from parlour.transport.writer import ProcessCommitter, StoreWriter
 
@@ -314,8 +314,8 @@ class Runtime:
     def _store_committer(self) -> StoreWriter | ProcessCommitter:
         if self._committer is None:
             store = self.store
-            if self.store_writer == "process" and isinstance(store, SQLiteStore):
-                self._committer = ProcessCommitter(store.location, store.sync, asyncio.get_running_loop())
+            if self.store_writer == "process" and isinstance(store, SQLStore):
+                self._committer = ProcessCommitter(store.connect_to, store.sync, asyncio.get_running_loop())
             else:
                 self._committer = self._store_writer()
         return self._committer
