@@ -20,7 +20,6 @@ from prometheus_client.core import (
     HistogramMetricFamily,
     Metric,
 )
-from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.registry import Collector
 
 from parlour.metrics.tally import Meter, Tally
@@ -31,8 +30,9 @@ from parlour.transport.runtime import Runtime
 
 __all__ = ["CONTENT_TYPE", "Exporter", "ParlourCollector", "Watched"]
 
-#: The Content-Type of the text format prometheus-client writes.
-CONTENT_TYPE = CONTENT_TYPE_LATEST
+#: The classic text format, which every Prometheus version reads: generate_latest writes it
+#: (with names escaped to underscores, and Parlour's names need no escaping).
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 #: Open tables that have not started yet have no rules state: counted as this state.
 WAITING = "WAITING"
 
