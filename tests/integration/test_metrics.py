@@ -100,7 +100,9 @@ def check_scrape(port: int) -> None:
     assert value(families, "parlour_connections", protocol="tsuro") == 1
     assert value(families, "parlour_players", protocol="fish") == 1
     assert value(families, "parlour_players", protocol="apologies") == 1  # registered, not yet idle
-    assert value(families, "parlour_games", protocol="apologies", state="CANCELLED") == 1  # its only human left
+    assert (
+        value(families, "parlour_games", protocol="apologies", state="CANCELLED") == 1
+    )  # its only human left
     assert value(families, "parlour_games", protocol="fish", state="WAITING") == 1
     assert value(families, "parlour_games", protocol="tsuro", state="WAITING") == 1
     # Counters and histograms the transports and the runtime keep.
