@@ -155,9 +155,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         except SettingError as error:
             print(f"parlour: {error}", file=sys.stderr)
             return 2
-        logging.basicConfig(
-            level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-        )
+        from parlour.jsonlog import configure_logging
+
+        configure_logging(settings.log_level, settings.log_format)
         # websockets logs every plain HTTP answer as a "rejected" handshake: not news here.
         logging.getLogger("websockets").setLevel(logging.WARNING)
         from parlour.app import run_server

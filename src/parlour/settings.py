@@ -53,6 +53,8 @@ class Settings:
     #: The robot that plays programmatic seats and OPTIMAL_MOVE ("greedy" is the reference's).
     robot: str = "search"
     log_level: str = "INFO"
+    #: "text": one readable line per record; "json": one JSON object per line (parlour.jsonlog).
+    log_format: str = "text"
 
     max_connections: int = 10_000
     max_players: int = 10_000
@@ -195,6 +197,8 @@ class Settings:
             raise SettingError(
                 f"store: {scheme}:// is not a store; use a file path, a postgresql:// URL or none"
             )
+        if self.log_format not in ("text", "json"):
+            raise SettingError(f"log_format must be text or json, not {self.log_format!r}")
         if self.store_writer not in ("process", "thread"):
             raise SettingError(f"store_writer must be process or thread, not {self.store_writer!r}")
         self._check_accounts()

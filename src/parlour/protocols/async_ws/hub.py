@@ -111,6 +111,8 @@ class Hub:
         #: Observers of each game (account ids, S17): they get every event the players get.
         self.observers: dict[int, set[int]] = {}
         self.out: list[Effect] = []
+        #: ErrorRequest answers by code, read by /metrics (parlour.metrics).
+        self.errors: dict[str, int] = {}
         #: Games changed by this input (stored once each, as they are at its end) and the
         #: other records it produced.
         self.dirty: dict[int, AsyncGame] = {}
@@ -211,6 +213,7 @@ class Hub:
         request_type: str | None = None,
         request_id: str | None = None,
     ) -> None:
+        self.errors[code] = self.errors.get(code, 0) + 1
         self.send(
             conn,
             ErrorRequest(
