@@ -20,13 +20,43 @@ from typing import Any
 SIZE = 10
 PORTS = "ABCDEFGH"  # clockwise from the top-left: A B on top, C D right, E F bottom, G H left
 #: The four paths of each of the 35 tiles at rotation 0 (tile i is entry i), as port pairs.
-TILES = (
-    "AE BF CH DG|AE BF CG DH|AF BE CH DG|AE BD CG FH|AH BC DE FG|AE BC DH FG|AE BC DG FH|AD BG CF EH|"
-    "AD BF CG EH|AD BE CH FG|AD BE CG FH|AD BC EH FG|AC BH DF EG|AC BH DE FG|AC BG DF EH|AC BG DE FH|"
-    "AC BF DH EG|AC BF DG EH|AC BE DH FG|AC BE DG FH|AC BD EH FG|AC BD EG FH|AB CH DG EF|AB CH DF EG|"
-    "AB CH DE FG|AB CG DH EF|AB CG DF EH|AB CG DE FH|AB CF DH EG|AB CF DG EH|AB CE DH FG|AB CE DG FH|"
-    "AB CD EH FG|AB CD EG FH|AB CD EF GH"
-).split("|")
+TILES = [
+    "AE BF CH DG",
+    "AE BF CG DH",
+    "AF BE CH DG",
+    "AE BD CG FH",
+    "AH BC DE FG",
+    "AE BC DH FG",
+    "AE BC DG FH",
+    "AD BG CF EH",
+    "AD BF CG EH",
+    "AD BE CH FG",
+    "AD BE CG FH",
+    "AD BC EH FG",
+    "AC BH DF EG",
+    "AC BH DE FG",
+    "AC BG DF EH",
+    "AC BG DE FH",
+    "AC BF DH EG",
+    "AC BF DG EH",
+    "AC BE DH FG",
+    "AC BE DG FH",
+    "AC BD EH FG",
+    "AC BD EG FH",
+    "AB CH DG EF",
+    "AB CH DF EG",
+    "AB CH DE FG",
+    "AB CG DH EF",
+    "AB CG DF EH",
+    "AB CG DE FH",
+    "AB CF DH EG",
+    "AB CF DG EH",
+    "AB CE DH FG",
+    "AB CE DG FH",
+    "AB CD EH FG",
+    "AB CD EG FH",
+    "AB CD EF GH",
+]
 #: The square a port leads to, and the port of that square one arrives at.
 STEP = {0: (0, -1), 1: (0, -1), 2: (1, 0), 3: (1, 0), 4: (0, 1), 5: (0, 1), 6: (-1, 0), 7: (-1, 0)}
 FACING = {0: 5, 1: 4, 2: 7, 3: 6, 4: 1, 5: 0, 6: 3, 7: 2}
@@ -69,7 +99,7 @@ def squares(board: list[list[Any]], me: dict[str, Any] | None) -> list[tuple[str
         found = []
         for y in range(SIZE):
             for x in range(SIZE):
-                if 0 < x < SIZE - 1 and 0 < y < SIZE - 1 or board[y][x] is not None:
+                if (0 < x < SIZE - 1 and 0 < y < SIZE - 1) or board[y][x] is not None:
                     continue
                 around = ((x, y - 1), (x + 1, y), (x, y + 1), (x - 1, y))
                 if any(on_board(a, b) and board[b][a] is not None for a, b in around):
