@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib.util
-import itertools
 import random
 import sys
 import tempfile
@@ -33,7 +32,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -83,6 +81,7 @@ class Soak:
     #: (games played, RSS in KiB) at every report.
     reports: list[tuple[int, int]] = field(default_factory=list)
     tables: dict[str, asyncio.Lock] = field(default_factory=dict)
+    kinds: tuple[str, ...] = KINDS
 
     def finished(self, kind: str) -> None:
         self.done += 1
@@ -117,7 +116,7 @@ async def async_game(soak: Soak, worker: int, rules: str) -> None:
 
 
 async def one_game(soak: Soak, number: int, worker: int) -> None:
-    kind = KINDS[number % len(KINDS)]
+    kind = soak.kinds[number % len(soak.kinds)]
     if kind == "apologies":
         url = f"ws://127.0.0.1:{soak.port}/"
         game = APOLOGIES.play(url, f"soak{worker}", int(soak.rng.random() * 2**31))
@@ -131,7 +130,9 @@ async def one_game(soak: Soak, number: int, worker: int) -> None:
             if kind == "fish":
                 await asyncio.wait_for(FISH.play("127.0.0.1", soak.fish_port, 20 + worker), GAME_SECONDS)
             else:
-                await asyncio.wait_for(TSURO.play("127.0.0.1", soak.tsuro_port, f"soak{worker}"), GAME_SECONDS)
+                await asyncio.wait_for(
+                    TSURO.play("127.0.0.1", soak.tsuro_port, f"soak{worker}"), GAME_SECONDS
+                )
         soak.finished(kind)
         return
     await asyncio.wait_for(game, GAME_SECONDS)
@@ -177,19 +178,31 @@ def serve_command(soak_dir: Path, port: int, fish_port: int, tsuro_port: int) ->
     ]
 
 
-def run(games: int, every: int, workers: int, seed: int, tolerance: float, check: bool, deadline: float) -> int:
+def run(
+    games: int,
+    every: int,
+    workers: int,
+    seed: int,
+    tolerance: float,
+    check: bool,
+    deadline: float,
+    kinds: tuple[str, ...] = KINDS,
+) -> int:
     with tempfile.TemporaryDirectory(prefix="parlour-soak-") as folder:
         soak_dir = Path(folder)
         port, fish_port, tsuro_port = free_port(), free_port(), free_port()
         log_path = soak_dir / "server.log"
-        with log_path.open("wb") as log, running(
-            serve_command(soak_dir, port, fish_port, tsuro_port), port, log, clean_env()
-        ) as process:
-            soak = Soak(port, fish_port, tsuro_port, process.pid, every, random.Random(seed))
+        with (
+            log_path.open("wb") as log,
+            running(serve_command(soak_dir, port, fish_port, tsuro_port), port, log, clean_env()) as process,
+        ):
+            soak = Soak(port, fish_port, tsuro_port, process.pid, every, random.Random(seed), kinds=kinds)
             made = time.monotonic()
             soak.accounts = make_accounts(port, workers)
             print(f"soak: {2 * workers} accounts made in {time.monotonic() - made:.1f} s", flush=True)
-            print(f"soak: {games} games, {workers} at a time, seed {seed}; mix {', '.join(KINDS)}", flush=True)
+            print(
+                f"soak: {games} games, {workers} at a time, seed {seed}; mix {', '.join(kinds)}", flush=True
+            )
             started = time.monotonic()
             try:
                 asyncio.run(asyncio.wait_for(drive(soak, games, workers), deadline))
@@ -224,11 +237,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1, help="seed of the clients' choices (default: 1)")
     parser.add_argument("--tolerance", type=float, default=0.10, help="allowed RSS change (default: 0.10)")
     parser.add_argument("--no-check", dest="check", action="store_false", help="print RSS, judge nothing")
-    parser.add_argument("--deadline", type=float, default=1800.0, help="seconds for the whole run (default: 1800)")
+    parser.add_argument(
+        "--deadline", type=float, default=1800.0, help="seconds for the whole run (default: 1800)"
+    )
+    parser.add_argument(
+        "--kinds",
+        default=",".join(KINDS),
+        help=f"the mix, comma-separated, repeated in turn (default: {','.join(KINDS)})",
+    )
     args = parser.parse_args(argv)
+    kinds = tuple(kind.strip() for kind in args.kinds.split(",") if kind.strip())
+    if not kinds or set(kinds) - set(KINDS):
+        parser.error(f"--kinds takes {', '.join(sorted(set(KINDS)))}")
     if args.games < 1 or args.every < 1 or args.workers < 1:
         parser.error("--games, --every and --workers must be at least 1")
-    return run(args.games, args.every, args.workers, args.seed, args.tolerance, args.check, args.deadline)
+    return run(
+        args.games, args.every, args.workers, args.seed, args.tolerance, args.check, args.deadline, kinds
+    )
 
 
 if __name__ == "__main__":

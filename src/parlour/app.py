@@ -136,6 +136,7 @@ def async_limits(settings: Settings) -> AsyncLimits:
         requests_per_second=settings.async_requests_per_second,
         list_interval=settings.async_list_interval,
         outcome_retention=settings.async_outcome_retention,
+        finished_retention=settings.game_retention,
         max_frame_bytes=3 * settings.async_max_state_bytes,
     )
 
