@@ -328,7 +328,8 @@ HELP: dict[str, str] = {
     "player_inactive": "Seconds a player may stay quiet before it is unregistered.",
     "game_idle": "Seconds a game may go without a move before its players are warned.",
     "game_inactive": "Seconds a game may go without a move before it is cancelled.",
-    "game_retention": "Seconds a finished Apologies game stays in the live lobby.",
+    "game_retention": "Seconds a finished game stays in memory (the Apologies lobby, /async status "
+    "reports); the store keeps its record.",
     "check_delay": "Seconds after start before the first periodic idle check runs.",
     "check_period": "Seconds between periodic idle checks.",
     "obsolete_check_period": "Seconds between checks that forget finished games past game_retention.",
