@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ def test_a_short_soak_plays_every_kind_of_game_and_reports_rss(capsys: pytest.Ca
     spec = importlib.util.spec_from_file_location("bench_soak", SOAK)
     assert spec is not None and spec.loader is not None
     soak = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = soak  # its dataclasses look their module up by name
     spec.loader.exec_module(soak)
     code = soak.main(["--games", "60", "--every", "20", "--workers", "2", "--seed", "3", "--no-check"])
     out = capsys.readouterr().out
