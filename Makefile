@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install browser postgres run test lint typecheck pytest bench clean
+.PHONY: install browser postgres run test lint typecheck pytest bench soak clean
 
 install: $(STAMP)
 
@@ -22,8 +22,8 @@ run: install
 	$(BIN)/parlour serve
 
 lint: install
-	$(BIN)/ruff check src tests bench setup.py
-	$(BIN)/ruff format --check src tests bench setup.py
+	$(BIN)/ruff check src tests bench examples setup.py
+	$(BIN)/ruff format --check src tests bench examples setup.py
 
 typecheck: install
 	$(BIN)/mypy
@@ -48,6 +48,11 @@ test: lint typecheck pytest
 
 bench: install postgres
 	@set -e; for b in bench/[!_]*.py; do echo "== $$b"; $(BIN)/python $$b; done
+
+# 1,000 games of every protocol against one server; fails if its memory grows (bench/soak.py).
+# A 60-game slice of the same code runs in make test (tests/test_soak.py).
+soak: install
+	$(BIN)/python bench/soak.py --games 1000 --every 100
 
 clean:
 	rm -rf $(VENV) build .mypy_cache .pytest_cache .ruff_cache

@@ -49,6 +49,13 @@ SESSION_SECRET = "session_secret"
 FLUSH_SECONDS = 2.0
 
 
+def browser_url(host: str, port: int) -> str:
+    """The address to open for the browser client: a wildcard bind is reached on loopback."""
+    if host in ("", "0.0.0.0", "::"):
+        host = "127.0.0.1"
+    return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
+
+
 async def run_server(settings: Settings, stop: asyncio.Event | None = None) -> int:
     """Serve until a shutdown signal (or ``stop``), then say goodbye to everyone and return 0."""
     stop = stop or asyncio.Event()
@@ -98,6 +105,7 @@ async def run_server(settings: Settings, stop: asyncio.Event | None = None) -> i
         )
         log.info("async protocol on ws://%s:%d%s", settings.host, listener.port, ASYNC_PATH)
         log.info("Apologies websocket server listening on ws://%s:%d/", settings.host, listener.port)
+        log.info("open %s in a browser to play", browser_url(settings.host, listener.port))
         if fish is not None:
             tables = await stack.enter_async_context(
                 serve_tcp(fish, settings.host, settings.fish_port, runtime)
@@ -158,6 +166,7 @@ def async_limits(settings: Settings) -> AsyncLimits:
         requests_per_second=settings.async_requests_per_second,
         list_interval=settings.async_list_interval,
         outcome_retention=settings.async_outcome_retention,
+        finished_retention=settings.game_retention,
         max_frame_bytes=3 * settings.async_max_state_bytes,
     )
 
