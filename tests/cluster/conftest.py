@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.pg import PostgresServer
 from tests.redisserver import redis_binary, redis_server
 
 
@@ -17,6 +18,16 @@ def redis_bin() -> str:
     if binary is None:
         pytest.skip("redis-server is not installed and cannot be (apt-get install redis-server)")
     return binary
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def shared_store(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The store every node of a test shares: an SQLite file, or a PostgreSQL database (the
+    session's throwaway server, tests/pg.py)."""
+    if request.param == "sqlite":
+        return str(tmp_path / "parlour.db")
+    server: PostgresServer = request.getfixturevalue("postgres_server")
+    return server.database()
 
 
 @pytest.fixture

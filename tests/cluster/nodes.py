@@ -37,7 +37,7 @@ class Cluster:
     def start(self, count: int = 2, *extra: str) -> list[RestartableServer]:
         for _ in range(count):
             node = RestartableServer(
-                Path(self.store),
+                self.store if "://" in self.store else Path(self.store),
                 self.folder / f"node{len(self.nodes) + 1}.log",
                 ("--cluster", self.redis, "--cluster-lease", str(LEASE), *extra),
             )
@@ -65,10 +65,11 @@ class Cluster:
 
 
 @contextmanager
-def cluster_of(folder: Path, redis: str, count: int = 2, *extra: str) -> Iterator[Cluster]:
-    cluster = Cluster(folder, redis, str(folder / "parlour.db"))
+def cluster_of(folder: Path, redis: str, store: str | None = None, count: int = 2) -> Iterator[Cluster]:
+    """``count`` nodes on ``store`` (a fresh SQLite file by default, or a PostgreSQL URL)."""
+    cluster = Cluster(folder, redis, store or str(folder / "parlour.db"))
     try:
-        cluster.start(count, *extra)
+        cluster.start(count)
         yield cluster
     finally:
         cluster.stop()

@@ -48,10 +48,12 @@ async def player_on(port: int, clients: list[AsyncClient], prefix: str) -> Playe
     return player
 
 
-def test_a_server_rules_game_between_players_on_two_nodes(tmp_path: Path, redis_url: str) -> None:
+def test_a_server_rules_game_between_players_on_two_nodes(
+    tmp_path: Path, redis_url: str, shared_store: str
+) -> None:
     """A signs up on the owner, B on the other node (its account created through the owner):
     a whole Fish game with server rules, the outcome on both, the leaderboard read on B's node."""
-    with cluster_of(tmp_path, redis_url) as cluster:
+    with cluster_of(tmp_path, redis_url, shared_store) as cluster:
         owner, gateway = cluster.nodes
 
         async def scenario(clients: list[AsyncClient]) -> None:
@@ -158,11 +160,11 @@ async def presence(player: Player, who: int, wanted: str) -> None:
             return
 
 
-def test_sigkill_of_the_owner_mid_turn(tmp_path: Path, redis_url: str) -> None:
+def test_sigkill_of_the_owner_mid_turn(tmp_path: Path, redis_url: str, shared_store: str) -> None:
     """The owner dies with a turn acknowledged and a clock running: the other node takes the
     games over from the store; its own client is told to reconnect (1012); both players carry
     on there; the clock was not charged for the failover, and it runs out exactly once."""
-    with cluster_of(tmp_path, redis_url) as cluster:
+    with cluster_of(tmp_path, redis_url, shared_store) as cluster:
         owner, gateway = cluster.nodes
 
         async def scenario(clients: list[AsyncClient]) -> None:
