@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install browser postgres run test lint typecheck pytest bench soak clean
+.PHONY: install browser postgres redis cluster run test lint typecheck pytest bench soak clean
 
 install: $(STAMP)
 
@@ -41,12 +41,23 @@ postgres:
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq postgresql; }
 
-pytest: install browser postgres
+# The cluster's tests, bench/cluster.py and `make cluster` run Debian's redis-server.
+redis:
+	@command -v redis-server >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq redis-server; }
+
+# Two nodes on ports 8080 and 8081 sharing Redis and PostgreSQL, all on loopback, their data in
+# var/cluster/ (docs/cluster.md). Ctrl-C stops everything.
+cluster: install postgres redis
+	deploy/local-cluster.sh
+
+pytest: install browser postgres redis
 	$(BIN)/pytest -q
 
 test: lint typecheck pytest
 
-bench: install postgres
+bench: install postgres redis
 	@set -e; for b in bench/[!_]*.py; do echo "== $$b"; $(BIN)/python $$b; done
 
 # 1,000 games of every protocol against one server; fails if its memory grows (bench/soak.py).
