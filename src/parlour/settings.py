@@ -406,4 +406,7 @@ HELP: dict[str, str] = {
     "notify_backoff": "Seconds before the first retry of a notification, doubling at each failure.",
     "notify_batch": "Notifications read from the outbox at a time.",
     "notify_poll": "Seconds between reads of an empty notification outbox.",
+    "cluster": "Several nodes: the Redis URL they share (redis://host:port/0); empty: one node.",
+    "cluster_lease": "Seconds a service's ownership lease lives unrenewed: how soon another node "
+    "takes over from a dead owner.",
 }
