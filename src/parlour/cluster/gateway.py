@@ -73,7 +73,7 @@ class ClusterService:
 
     def connected(self, conn: ConnId, now: float) -> list[Effect]:
         self.attached[conn] = self.epoch
-        inner = self._acting()
+        inner = self.acting()
         if inner is not None:
             return inner.connected(conn, now)
         self.publish(Input(self.name, self.epoch, CONNECTED, conn))
@@ -83,7 +83,7 @@ class ClusterService:
         epoch = self.attached.get(conn)
         if epoch is None:
             return []  # closed by a takeover: nothing more goes anywhere
-        inner = self._acting()
+        inner = self.acting()
         if inner is not None:
             return inner.received(conn, data, now)
         if isinstance(data, str):
@@ -96,7 +96,7 @@ class ClusterService:
         epoch = self.attached.pop(conn, None)
         if epoch is None:
             return []
-        inner = self._acting()
+        inner = self.acting()
         if inner is not None:
             return inner.disconnected(conn, now)
         self.publish(Input(self.name, epoch, DISCONNECTED, conn))
@@ -104,7 +104,7 @@ class ClusterService:
 
     def tick(self, now: float) -> list[Effect]:
         """Timers and checks run on the owner only: once across the cluster."""
-        inner = self._acting()
+        inner = self.acting()
         return [] if inner is None else inner.tick(now)
 
     def shutdown(self, now: float) -> list[Effect]:
@@ -126,7 +126,7 @@ class ClusterService:
 
     def feed(self, message: Input, now: float) -> None:
         """An input from another node's gateway: handled if it is meant for this tenure."""
-        inner = self._acting()
+        inner = self.acting()
         if inner is None or message.epoch != self.epoch:
             return  # meant for another owner: that connection is closed at the takeover
         conn, kind = message.conn, message.kind
@@ -196,7 +196,7 @@ class ClusterService:
 
     # -- Inside --------------------------------------------------------------------------------
 
-    def _acting(self) -> Service | None:
+    def acting(self) -> Service | None:
         """The real service if this node owns it and its lease is still valid; a lapsed lease
         demotes at once (no input is handled, nothing is committed, past its validity)."""
         inner = self.inner

@@ -319,7 +319,9 @@ class ClusterNode:
 
         async def handle(request: HttpRequest) -> ApiResponse:
             owned = self.owned.get(name)
-            if owned is not None and path in owned.routes:
+            # Only while the lease may be acted on (as for websocket inputs): an account made
+            # by an owner past its tenure could be missed by the next owner's restore.
+            if owned is not None and path in owned.routes and self.services[name].acting() is not None:
                 return await owned.routes[path](request)
             return await self._forward(name, request)
 
@@ -354,8 +356,9 @@ class ClusterNode:
 
     async def _answer(self, call: HttpCall) -> None:
         owned = self.owned.get(call.service)
+        service = self.services.get(call.service)
         handler = None if owned is None else owned.routes.get(call.path)
-        if handler is None:
+        if handler is None or service is None or service.acting() is None:
             return  # not the owner (any more): the caller times out and retries
         request = HttpRequest(call.method, call.target, call.path, call.headers, call.body, call.client)
         try:
