@@ -50,6 +50,8 @@ log = logging.getLogger("parlour.cluster")
 
 #: How long a forwarded HTTP request waits for the owner's answer.
 HTTP_TIMEOUT: Final = 10.0
+#: How long a stop waits for Redis to take the leases back.
+STOP_SECONDS: Final = 3.0
 #: Node liveness keys live this many lease periods without a refresh.
 ALIVE_PERIODS: Final = 3
 
@@ -137,22 +139,31 @@ class ClusterNode:
         log.info("cluster node %d on %s", self.node, self.url)
 
     async def stop(self) -> None:
-        """Hand every owned service over at once (release the leases) and disconnect."""
+        """Hand every owned service over at once (release the leases) and disconnect; bounded:
+        a Redis that does not answer must not hold the stop (the leases then expire)."""
         self._stopping = True
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
             with suppress(asyncio.CancelledError, Exception):
                 await task
+        try:
+            await asyncio.wait_for(self._hand_over(), STOP_SECONDS)
+        except TimeoutError:
+            log.warning(
+                "cluster: Redis did not answer the stop in %.0f s; the leases will expire", STOP_SECONDS
+            )
+        await self.bus.close()
+        with suppress(Exception):
+            await asyncio.wait_for(self.client.aclose(), 1.0)
+
+    async def _hand_over(self) -> None:
         for name, lease in self.leases.items():
             await self._disown(name)
             with suppress(RedisError, OSError):
                 await lease.release()
         with suppress(RedisError, OSError):
             await self.client.delete(node_alive_key(self.node))
-        await self.bus.close()
-        with suppress(Exception):
-            await self.client.aclose()
 
     def status(self) -> dict[str, Any]:
         """For /healthz: this node's number and the services it owns."""
@@ -230,8 +241,9 @@ class ClusterNode:
         owned = self.owned.pop(name, None)
         if owned is None:
             return
-        with suppress(RedisError, OSError):
-            await self.bus.unsubscribe(owner_channel(name))
+        if not self._stopping:  # a stop closes the subscription whole
+            with suppress(RedisError, OSError):
+                await self.bus.unsubscribe(owner_channel(name))
         if owned.stop is not None:
             await owned.stop()
 

@@ -144,4 +144,4 @@ class Bus:
             with suppress(asyncio.CancelledError, Exception):
                 await task
         with suppress(Exception):
-            await self._pubsub.aclose()
+            await asyncio.wait_for(self._pubsub.aclose(), 1.0)
