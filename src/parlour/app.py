@@ -7,6 +7,7 @@ import logging
 import secrets
 import signal
 import time
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from random import Random
 from typing import TYPE_CHECKING, Any
@@ -99,7 +100,7 @@ async def run_server(settings: Settings, stop: asyncio.Event | None = None) -> i
             # Several nodes (docs/cluster.md): imported only here, so one node never loads Redis.
             assert store is not None  # settings refuse a cluster without a store
             stack.push_async_callback(runtime.close_store)
-            node = await _start_cluster(settings, store, runtime, tokens, limiter, services)
+            node = await _start_cluster(settings, store, runtime, tokens, limiter, services, exporter)
             websocket_service = node.services["apologies"]
             websocket_routes = {ASYNC_PATH: node.services["async"]}
             http_handlers = {path: node.http_handler("async", path) for path in http_handlers}
@@ -254,6 +255,7 @@ async def _start_cluster(
     tokens: SessionTokens,
     limiter: LoginLimiter,
     services: list[Any],
+    exporter: Exporter,
 ) -> ClusterNode:
     """Join the cluster (docs/cluster.md): this node's Fish and Tsuro tables are its own; the
     Apologies and /async services are owned by one node at a time, each restored from the
@@ -267,6 +269,10 @@ async def _start_cluster(
         if not isinstance(service, ApologiesService):
             runtime.execute(service.restore(Snapshot([], [], {}, None), now), service)
 
+    placeholder: dict[str, object] = {
+        watched.protocol: watched.service for watched in exporter.collector.watched
+    }
+
     async def own_apologies(heartbeat: float | None) -> Owned:
         # A ledger per tenure: the games of an earlier tenure are the next owner's to count.
         service = ApologiesService(settings, Random(), Ledger(settings.max_in_progress_games))
@@ -274,7 +280,7 @@ async def _start_cluster(
         if heartbeat is not None:
             snapshot.heartbeat = heartbeat
         runtime.execute(service.restore(snapshot, runtime.clock()), service)
-        return Owned(service)
+        return Owned(service, stop=_reported(exporter, "apologies", service, placeholder))
 
     async def own_async(heartbeat: float | None) -> Owned:
         service = AsyncService(
@@ -286,7 +292,13 @@ async def _start_cluster(
             **ReplayRoutes(service, runtime.clock).routes(),
         }
         notifier = start_notifier(runtime, store, settings)
-        return Owned(service, routes, lambda: stop_notifier(notifier))
+        unreport = _reported(exporter, "async", service, placeholder)
+
+        async def stop() -> None:
+            await stop_notifier(notifier)
+            await unreport()
+
+        return Owned(service, routes, stop)
 
     node = ClusterNode(
         settings.cluster,
@@ -296,3 +308,23 @@ async def _start_cluster(
     )
     await node.start()
     return node
+
+
+def _reported(
+    exporter: Exporter, protocol: str, service: object, placeholders: dict[str, object]
+) -> Callable[[], Awaitable[None]]:
+    """/metrics reports the state of ``service`` while this node owns it (and the empty
+    placeholder built at start otherwise); the returned callable puts the placeholder back."""
+    watched = exporter.collector.watched
+
+    def swap(current: object) -> None:
+        for index, entry in enumerate(watched):
+            if entry.protocol == protocol:
+                watched[index] = Watched(protocol, current)
+
+    swap(service)
+
+    async def unreport() -> None:
+        swap(placeholders[protocol])
+
+    return unreport

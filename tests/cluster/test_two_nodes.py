@@ -6,6 +6,7 @@ acknowledged, each clock firing once."""
 from __future__ import annotations
 
 import asyncio
+import urllib.request
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -40,6 +41,11 @@ def run(cluster: Cluster, scenario: Callable[[list[AsyncClient]], Awaitable[None
     except BaseException:
         print(cluster.logs())
         raise
+
+
+def metrics_of(port: int) -> str:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as answer:
+        return str(answer.read().decode())
 
 
 async def player_on(port: int, clients: list[AsyncClient], prefix: str) -> Player:
@@ -99,6 +105,9 @@ def test_a_server_rules_game_between_players_on_two_nodes(
             for player in (a, b):
                 outcome = await player.client.expect("GameOutcomeRequest", game_id=game_id)
                 assert {entry["player_id"] for entry in outcome["outcome"]} == {1, 2}, outcome
+            # The owner's /metrics reports the service it owns: both players' sessions.
+            metrics = await asyncio.to_thread(metrics_of, owner.port)
+            assert 'parlour_connections{protocol="async"} 2.0' in metrics, metrics
             board = http_json(gateway.port, "GET", "/api/leaderboard?game_type=fish&limit=10")
             assert board.status == 200, board
             assert {row["name"] for row in board.body["players"]} >= {a.name, b.name}, board
