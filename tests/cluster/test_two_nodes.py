@@ -162,9 +162,12 @@ def test_chat_and_presence_cross_nodes(tmp_path: Path, redis_url: str) -> None:
         run(cluster, scenario)
 
 
-async def presence(player: Player, who: int, wanted: str) -> None:
+async def presence(player: Player, who: int, wanted: str, within: float = 5.0) -> None:
+    """Until a presence batch reports ``who`` as ``wanted`` (fails after ``within`` seconds)."""
+    deadline = asyncio.get_running_loop().time() + within
     while True:
-        batch = await player.client.expect("AsyncBuddyPresencePartialUpdateRequest", 5.0)
+        left = deadline - asyncio.get_running_loop().time()
+        batch = await player.client.expect("AsyncBuddyPresencePartialUpdateRequest", max(left, 0.01))
         if any(u["player_id"] == who and u["presence"] == wanted for u in batch["updates"]):
             return
 
@@ -225,5 +228,51 @@ def test_sigkill_of_the_owner_mid_turn(tmp_path: Path, redis_url: str, shared_st
                 if m.get("type") == "PlayerReplacedRequest" and m.get("game_id") == short
             ]
             assert len(timeouts) <= 2, timeouts  # once per player at most (A may have missed it)
+
+        run(cluster, scenario)
+
+
+def test_a_graceful_stop_hands_the_services_over_at_once(tmp_path: Path, redis_url: str) -> None:
+    """SIGTERM on the owner releases its leases: the other node takes over within a renewal
+    period, not a whole lease, and the game goes on there."""
+    with cluster_of(tmp_path, redis_url) as cluster:
+        owner, gateway = cluster.nodes
+
+        async def scenario(clients: list[AsyncClient]) -> None:
+            await cluster.owner_is(owner)
+            a = await player_on(gateway.port, clients, "A")
+            b = await player_on(gateway.port, clients, "B")
+            game_id = await start_open_game(a, [b], initial_state="s0")
+            await commit(a, game_id, 1, "A1", [2, 1])
+            await asyncio.to_thread(owner.stop)
+            stopped = asyncio.get_running_loop().time()
+            await cluster.owner_is(gateway)
+            assert asyncio.get_running_loop().time() - stopped < LEASE, "handed over before the lease expired"
+            for player in (a, b):
+                await player.client.wait_closed()
+                assert player.client.ws.close_code == 1012, player.client.ws.close_code
+                await reconnect(player, gateway.port)
+                clients.append(player.client)
+            await commit(b, game_id, 2, "B1", [1, 2])
+            await a.client.expect("ActionRequiredRequest", game_id=game_id, player_id=1, turn_index=3)
+
+        run(cluster, scenario)
+
+
+def test_the_owner_forgets_the_connections_of_a_dead_node(tmp_path: Path, redis_url: str) -> None:
+    """A gateway killed with its clients connected: the owner learns it from the node's
+    liveness key and signs its players out (a watcher sees them go offline)."""
+    with cluster_of(tmp_path, redis_url) as cluster:
+        owner, gateway = cluster.nodes
+
+        async def scenario(clients: list[AsyncClient]) -> None:
+            await cluster.owner_is(owner)
+            watcher = await player_on(owner.port, clients, "watcher")
+            gone = await player_on(gateway.port, clients, "gone")
+            await watcher.client.send({"type": "RegisterPresenceRequest", "player_ids": [gone.player_id]})
+            await watcher.client.send({"type": "SubscribePresenceServiceRequest", "subscribe": True})
+            await presence(watcher, gone.player_id, "ONLINE")
+            await asyncio.to_thread(gateway.kill)
+            await presence(watcher, gone.player_id, "OFFLINE", within=4 * LEASE + 3)
 
         run(cluster, scenario)
