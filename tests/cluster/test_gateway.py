@@ -187,3 +187,16 @@ def test_one_node_forwards_nothing() -> None:
         runtime.execute([Send(conn(OTHER, 1), b"nobody")])  # no outbox, no cluster: dropped
 
     asyncio.run(main())
+
+
+def test_a_redis_that_restarted_empty_counts_epochs_again_and_is_followed() -> None:
+    harness = Harness()
+    service = harness.service()
+    service.taken_over(OTHER, 9)
+    attached = conn(ME, 1)
+    service.connected(attached, 0)
+    service.taken_over(3, 1)  # a new owner, epoch 1 again
+    assert harness.executed[-1] == [Close(attached, SERVICE_RESTART, "service restart")]
+    fresh = conn(ME, 2)
+    service.connected(fresh, 0)
+    assert harness.published[-1] == Input("async", 1, CONNECTED, fresh)

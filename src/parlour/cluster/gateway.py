@@ -54,8 +54,9 @@ class ClusterService:
         self.held = held
         #: The real service, while this node owns it.
         self.inner: Service | None = None
-        #: The epoch of the owner this node knows of (0: none yet).
+        #: The epoch and the node of the owner this node knows of (0: none yet).
         self.epoch = 0
+        self.owner = 0
         #: This node's connections, with the epoch they were attached under.
         self.attached: dict[ConnId, int] = {}
         #: On the owner: other nodes' connections known to the real service, by node.
@@ -156,7 +157,7 @@ class ClusterService:
         """This node owns the service from ``epoch`` on, with ``inner`` restored from the store.
         Its own connections were attached to the previous owner: they reconnect."""
         self._close_attached(lambda attached: True)
-        self.inner, self.epoch, self.remote = inner, epoch, {}
+        self.inner, self.epoch, self.owner, self.remote = inner, epoch, self.node, {}
 
     def demote(self, reason: str) -> None:
         """This node no longer owns the service: its state is dropped (the next owner restores
@@ -170,13 +171,14 @@ class ClusterService:
             self.on_lost()
 
     def taken_over(self, node: int, epoch: int) -> None:
-        """Node ``node`` announced it owns the service from ``epoch`` on."""
-        if epoch <= self.epoch and node != self.node:
-            return  # an old announcement
-        if node != self.node:
-            self.demote(f"node {node} took over at epoch {epoch}")
-            self.epoch = epoch
-            self._close_attached(lambda attached: attached < epoch)
+        """Node ``node`` announced it owns the service from ``epoch`` on. Every announcement
+        other than the current one is taken as the truth (Redis orders them as it ordered the
+        acquisitions; and a Redis that restarted empty counts epochs from 1 again)."""
+        if node == self.node or (epoch == self.epoch and node == self.owner):
+            return
+        self.demote(f"node {node} took over at epoch {epoch}")
+        self.epoch, self.owner = epoch, node
+        self._close_attached(lambda attached: attached != epoch)
 
     def local_only(self, effects: list[Effect]) -> list[Effect]:
         """``effects`` without what is meant for other nodes' connections."""

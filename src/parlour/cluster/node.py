@@ -18,6 +18,7 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any, Final
+from urllib.parse import urlsplit
 
 import msgspec
 
@@ -131,12 +132,12 @@ class ClusterNode:
         for name, service in self.services.items():
             holder = await self.leases[name].holder()
             if holder is not None:
-                service.epoch = holder[1]
+                service.owner, service.epoch = holder
             await self._step(name)
         loop = asyncio.get_running_loop()
         self._tasks = [loop.create_task(self._lease_loop(name)) for name in self.services]
         self._tasks.append(loop.create_task(self._node_loop()))
-        log.info("cluster node %d on %s", self.node, self.url)
+        log.info("cluster node %d on Redis at %s", self.node, _where(self.url))
 
     async def stop(self) -> None:
         """Hand every owned service over at once (release the leases) and disconnect; bounded:
@@ -382,3 +383,9 @@ class ClusterNode:
             node_channel(call.reply_to),
             encode(HttpAnswer(call.id, int(answer.status), answer.body, list(answer.headers))),
         )
+
+
+def _where(url: str) -> str:
+    """Where Redis is, for logs: host and port only (a URL may carry a password)."""
+    parts = urlsplit(url)
+    return f"{parts.hostname}:{parts.port or 6379}" if parts.hostname else parts.scheme
