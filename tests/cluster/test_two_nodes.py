@@ -6,6 +6,7 @@ acknowledged, each clock firing once."""
 from __future__ import annotations
 
 import asyncio
+import signal
 import urllib.request
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -274,5 +275,48 @@ def test_the_owner_forgets_the_connections_of_a_dead_node(tmp_path: Path, redis_
             await presence(watcher, gone.player_id, "ONLINE")
             await asyncio.to_thread(gateway.kill)
             await presence(watcher, gone.player_id, "OFFLINE", within=4 * LEASE + 3)
+
+        run(cluster, scenario)
+
+
+def test_an_owner_paused_past_its_lease_commits_nothing_when_it_wakes(tmp_path: Path, redis_url: str) -> None:
+    """The fencing guarantee (docs/cluster.md): the owner is frozen (SIGSTOP) while a commit of
+    its client waits in its socket; the other node takes over. Woken (SIGCONT), the old owner
+    finds its lease lapsed: the commit is neither stored nor acknowledged, and its client is told
+    to reconnect. The new owner has the game as it was."""
+    with cluster_of(tmp_path, redis_url) as cluster:
+        owner, gateway = cluster.nodes
+
+        async def scenario(clients: list[AsyncClient]) -> None:
+            await cluster.owner_is(owner)
+            a = await player_on(owner.port, clients, "A")
+            b = await player_on(gateway.port, clients, "B")
+            game_id = await start_open_game(a, [b], initial_state="s0")
+            assert owner.process is not None
+            owner.process.send_signal(signal.SIGSTOP)
+            try:
+                await a.client.send(
+                    {
+                        "type": "CommitActionRequest",
+                        "game_id": game_id,
+                        "turn_index": 1,
+                        "next_state": "too late",
+                        "next_players": [2, 1],
+                    }
+                )
+                await b.client.wait_closed(4 * LEASE)  # the gateway's takeover closes it
+                await cluster.owner_is(gateway)
+            finally:
+                owner.process.send_signal(signal.SIGCONT)
+            await a.client.wait_closed(5.0)
+            assert a.client.ws.close_code == 1012, a.client.ws.close_code
+            assert not [m for m in a.client.history if m.get("type") == "ActionCommitedRequest"]
+            for player in (a, b):
+                await reconnect(player, gateway.port)
+                clients.append(player.client)
+            report = await b.client.report(game_id)
+            assert (report["turn_index"], report.get("state")) == (1, "s0"), report
+            await commit(a, game_id, 1, "in time", [2, 1])
+            assert health(owner.port)["cluster_owns"] == []
 
         run(cluster, scenario)
