@@ -41,8 +41,12 @@ postgres:
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq postgresql; }
 
+# Two workers, a test file each at a time (module fixtures stay with their file): the suite is
+# mostly waiting on loopback servers and the browser, so it halves on a 2-core machine.
+PYTEST_WORKERS ?= 2
+
 pytest: install browser postgres
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadfile
 
 test: lint typecheck pytest
 

@@ -314,6 +314,7 @@ def load_settings(
 CHOICES: dict[str, tuple[str, ...]] = {
     "robot": ROBOT_CHOICES,
     "log_level": ("DEBUG", "INFO", "WARNING", "ERROR"),
+    "log_format": ("text", "json"),
     "fish_robot": FISH_ROBOTS,
     "tsuro_robot": TSURO_ROBOTS,
     "tsuro_deal": ("cyclic", "random"),
@@ -329,6 +330,8 @@ HELP: dict[str, str] = {
     "port": "The websocket/HTTP port: Apologies on any path, /async, the browser client and /api.",
     "robot": "The Apologies robot for programmatic seats, abandoned seats and OPTIMAL_MOVE.",
     "log_level": "How much the server logs: one line per request at INFO.",
+    "log_format": "text: readable lines; json: one JSON object per line (time, level, logger, message) "
+    "for a log collector. Neither ever holds ids, tokens or passwords.",
     "max_connections": "Open connections allowed per listener; one more is refused the protocol's way.",
     "max_players": "Registered Apologies players allowed at once (USER_LIMIT past it).",
     "max_games": "Apologies games tracked at once, finished ones included until forgotten (GAME_LIMIT).",
