@@ -19,7 +19,7 @@ from parlour.core.ledger import Ledger
 from parlour.core.service import Service
 from parlour.protocols.apologies_ws import ApologiesService
 from parlour.protocols.async_ws import devices, social
-from parlour.protocols.async_ws.history import ReplayRoutes
+from parlour.protocols.async_ws.history import ReplayRoutes, stored_games
 from parlour.protocols.async_ws.hub import NEXT_GAME_KEY, AsyncLimits
 from parlour.protocols.async_ws.service import AsyncService
 from parlour.protocols.fish_tcp import FishService
@@ -72,7 +72,17 @@ async def run_server(settings: Settings, stop: asyncio.Event | None = None) -> i
         tokens, async_limits(settings), Random(), ExternalJwt.from_settings(settings), limiter
     )
     accounts = AccountRoutes(async_service, runtime, tokens, limiter)
-    replays = ReplayRoutes(async_service, runtime.clock)
+    # Games finished before a restart are no longer in memory: their replays read the store.
+    stored = None
+    if store is not None:
+        rows = store
+
+        def load_doc(game_id: int) -> bytes | None:
+            row = rows.load_async_game(game_id)
+            return None if row is None else row.doc
+
+        stored = stored_games(runtime.in_store_thread, load_doc)
+    replays = ReplayRoutes(async_service, runtime.clock, stored)
     async with AsyncExitStack() as stack:
         if store is not None:
             stack.push_async_callback(runtime.close_store)
