@@ -12,8 +12,14 @@ def tid(name: str) -> str:
     return f"[data-testid='{name}']"
 
 
-def register(page: Any, url: str, handle: str) -> None:
-    page.goto(url)
+def paced(url: str, pace: int = 0) -> str:
+    """The classic page with each move shown for ``pace`` ms (app.js PACE): tests that do not look
+    at the pacing play at full speed."""
+    return f"{url}{'&' if '?' in url else '?'}pace={pace}"
+
+
+def register(page: Any, url: str, handle: str, pace: int = 0) -> None:
+    page.goto(paced(url, pace))
     page.fill(tid("handle"), handle)
     page.click(tid("register-button"))
     page.wait_for_selector(f"{tid('who')}:text-is('{handle}')")

@@ -14,6 +14,7 @@ from .browser_steps import (
     join,
     my_turn,
     over,
+    paced,
     play_optimal_until_over,
     play_turn_by_clicking,
     register,
@@ -22,7 +23,8 @@ from .browser_steps import (
 )
 from .conftest import PHONE
 
-WON = re.compile(r"(You won!|Game over: \S+ won\.) Player \S+ won after \d+ turns")
+# Said once: the winner and the number of turns (not "You won! Player gil won after 40 turns").
+WON = re.compile(r"^(You won after \d+ turns!|Game over: \S+ won after \d+ turns\.)$")
 
 
 def test_two_pages_play_a_whole_game_by_clicking(new_page: Any, web_server: Any) -> None:
@@ -66,10 +68,22 @@ def test_two_pages_play_a_whole_game_by_clicking(new_page: Any, web_server: Any)
         assert page.locator(tid("turn")).inner_text() == "Game over"
         assert page.locator(tid("close-game")).is_visible()
     # The winner's four pawns are home on both boards.
-    winner = "RED" if "You won!" in ann.locator(tid("banner")).inner_text() else "YELLOW"
+    winner = "RED" if "You won" in ann.locator(tid("banner")).inner_text() else "YELLOW"
     for page in (ann, bob):
         homes = page.locator(f"[data-testid^='pawn-{winner}-'][data-position='home']")
         assert homes.count() == 4
+        # The final standings: the winner first with four pawns home, then the other.
+        first, second = (page.locator(tid(f"standing-{n}")).inner_text() for n in (1, 2))
+        assert first.split("\t")[1:3] == [{"RED": "gil", "YELLOW": "hal"}[winner], "4/4"], first
+        assert second.split("\t")[1] == {"RED": "hal", "YELLOW": "gil"}[winner], second
+    screenshot(ann, "classic-outcome.png")
+    screenshot(bob, "classic-outcome-phone.png")
+    # A rematch: the same table again, the other player invited.
+    assert ann.locator(tid("rematch")).inner_text() == "Rematch: invite hal"
+    ann.click(tid("rematch"))
+    bob.locator(tid("message-invite"), has_text="gil invites you to “Clicks”").wait_for()
+    ann.locator(tid("turn"), has_text="Waiting for players").wait_for()
+    ann.click(tid("cancel-game"))
 
 
 def test_a_page_plays_robots_to_the_end(new_page: Any, web_server: Any) -> None:
@@ -119,7 +133,9 @@ def test_a_page_plays_robots_to_the_end(new_page: Any, web_server: Any) -> None:
     assert presses > 5
     assert WON.search(page.locator(tid("banner")).inner_text())
     assert page.locator(f"{tid('history')} li").count() >= 2
-    assert page.locator(tid("history")).inner_text().splitlines()[0].startswith("Game completed: winner is")
+    # The history names the winner, not a colour.
+    ending = re.match(r"Game completed: (\S+) won after \d+ turns", page.locator(tid("history")).inner_text())
+    assert ending and ending[1] in seats, ending
 
 
 def test_a_reload_mid_game_reregisters_the_same_player(new_page: Any, web_server: Any) -> None:
@@ -229,7 +245,7 @@ def test_another_tab_with_the_same_player_takes_over_its_game(new_page: Any, web
     # reregistration moves the player to the new socket and it stays in its game.
     stored = guest.evaluate("JSON.stringify(Object.entries(localStorage))")
     tab = new_page(PHONE)
-    tab.goto(web_server.url)
+    tab.goto(paced(web_server.url))
     # Only once this blank page has connected (and asked for a handle) may it hold rosa's id: had it
     # reregistered rosa itself, its reload would disconnect rosa and take her out of the game.
     tab.locator(tid("register")).wait_for()
