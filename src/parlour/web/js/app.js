@@ -144,8 +144,8 @@ function newGame({ id, name = "Apologies", mode = "STANDARD", advertiser = null,
   return { id, name, mode, advertiser, phase, seats: [], view: null, turn: null, sent: false, selected: null, card: null, choices: [], outcome: null, lastMove: null, moves: 0 };
 }
 
-// Game events are applied in order through one queue; a move holds the queue for PACE ms so that
-// it can be seen before the next move (or the turn, or the end) is shown.
+// Game events are applied in order through one queue; a move shown holds the queue for PACE ms so
+// that it can be seen before the next move (or the turn, or the end) is shown.
 const paced = [];
 let pacing = false;
 
@@ -158,7 +158,8 @@ async function drainPaced() {
   pacing = true;
   while (paced.length) {
     const [apply, hold] = paced.shift();
-    if (apply() !== false && hold && PACE > 0 && paced.length) await new Promise((done) => setTimeout(done, PACE));
+    // The next event (often a robot's move a few ms later) waits even if it has not arrived yet.
+    if (apply() && hold && PACE > 0) await new Promise((done) => setTimeout(done, PACE));
   }
   pacing = false;
 }
@@ -381,7 +382,7 @@ client.on("GAME_STARTED", (m) => inOrder(() => {
 client.on("GAME_STATE_CHANGE", (m) => inOrder(() => showState(m), true));
 
 /** A new view of the game: the move it shows is marked (who made it, which pawns moved and from
- * where). Returns false when nothing is shown (another game's stale event). */
+ * where). Returns whether it showed a move (false for another game's stale event). */
 function showState(m) {
   let game = currentGame(m.context.game_id);
   if (!game) {
@@ -399,13 +400,14 @@ function showState(m) {
   const changes = before ? pawnChanges(before, m.context) : [];
   const last = m.context.recent_history.at(-1);
   const entry = [...m.context.recent_history].reverse().find((e) => e.color);
-  if (changes.length || (last && /^Turn is forfeit/.test(last.action))) {
+  const moved = changes.length > 0 || Boolean(last && /^Turn is forfeit/.test(last.action));
+  if (moved) {
     game.moves += 1;
     game.lastMove = { color: entry?.color ?? null, changes, entry: entry ?? null, seq: game.moves };
   }
   if (game.sent) setTurn(game, null); // the move we sent was played
   render(true);
-  return Boolean(changes.length);
+  return moved;
 }
 
 client.on("GAME_PLAYER_TURN", (m) => inOrder(() => {
@@ -609,6 +611,7 @@ function render(glide = false) {
   if (unsure && !hint) hint = "Your choices for a turn are not sent again after a reload: if it is your turn, use Optimal move.";
   $("hint").textContent = hint;
   $("optimal").disabled = !(myTurn || unsure);
+  $("optimal").hidden = game.phase === "over";
   // On a phone the turn's controls stay on screen, whatever is scrolled into view (css: .acting).
   $("turn-actions").classList.toggle("acting", myTurn || unsure);
   document.body.classList.toggle("acting", myTurn || unsure);
