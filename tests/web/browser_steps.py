@@ -7,6 +7,22 @@ from typing import Any
 
 from .conftest import SCREENSHOTS
 
+# Every control (and board tap area) that is on screen and smaller than 44 px in either direction.
+SMALL_TARGETS = """() => {
+    const seen = (e) => e.getClientRects().length > 0 && getComputedStyle(e).visibility !== 'hidden';
+    const controls = [...document.querySelectorAll('button, select, input, summary, a[href], [role=button]')]
+        .filter((e) => seen(e) && !e.closest('svg'))
+        // A checkbox or radio button is tapped through its label.
+        .map((e) => [e.dataset.testid || e.textContent.trim().slice(0, 20), e.closest('label.check') ?? e]);
+    // On a board, each active thing is tapped through its tap area (boards/svg.js TapAreas).
+    const areas = [...document.querySelectorAll('svg [data-focus]')].filter(seen).map((e) => [
+        e.dataset.focus, e.closest('svg').querySelector(`[data-hit-for="${e.dataset.focus}"]`) ?? e]);
+    return [...controls, ...areas]
+        .map(([name, e]) => [name, e.getBoundingClientRect()])
+        .filter(([, r]) => r.width > 0 && (r.height < 43.5 || r.width < 43.5))
+        .map(([name, r]) => `${name}: ${Math.round(r.width)}x${Math.round(r.height)} px`);
+}"""
+
 
 def tid(name: str) -> str:
     return f"[data-testid='{name}']"
