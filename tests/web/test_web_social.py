@@ -100,6 +100,10 @@ def test_buddies_chat_watching_leaderboard_replay_and_rematch(new_page: Any, url
     assert cat.locator(tid("forfeit")).is_hidden()
     assert cat.locator(tid(f"news-{game}")).inner_text() == "Watching"
     shoot({"": ann, "-phone": cat}, "play-social")
+    # A second spectator on a laptop: the spectator view on both screens.
+    dee.click(tid(f"watch-{game}"))
+    dee.locator(tid("board")).wait_for()
+    shoot({"": dee, "-phone": cat}, "play-watching")
 
     moves = play_until_over([ann, bob], play_fish, 40)
     assert moves >= 8
