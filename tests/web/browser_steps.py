@@ -140,6 +140,7 @@ def play_optimal_until_over(page: Any, seconds: float) -> int:
     return presses
 
 
-def screenshot(page: Any, name: str) -> None:
+def screenshot(page: Any, name: str, full_page: bool = True) -> None:
+    """The whole page, or (``full_page=False``) what the screen shows now."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / name), full_page=True)
+    page.screenshot(path=str(SCREENSHOTS / name), full_page=full_page)
