@@ -126,18 +126,29 @@ def play_turn_by_clicking(page: Any) -> str:
     return "move"
 
 
+def turn_state(page: Any) -> tuple[bool, bool]:
+    """(the game is over, it is our turn), in one round trip."""
+    over_now, mine = page.evaluate(
+        """() => [Boolean(document.querySelector("[data-testid='banner']")?.checkVisibility()),
+                  Boolean(document.querySelector('.turn.mine'))]"""
+    )
+    return bool(over_now), bool(mine)
+
+
 def play_optimal_until_over(page: Any, seconds: float) -> int:
     """Press "Optimal move" on each of our turns until the game ends; the number of presses."""
     deadline = time.monotonic() + seconds
     presses = 0
-    while not over(page):
+    while True:
+        over_now, mine = turn_state(page)
+        if over_now:
+            return presses
         assert time.monotonic() < deadline, "the game did not end in time"
-        if my_turn(page):
+        if mine:
             page.click(tid("optimal-move"))
             presses += 1
         else:
             page.wait_for_timeout(5)
-    return presses
 
 
 def screenshot(page: Any, name: str, full_page: bool = True) -> None:

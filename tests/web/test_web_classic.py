@@ -116,7 +116,7 @@ def test_robot_moves_one_at_a_time_on_a_phone(new_page: Any, web_server: Any) ->
     # The robots' moves came one at a time, each on screen for about the pace before the next,
     # with its player's seat highlighted while it is shown.
     robots = [(seq, color, at) for seq, color, at in shown if color != "RED"]
-    assert len({color for _, color, _ in robots}) == 3, shown
+    assert len({color for _, color, _ in robots}) == 3, [(seq, color) for seq, color, _ in shown][-40:]
     seqs = [seq for seq, _, _ in shown]
     distinct = [seq for i, seq in enumerate(seqs) if i == 0 or seq != seqs[i - 1]]
     times = {seq: at for seq, _, at in reversed(shown)}  # when each move first appeared

@@ -20,6 +20,7 @@ from .browser_steps import (
     register,
     screenshot,
     tid,
+    turn_state,
 )
 from .conftest import PHONE
 
@@ -38,10 +39,13 @@ def test_two_pages_play_a_whole_game_by_clicking(new_page: Any, web_server: Any)
     # of both picking, for a quicker test of the same pages.
     clicks: dict[str, int] = {"move": 0, "choice": 0, "forfeit": 0, "optimal": 0}
     shot = False
-    while not (over(ann) and over(bob)):
+    while True:
+        states = {page: turn_state(page) for page in (ann, bob)}
+        if all(over_now for over_now, _ in states.values()):
+            break
         assert time.monotonic() < deadline, f"no end after {clicks}"
         for page in (ann, bob):
-            if not my_turn(page):
+            if not states[page][1] or (page is bob and not my_turn(page)):
                 continue
             if (
                 not shot
