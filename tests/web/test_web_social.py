@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from .browser_steps import screenshot, tid
+from .browser_steps import SMALL_TARGETS, screenshot, tid
 from .conftest import PHONE
 from .play_steps import (
     accept,
@@ -156,6 +156,14 @@ def test_apologies_on_async_against_a_robot_with_a_clock(new_page: Any, url: str
             )
             screenshot(ann, "play-apologies-robot-phone.png")
             assert ann.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+            # Pawns (and, once one is picked, its destinations) have finger-sized tap areas.
+            movable = ann.locator(".pawn.movable")
+            if movable.count():
+                movable.first.click()
+                ann.locator(tid("target")).first.wait_for()
+            assert not ann.evaluate(SMALL_TARGETS), ann.evaluate(SMALL_TARGETS)
+            if movable.count():
+                ann.locator(".pawn.selected").dispatch_event("click")  # unpick
         before = turn_index(ann)
         play_apologies(ann, legal_actions(ann)[-1])
         ann.wait_for_function(
