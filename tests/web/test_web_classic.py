@@ -162,6 +162,7 @@ def test_the_keyboard_reaches_the_main_controls_and_text_is_readable(new_page: A
         ".history li",
         "text.area-label",
         "text.card-caption",
+        "text.square-number",
         ".turn.mine",
     ]
     assert not low_contrast(classic, game_text)
