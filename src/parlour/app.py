@@ -19,7 +19,7 @@ from parlour.core.ledger import Ledger
 from parlour.core.service import Service
 from parlour.protocols.apologies_ws import ApologiesService
 from parlour.protocols.async_ws import devices, social
-from parlour.protocols.async_ws.history import ReplayRoutes, stored_games
+from parlour.protocols.async_ws.history import ReplayRoutes, StoredGame, stored_games
 from parlour.protocols.async_ws.hub import NEXT_GAME_KEY, AsyncLimits
 from parlour.protocols.async_ws.service import AsyncService
 from parlour.protocols.fish_tcp import FishService
@@ -72,23 +72,14 @@ async def run_server(settings: Settings, stop: asyncio.Event | None = None) -> i
         tokens, async_limits(settings), Random(), ExternalJwt.from_settings(settings), limiter
     )
     accounts = AccountRoutes(async_service, runtime, tokens, limiter)
-    # Games finished before a restart are no longer in memory: their replays read the store.
-    stored = None
-    if store is not None:
-        rows = store
-
-        def load_doc(game_id: int) -> bytes | None:
-            row = rows.load_async_game(game_id)
-            return None if row is None else row.doc
-
-        stored = stored_games(runtime.in_store_thread, load_doc)
-    replays = ReplayRoutes(async_service, runtime.clock, stored)
+    replays = ReplayRoutes(async_service, runtime.clock)
     async with AsyncExitStack() as stack:
         if store is not None:
             stack.push_async_callback(runtime.close_store)
             # Everything is back in place before the first connection is accepted.
             await _restore(store, runtime, services, settings)
             _restore_async(store, runtime, async_service)
+            replays.stored = _stored_async_games(store, runtime)
         services.append(async_service)
         listener = await stack.enter_async_context(
             serve_websocket(
@@ -185,3 +176,14 @@ async def _restore(store: Store, runtime: Runtime, services: list[Any], settings
         len(snapshot.games),
         time.perf_counter() - started,
     )
+
+
+def _stored_async_games(store: Store, runtime: Runtime) -> StoredGame:
+    """/async games read from the store, off the event loop: replays of games no longer in memory
+    (finished before a restart, or forgotten after their retention)."""
+
+    def load_doc(game_id: int) -> bytes | None:
+        row = store.load_async_game(game_id)
+        return None if row is None else row.doc
+
+    return stored_games(runtime.in_store_thread, load_doc)
