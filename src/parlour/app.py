@@ -22,7 +22,7 @@ from parlour.metrics.collector import Exporter, Watched
 from parlour.metrics.tally import Meter, TimedRobot
 from parlour.protocols.apologies_ws import ApologiesService
 from parlour.protocols.async_ws import devices, social
-from parlour.protocols.async_ws.history import ReplayRoutes
+from parlour.protocols.async_ws.history import ReplayRoutes, StoredGame, stored_games
 from parlour.protocols.async_ws.hub import NEXT_GAME_KEY, AsyncLimits
 from parlour.protocols.async_ws.service import AsyncService
 from parlour.protocols.fish_tcp import FishService
@@ -91,6 +91,7 @@ async def run_server(settings: Settings, stop: asyncio.Event | None = None) -> i
             # Everything is back in place before the first connection is accepted.
             await _restore(store, runtime, services, settings)
             _restore_async(store, runtime, async_service)
+            replays.stored = _stored_async_games(store, runtime)
         services.append(async_service)
         listener = await stack.enter_async_context(
             serve_websocket(
@@ -212,3 +213,14 @@ async def _restore(store: Store, runtime: Runtime, services: list[Any], settings
         len(snapshot.games),
         time.perf_counter() - started,
     )
+
+
+def _stored_async_games(store: Store, runtime: Runtime) -> StoredGame:
+    """/async games read from the store, off the event loop: replays of games no longer in memory
+    (finished before a restart, or forgotten after their retention)."""
+
+    def load_doc(game_id: int) -> bytes | None:
+        row = store.load_async_game(game_id)
+        return None if row is None else row.doc
+
+    return stored_games(runtime.in_store_thread, load_doc)
