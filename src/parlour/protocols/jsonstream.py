@@ -3,21 +3,39 @@
 TCP delivers bytes, not messages: one ``recv`` may hold half a message or several. The reader
 keeps a buffer and yields every complete JSON value in it, whether the values are separated by
 newlines, by other whitespace, or not at all.
+
+Input that would make a parser fail in a way that is not a JSON error (nesting thousands of
+levels deep, integers of thousands of digits, ``NaN``) is refused as a :class:`StreamError` like
+any other garbage (parlour.protocols.jsonlimits).
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, NoReturn
+
+from parlour.protocols.jsonlimits import MAX_DEPTH, MAX_DIGITS, too_deep
 
 __all__ = ["JsonStream", "StreamError"]
 
-_DECODER = json.JSONDecoder()
 _WHITESPACE = " \t\r\n"
 
 
 class StreamError(ValueError):
     """The stream holds something that can never become JSON, or too much of it."""
+
+
+def _integer(text: str) -> int:
+    if len(text) > MAX_DIGITS:
+        raise StreamError(f"a number of more than {MAX_DIGITS} digits")
+    return int(text)
+
+
+def _constant(name: str) -> NoReturn:
+    raise StreamError(f"{name} is not JSON")
+
+
+_DECODER = json.JSONDecoder(parse_int=_integer, parse_constant=_constant)
 
 
 class JsonStream:
@@ -39,6 +57,8 @@ class JsonStream:
             self._bytes = self._bytes[error.start :]
         values = []
         text = self._text
+        if too_deep(text, MAX_DEPTH):
+            raise StreamError(f"JSON nested more than {MAX_DEPTH} levels deep")
         position = 0
         while True:
             while position < len(text) and text[position] in _WHITESPACE:
@@ -52,6 +72,8 @@ class JsonStream:
                 if error.pos >= len(text) or error.msg.startswith("Unterminated string"):
                     break
                 raise StreamError(f"malformed JSON: {error.msg}") from None
+            except RecursionError:  # the depth check makes this unreachable; kept as a guard
+                raise StreamError(f"JSON nested more than {MAX_DEPTH} levels deep") from None
             values.append(value)
         self._text = text[position:]
         if len(self._text) > self.limit:

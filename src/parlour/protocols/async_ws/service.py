@@ -36,6 +36,7 @@ from parlour.protocols.async_ws.messages import (
 )
 from parlour.protocols.async_ws.model import LIVE, AsyncGame, decode_game
 from parlour.protocols.async_ws.rules import replay
+from parlour.protocols.jsonlimits import MAX_DEPTH, too_deep
 from parlour.storage import AccountRow, AsyncGameRow, RatingRow, Record
 
 __all__ = ["AsyncService"]
@@ -108,6 +109,8 @@ class AsyncService:
             hub.error(conn, "BAD_REQUEST", "frames are JSON text; binary frames are not read (S1)")
         elif len(data) > hub.limits.max_frame_bytes:
             hub.error(conn, "TOO_LARGE", f"frames are limited to {hub.limits.max_frame_bytes} bytes")
+        elif too_deep(data, MAX_DEPTH):
+            hub.error(conn, "BAD_REQUEST", f"JSON nested more than {MAX_DEPTH} levels deep")
         else:
             try:
                 message = decode_client(data)

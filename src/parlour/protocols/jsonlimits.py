@@ -1,0 +1,65 @@
+"""Limits every JSON decoder of the server applies before (or while) parsing untrusted input.
+
+JSON parsers recurse once per level of nesting: a frame of a few thousand ``[`` (well under any
+size limit) makes them raise ``RecursionError``, and CPython refuses to turn more than 4,300
+digits into an int (``ValueError``). Both are input errors, not internal ones, so every decoder
+checks the nesting depth first with :func:`too_deep` and reports both with its protocol's own
+error. No message of any protocol nests deeper than a handful of levels.
+
+The depth check is cheap where it matters: a frame with fewer opening brackets than the limit
+cannot be too deep (two ``count`` calls in C); only a frame with more is scanned, skipping
+brackets inside strings.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+__all__ = ["MAX_DEPTH", "MAX_DIGITS", "nesting_depth", "too_deep"]
+
+#: Deepest nesting of arrays and objects any decoder accepts. An /async game state is the
+#: deepest message of all (a client's own document), and 64 levels is far more than any needs.
+MAX_DEPTH: Final = 64
+#: Longest integer literal (in digits) the line protocols' decoder accepts: ids, ages and tile
+#: numbers are small, and CPython itself refuses more than 4,300 digits.
+MAX_DIGITS: Final = 100
+
+# A string (closed, or running to the end of what has arrived so far) or a bracket.
+_TOKENS_STR: Final = re.compile(r'"(?:[^"\\]|\\.)*(?:"|\Z)|[\[\]{}]', re.DOTALL)
+_TOKENS_BYTES: Final = re.compile(rb'"(?:[^"\\]|\\.)*(?:"|\Z)|[\[\]{}]', re.DOTALL)
+
+
+def nesting_depth(data: str | bytes) -> int:
+    """The deepest nesting of arrays and objects in ``data`` (brackets in strings do not
+    count). Works on incomplete and malformed text: unmatched closers are ignored."""
+    depth = deepest = 0
+    if isinstance(data, str):
+        for match in _TOKENS_STR.finditer(data):
+            token = match.group()
+            if token in ("[", "{"):
+                depth += 1
+                if depth > deepest:
+                    deepest = depth
+            elif token in ("]", "}") and depth:
+                depth -= 1
+        return deepest
+    for match in _TOKENS_BYTES.finditer(data):
+        token = match.group()
+        if token in (b"[", b"{"):
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+        elif token in (b"]", b"}") and depth:
+            depth -= 1
+    return deepest
+
+
+def too_deep(data: str | bytes, limit: int = MAX_DEPTH) -> bool:
+    """Whether ``data`` nests arrays and objects more than ``limit`` levels deep."""
+    if isinstance(data, str):
+        if data.count("[") + data.count("{") <= limit:
+            return False
+    elif data.count(b"[") + data.count(b"{") <= limit:
+        return False
+    return nesting_depth(data) > limit
