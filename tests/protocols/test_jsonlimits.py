@@ -82,7 +82,9 @@ def test_stream_still_reads_normal_values() -> None:
     ]
 
 
-@pytest.mark.parametrize("frame", [DEEP, DEEP_OBJECT, '{"message": "LIST_PLAYERS", "player_id": ' + HUGE + "}"])
+@pytest.mark.parametrize(
+    "frame", [DEEP, DEEP_OBJECT, '{"message": "LIST_PLAYERS", "player_id": ' + HUGE + "}"]
+)
 def test_apologies_answers_invalid_request(frame: str, caplog: pytest.LogCaptureFixture) -> None:
     service = ApologiesService(Settings(), Random(1))
     service.connected(1, 0.0)

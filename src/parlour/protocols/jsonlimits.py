@@ -14,6 +14,7 @@ brackets inside strings.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Final
 
 __all__ = ["MAX_DEPTH", "MAX_DIGITS", "nesting_depth", "too_deep"]
@@ -33,24 +34,19 @@ _TOKENS_BYTES: Final = re.compile(rb'"(?:[^"\\]|\\.)*(?:"|\Z)|[\[\]{}]', re.DOTA
 def nesting_depth(data: str | bytes) -> int:
     """The deepest nesting of arrays and objects in ``data`` (brackets in strings do not
     count). Works on incomplete and malformed text: unmatched closers are ignored."""
-    depth = deepest = 0
     if isinstance(data, str):
-        for match in _TOKENS_STR.finditer(data):
-            token = match.group()
-            if token in ("[", "{"):
-                depth += 1
-                if depth > deepest:
-                    deepest = depth
-            elif token in ("]", "}") and depth:
-                depth -= 1
-        return deepest
-    for match in _TOKENS_BYTES.finditer(data):
-        token = match.group()
-        if token in (b"[", b"{"):
+        return _deepest(match.group() for match in _TOKENS_STR.finditer(data))
+    return _deepest(match.group().decode("latin-1") for match in _TOKENS_BYTES.finditer(data))
+
+
+def _deepest(tokens: Iterable[str]) -> int:
+    depth = deepest = 0
+    for token in tokens:
+        if token == "[" or token == "{":
             depth += 1
             if depth > deepest:
                 deepest = depth
-        elif token in (b"]", b"}") and depth:
+        elif (token == "]" or token == "}") and depth:
             depth -= 1
     return deepest
 

@@ -11,7 +11,7 @@ import msgspec
 
 from parlour.core.durable import encode_options
 from parlour.core.effects import Close, ConnId, Effect, Send, Store
-from parlour.core.ids import new_time_id
+from parlour.core.ids import IdSource, new_time_id
 from parlour.core.ledger import Ledger
 from parlour.protocols.jsonstream import JsonStream, StreamError
 from parlour.settings import Settings
@@ -77,9 +77,17 @@ class StreamedService:
     #: The protocol's (and its rules plugin's) name, as stored.
     protocol = ""
 
-    def __init__(self, settings: Settings, rng: Random | None = None, ledger: Ledger | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        rng: Random | None = None,
+        ledger: Ledger | None = None,
+        ids: IdSource | None = None,
+    ) -> None:
         self.settings = settings
+        #: For robots; a table's id and seed come from ``ids`` (parlour.core.ids: secrets).
         self.rng = rng if rng is not None else Random()
+        self.ids = ids if ids is not None else IdSource()
         #: Tables count as games in progress, with the server's other games (shared limit).
         self.ledger = ledger if ledger is not None else Ledger(settings.max_in_progress_games)
         self.streams: dict[ConnId, JsonStream] = {}
@@ -97,8 +105,8 @@ class StreamedService:
 
     def _begin(self, options: dict[str, Any], now: float) -> TableLog:
         """A table starts: its own random source, seeded from the service's."""
-        seed = self.rng.getrandbits(63)
-        return TableLog(new_time_id(self.rng, now), seed, Random(seed), now, options)
+        seed = self.ids.bits(63)
+        return TableLog(new_time_id(self.ids, now), seed, Random(seed), now, options)
 
     def _save(self, table: Table, now: float) -> None:
         table.last_active = now

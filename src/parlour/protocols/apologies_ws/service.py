@@ -16,6 +16,7 @@ from parlour.core.checks import Schedule
 from parlour.core.effects import Close, ConnId, Effect, Send, Store
 from parlour.core.errors import ConnectionLimit, InternalError, ParlourError, StoreUnavailable, UnknownPlayer
 from parlour.core.events import Event, RequestFailed
+from parlour.core.ids import IdSource
 from parlour.core.ledger import Ledger
 from parlour.core.lobby import Lobby
 from parlour.core.records import Player, Visibility
@@ -103,12 +104,18 @@ HANDLERS: dict[str, Handler] = {
 class ApologiesService:
     """One Apologies lobby behind a websocket listener."""
 
-    def __init__(self, settings: Settings, rng: Random | None = None, ledger: Ledger | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        rng: Random | None = None,
+        ledger: Ledger | None = None,
+        ids: IdSource | None = None,
+    ) -> None:
         self.settings = settings
         self.rng = rng if rng is not None else Random()
         self.renderer = Renderer(settings.history_length)
         self.lobby: Lobby = Lobby(
-            settings, self.rng, self, game="apologies", robot_handles=ROBOT_HANDLES, ledger=ledger
+            settings, self.rng, self, game="apologies", robot_handles=ROBOT_HANDLES, ledger=ledger, ids=ids
         )
         self.schedule: Schedule | None = None
         self._out: list[Effect] = []
@@ -172,7 +179,7 @@ class ApologiesService:
             player = self.lobby.reregister(conn, request.player_id, request.context.handle, now)
             log.info("REREGISTER_PLAYER by %s", player.handle)
             return
-        player = self.lobby.lookup(request.player_id, now)
+        player = self.lobby.lookup(request.player_id, now, conn)
         log.info("%s by %s", request.message, player.handle)
         try:
             HANDLERS[request.message](self, conn, player, request.context, now)

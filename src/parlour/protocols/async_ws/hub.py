@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Final
 import msgspec
 
 from parlour.core.effects import Broadcast, Close, ConnId, Effect, Send, Store
+from parlour.core.ids import IdSource
 from parlour.protocols.async_ws.messages import (
     ErrorCode,
     ErrorRequest,
@@ -87,9 +88,12 @@ def deflated(items: Any) -> str:
 
 
 class Hub:
-    def __init__(self, limits: AsyncLimits, rng: Random) -> None:
+    def __init__(self, limits: AsyncLimits, rng: Random, ids: IdSource | None = None) -> None:
         self.limits = limits
         self.rng = rng
+        #: Seeds of games under server rules: secrets, since a seed foretells every deal
+        #: (parlour.core.ids).
+        self.ids = ids if ids is not None else IdSource()
         self.accounts: dict[int, Account] = {}
         self.by_name: dict[str, int] = {}
         self.next_account = 1

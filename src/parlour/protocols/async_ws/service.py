@@ -20,6 +20,7 @@ import msgspec
 from parlour.accounts.limits import LoginLimiter
 from parlour.accounts.tokens import ExternalJwt, SessionTokens, TokenExpired, TokenInvalid
 from parlour.core.effects import ConnId, Effect
+from parlour.core.ids import IdSource
 from parlour.protocols.async_ws import devices, lobby, observe, phases, play, social
 from parlour.protocols.async_ws.hub import Account, AsyncLimits, Hub, Session
 from parlour.protocols.async_ws.messages import (
@@ -83,8 +84,9 @@ class AsyncService:
         rng: Random | None = None,
         external: ExternalJwt | None = None,
         limiter: LoginLimiter | None = None,
+        ids: IdSource | None = None,
     ) -> None:
-        self.hub = Hub(limits or AsyncLimits(), rng or Random())
+        self.hub = Hub(limits or AsyncLimits(), rng or Random(), ids)
         self.tokens = tokens
         self.external = external
         self.limiter = limiter or LoginLimiter()
