@@ -26,6 +26,7 @@ from parlour.protocols.streamed import aborted_tables
 from parlour.protocols.tsuro_tcp import TsuroService
 from parlour.settings import Settings
 from parlour.storage import Store, open_store
+from parlour.transport.limits import ConnectionLimits
 from parlour.transport.notifier import start_notifier, stop_notifier
 from parlour.transport.runtime import DRAIN_SECONDS, HEARTBEAT_SECONDS, Runtime
 from parlour.transport.tcp import serve_tcp
@@ -52,7 +53,9 @@ async def run_server(settings: Settings, stop: asyncio.Event | None = None) -> i
     store = open_store(settings.store, settings.store_sync)
     for sig in SHUTDOWN_SIGNALS:
         loop.add_signal_handler(sig, stop.set)
-    runtime = Runtime(store=store, store_writer=settings.store_writer)
+    runtime = Runtime(
+        store=store, store_writer=settings.store_writer, limits=ConnectionLimits.from_settings(settings)
+    )
     ledger = Ledger(settings.max_in_progress_games)  # one limit for every game of the server
     apologies = ApologiesService(settings, Random(), ledger)
     fish = FishService(settings, Random(), ledger=ledger) if settings.fish_port else None

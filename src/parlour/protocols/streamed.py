@@ -13,6 +13,7 @@ from parlour.core.durable import encode_options
 from parlour.core.effects import Close, ConnId, Effect, Send, Store
 from parlour.core.ids import IdSource, new_time_id
 from parlour.core.ledger import Ledger
+from parlour.core.ratelimit import TokenBucket
 from parlour.protocols.jsonstream import JsonStream, StreamError
 from parlour.settings import Settings
 from parlour.storage.records import LIVE_STATES, MOVE, GameRow, MoveRow, Record, SeatRow, Snapshot
@@ -91,6 +92,9 @@ class StreamedService:
         #: Tables count as games in progress, with the server's other games (shared limit).
         self.ledger = ledger if ledger is not None else Ledger(settings.max_in_progress_games)
         self.streams: dict[ConnId, JsonStream] = {}
+        #: Each connection's request rate (``requests_per_second`` messages, bursts of twice
+        #: that): past it the sender is refused the protocol's way.
+        self.buckets: dict[ConnId, TokenBucket] = {}
         self._out: list[Effect] = []
         #: Where each seated connection sits; the tables open or playing; the one filling up.
         self.seated: dict[ConnId, tuple[Table, int]] = {}
@@ -224,9 +228,20 @@ class StreamedService:
         self.streams[conn] = JsonStream(self.settings.max_message_bytes)
         return True
 
+    def _flooded(self, conn: ConnId, now: float) -> bool:
+        """Count a message against the connection's rate; True (refused) past it."""
+        bucket = self.buckets.get(conn)
+        if bucket is None:
+            bucket = self.buckets[conn] = TokenBucket.full(self.settings.requests_per_second, now)
+        if bucket.allow(now):
+            return False
+        self.refuse(conn, f"more than {self.settings.requests_per_second:g} messages a second", now)
+        return True
+
     def received(self, conn: ConnId, data: str | bytes, now: float) -> list[Effect]:
         stream = self.streams.get(conn)
         if stream is None:
+            self.buckets.pop(conn, None)
             return []  # already refused: whatever else it sends is ignored
         try:
             values = stream.feed(data.encode() if isinstance(data, str) else data)
@@ -236,6 +251,8 @@ class StreamedService:
         for value in values:
             if conn not in self.streams:
                 break  # refused because of an earlier message of the same chunk
+            if self._flooded(conn, now):
+                break
             try:
                 self.handle(conn, self.decode(value), now)
             except Violation as error:

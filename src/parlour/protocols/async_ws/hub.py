@@ -19,6 +19,7 @@ import msgspec
 
 from parlour.core.effects import Broadcast, Close, ConnId, Effect, Send, Store
 from parlour.core.ids import IdSource
+from parlour.core.ratelimit import TokenBucket
 from parlour.protocols.async_ws.messages import (
     ErrorCode,
     ErrorRequest,
@@ -75,8 +76,7 @@ class Session:
     session: str = ""
     in_lobby: bool = False
     #: The rate limit's token bucket (S8: requests per second per connection).
-    allowance: float = 0.0
-    checked: float = 0.0
+    bucket: TokenBucket = field(default_factory=lambda: TokenBucket.full(1.0, 0.0))
     #: What this session was last sent of the lobby lists (S13: pushed only when changed).
     sent_players: str = ""
     sent_games: str = ""

@@ -21,6 +21,7 @@ from parlour.accounts.limits import LoginLimiter
 from parlour.accounts.tokens import ExternalJwt, SessionTokens, TokenExpired, TokenInvalid
 from parlour.core.effects import ConnId, Effect
 from parlour.core.ids import IdSource
+from parlour.core.ratelimit import TokenBucket
 from parlour.protocols.async_ws import devices, lobby, observe, phases, play, social
 from parlour.protocols.async_ws.hub import Account, AsyncLimits, Hub, Session
 from parlour.protocols.async_ws.messages import (
@@ -95,7 +96,7 @@ class AsyncService:
 
     def connected(self, conn: ConnId, now: float) -> list[Effect]:
         self.hub.sessions[conn] = Session(
-            conn, now, allowance=self.hub.limits.requests_per_second * 2, checked=now
+            conn, now, bucket=TokenBucket.full(self.hub.limits.requests_per_second, now)
         )
         return []
 
@@ -249,12 +250,9 @@ class AsyncService:
     def _allowed(self, session: Session, now: float) -> bool:
         """S8: a token bucket of ``requests_per_second`` with bursts of twice that; a flood
         past it closes the connection (S3)."""
-        rate = self.hub.limits.requests_per_second
-        session.allowance = min(rate * 2, session.allowance + (now - session.checked) * rate)
-        session.checked = now
-        if session.allowance >= 1:
-            session.allowance -= 1
+        if session.bucket.allow(now):
             return True
+        rate = self.hub.limits.requests_per_second
         self.hub.error(session.conn, "RATE_LIMITED", f"more than {rate:.0f} requests per second")
         self.hub.close(session.conn, POLICY_VIOLATION, "rate limit exceeded")
         return False

@@ -74,6 +74,7 @@ class FishService(StreamedService):
         return decode(message)
 
     def disconnected(self, conn: ConnId, now: float) -> list[Effect]:
+        self.buckets.pop(conn, None)
         self.streams.pop(conn, None)
         self.join_by.pop(conn, None)
         if conn in self.seated:

@@ -81,6 +81,7 @@ class TsuroService(StreamedService):
         self._eject(conn, reason, now)
 
     def disconnected(self, conn: ConnId, now: float) -> list[Effect]:
+        self.buckets.pop(conn, None)
         if conn in self.streams:
             self._eject(conn, "disconnected", now, tell=False)
         return self._drain()
