@@ -130,3 +130,47 @@ def test_tsuro_ejects_with_a_reason(data: bytes) -> None:
     assert sent["type"] == "EJECTED"
     assert sent["reason"]
     assert isinstance(effects[-1], Close)
+
+
+# Per-connection request rates (issue 16, item 5): each protocol refuses a flood in its own words.
+
+
+def test_apologies_flood_is_refused_once_then_closed() -> None:
+    service = ApologiesService(replace(Settings(), requests_per_second=2.0), Random(1))
+    service.connected(1, 0.0)
+    frame = '{"message": "REGISTER_PLAYER", "context": {"handle": "a"}}'
+    for _ in range(4):  # the burst: twice the rate
+        assert service.received(1, frame, 0.0)
+    effects = service.received(1, frame, 0.0)
+    sent = [json.loads(effect.data) for effect in effects if isinstance(effect, Send)]
+    assert [(m["message"], m["context"]["reason"]) for m in sent] == [("REQUEST_FAILED", "INVALID_REQUEST")]
+    assert sent[0]["context"]["comment"] == "Too many requests: at most 2 a second"
+    [close] = [effect for effect in effects if isinstance(effect, Close)]
+    assert close.code == 1008
+    assert service.received(1, frame, 10.0) == []  # closing: not heard any more
+    # Another connection, and the same one at a steady pace, are not limited.
+    service.connected(2, 0.0)
+    for second in range(10):
+        assert service.received(2, frame, float(second))
+
+
+def test_fish_flood_is_refused_the_protocol_way() -> None:
+    service = FishService(replace(Settings(), requests_per_second=0.5), Random(1))  # a burst of 1
+    service.connected(1, 0.0)
+    effects = service.received(1, b'{"type": "PlayerConnect", "age": 5}' * 2, 0.0)
+    # Seated by the first message, kicked for the second (F13: without a word).
+    assert [json.loads(effect.data) for effect in effects if isinstance(effect, Send)] == [
+        {"type": "PlayerConnected", "player_id": 0}
+    ]
+    assert isinstance(effects[-1], Close)
+    assert 1 not in service.streams and 1 not in service.seated
+
+
+def test_tsuro_flood_is_ejected_with_a_reason() -> None:
+    service = TsuroService(replace(Settings(), tsuro_players=3, requests_per_second=0.5), Random(1))
+    service.connected(1, 0.0)
+    join = b'{"type": "JOIN", "name": "a", "strategy": "s"}'
+    effects = service.received(1, join * 2, 0.0)  # the burst is one message
+    sent = [json.loads(effect.data) for effect in effects if isinstance(effect, Send)]
+    assert sent == [{"type": "EJECTED", "reason": "more than 0.5 messages a second"}]
+    assert isinstance(effects[-1], Close)
