@@ -28,8 +28,10 @@ MESSAGE = 4000  # bytes per message of Echo's "big:N"
 def masked_text(text: str) -> bytes:
     """A client text frame (RFC 6455 5.2) with an all-zero mask, so the payload reads as is."""
     data = text.encode()
-    assert len(data) < 126
-    return bytes([0x81, 0x80 | len(data)]) + b"\0\0\0\0" + data
+    if len(data) < 126:
+        return bytes([0x81, 0x80 | len(data)]) + b"\0\0\0\0" + data
+    assert len(data) < 65536
+    return bytes([0x81, 0x80 | 126]) + len(data).to_bytes(2, "big") + b"\0\0\0\0" + data
 
 
 async def open_websocket(port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
@@ -73,7 +75,7 @@ def test_a_websocket_client_that_never_reads_is_closed_and_forgotten(
         service = Echo()
         runtime = Runtime(limits=ConnectionLimits(outbox_bytes=CAP))
         async with serve_websocket(service, "127.0.0.1", 0, runtime) as listener:
-            reader, writer = await open_websocket(listener.port)
+            _reader, writer = await open_websocket(listener.port)
             await until(lambda: len(service.conns) == 1)
             [conn] = service.conns
             outbox = runtime.outboxes[conn]
@@ -156,7 +158,7 @@ def test_a_tcp_client_that_never_reads_is_dropped(caplog: pytest.LogCaptureFixtu
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
             sock.setblocking(False)
             await asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", listener.port))
-            reader, writer = await asyncio.open_connection(sock=sock)
+            _reader, writer = await asyncio.open_connection(sock=sock)
             await until(lambda: len(service.conns) == 1)
             [conn] = service.conns
             for _ in range(20):

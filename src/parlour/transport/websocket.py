@@ -112,6 +112,8 @@ class WebsocketConnection(asyncio.Protocol):
         self._close_timer: asyncio.TimerHandle | None = None
         self._writer: asyncio.Task[None] | None = None
         self._gone = False
+        #: Set once the client stopped reading: what it still sends is not read either.
+        self._deaf = False
         #: Resolved once the connection is lost and the service told (for the listener's stop).
         self.lost: asyncio.Future[None] = self._loop.create_future()
 
@@ -151,7 +153,7 @@ class WebsocketConnection(asyncio.Protocol):
         protocol.receive_data(data)
         # Past the handshake, a server protocol only yields frames.
         events = cast("list[Frame]", protocol.events_received())
-        if events:
+        if events and not self._deaf:
             # Frames go to the service before the protocol's own output (a pong, the echo of a
             # close frame) is written: answers to frames that came before a close frame still
             # go out, ahead of the close frame, as RFC 6455 5.5.1 allows.
@@ -290,6 +292,7 @@ class WebsocketConnection(asyncio.Protocol):
         after the write the outbox is stuck in; the close timer drops the connection if the
         client does not answer the close frame either."""
         log.info("connection %d does not read its messages: closing it (1008)", self.conn)
+        self._deaf = True
         if not self._gone and self.protocol.state is OPEN:
             self.protocol.send_close(CloseCode.POLICY_VIOLATION, "too many unsent messages")
             self._send_protocol_data()
