@@ -4,6 +4,7 @@ never a RecursionError or ValueError (issue 16, item 2)."""
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import replace
 from random import Random
 
@@ -14,7 +15,7 @@ from parlour.core.effects import Close, Send
 from parlour.protocols.apologies_ws import ApologiesService
 from parlour.protocols.async_ws.service import AsyncService
 from parlour.protocols.fish_tcp import FishService
-from parlour.protocols.jsonlimits import MAX_DEPTH, nesting_depth, too_deep
+from parlour.protocols.jsonlimits import MAX_DEPTH, DepthTracker, nesting_depth, too_deep
 from parlour.protocols.jsonstream import JsonStream, StreamError
 from parlour.protocols.tsuro_tcp import TsuroService
 from parlour.settings import Settings
@@ -174,3 +175,57 @@ def test_tsuro_flood_is_ejected_with_a_reason() -> None:
     sent = [json.loads(effect.data) for effect in effects if isinstance(effect, Send)]
     assert sent == [{"type": "EJECTED", "reason": "more than 0.5 messages a second"}]
     assert isinstance(effects[-1], Close)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": [1, {"b": []}]}',
+        '["[[[[[[", "{{{{", "\\\\", "\\"[[["]',
+        '[[["a\\\\\\"[", [[]]]]]',
+        "[" * 70,
+        "[" * 64 + "]" * 64 + "[" * 64,
+    ],
+)
+def test_depth_tracker_agrees_with_a_whole_scan_wherever_the_pieces_break(text: str) -> None:
+    deep = nesting_depth(text) > MAX_DEPTH
+    for cut in range(len(text) + 1):
+        for step in (1, 3, len(text) + 1):
+            tracker = DepthTracker()
+            pieces = [text[:cut]] + [text[i : i + step] for i in range(cut, len(text), step)]
+            assert all(tracker.feed(piece) for piece in pieces) is not deep, (cut, step)
+            if not deep:
+                assert tracker.depth == _open_depth(text)
+
+
+def _open_depth(text: str) -> int:
+    """Depth left open at the end, by brute force."""
+    depth, string, escape = 0, False, False
+    for char in text:
+        if string:
+            if escape:
+                escape = False
+            elif char == "\\":
+                escape = True
+            elif char == '"':
+                string = False
+        elif char == '"':
+            string = True
+        elif char in "[{":
+            depth += 1
+        elif char in "]}" and depth:
+            depth -= 1
+    return depth
+
+
+def test_a_dribbled_message_is_scanned_once() -> None:
+    """60 kB of brackets inside a string, sent a byte at a time: each byte is scanned once (the
+    whole message again at each read would take minutes here)."""
+    stream = JsonStream()
+    message = b'{"a": "' + b"[" * 60_000 + b'"}'
+    started = time.perf_counter()
+    values = []
+    for index in range(len(message)):
+        values += stream.feed(message[index : index + 1])
+    assert values == [{"a": "[" * 60_000}]
+    assert time.perf_counter() - started < 30

@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable
 from typing import Final
 
-__all__ = ["MAX_DEPTH", "MAX_DIGITS", "nesting_depth", "too_deep"]
+__all__ = ["MAX_DEPTH", "MAX_DIGITS", "DepthTracker", "nesting_depth", "too_deep"]
 
 #: Deepest nesting of arrays and objects any decoder accepts. An /async game state is the
 #: deepest message of all (a client's own document), and 64 levels is far more than any needs.
@@ -26,6 +26,10 @@ MAX_DEPTH: Final = 64
 #: numbers are small, and CPython itself refuses more than 4,300 digits.
 MAX_DIGITS: Final = 100
 
+# A string's characters up to its closing quote (or to the end of what has arrived), a bracket
+# or an opening quote.
+_IN_STRING: Final = re.compile(r'(?:[^"\\]|\\.)*', re.DOTALL)
+_OUTSIDE: Final = re.compile(r'[\[\]{}"]')
 # A string (closed, or running to the end of what has arrived so far) or a bracket.
 _TOKENS_STR: Final = re.compile(r'"(?:[^"\\]|\\.)*(?:"|\Z)|[\[\]{}]', re.DOTALL)
 _TOKENS_BYTES: Final = re.compile(rb'"(?:[^"\\]|\\.)*(?:"|\Z)|[\[\]{}]', re.DOTALL)
@@ -59,3 +63,52 @@ def too_deep(data: str | bytes, limit: int = MAX_DEPTH) -> bool:
     elif data.count(b"[") + data.count(b"{") <= limit:
         return False
     return nesting_depth(data) > limit
+
+
+class DepthTracker:
+    """The nesting depth of a stream of JSON text fed in pieces, each piece scanned once.
+
+    A stream reader re-parses what it holds at every read until a value is complete; scanning
+    all of it for depth each time too would let a client that dribbles a long message cost the
+    server time quadratic in its size. This keeps the state (depth, inside a string, after a
+    backslash) between pieces instead.
+    """
+
+    def __init__(self, limit: int = MAX_DEPTH) -> None:
+        self.limit = limit
+        self.depth = 0
+        self._string = False
+        self._escape = False
+
+    def feed(self, text: str) -> bool:
+        """Scan the next piece of the stream; False once the nesting went past the limit."""
+        position, end = 0, len(text)
+        while position < end:
+            if self._string:
+                if self._escape:  # the character after a backslash that ended the last piece
+                    self._escape = False
+                    position += 1
+                    continue
+                position = _IN_STRING.match(text, position).end()  # type: ignore[union-attr]
+                if position == end:
+                    break
+                if text[position] == "\\":  # a lone backslash at the end of the piece
+                    self._escape = True
+                else:  # the closing quote
+                    self._string = False
+                position += 1
+                continue
+            found = _OUTSIDE.search(text, position)
+            if found is None:
+                break
+            token = found.group()
+            position = found.end()
+            if token == '"':
+                self._string = True
+            elif token == "[" or token == "{":
+                self.depth += 1
+                if self.depth > self.limit:
+                    return False
+            elif self.depth:
+                self.depth -= 1
+        return True

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any, NoReturn
 
-from parlour.protocols.jsonlimits import MAX_DEPTH, MAX_DIGITS, too_deep
+from parlour.protocols.jsonlimits import MAX_DEPTH, MAX_DIGITS, DepthTracker
 
 __all__ = ["JsonStream", "StreamError"]
 
@@ -43,22 +43,25 @@ class JsonStream:
         self.limit = limit
         self._bytes = b""
         self._text = ""
+        self._depth = DepthTracker(MAX_DEPTH)
 
     def feed(self, data: bytes) -> list[Any]:
         """Every complete value now available, in order; raises StreamError on garbage."""
         self._bytes += data
         try:
-            self._text += self._bytes.decode()
+            piece = self._bytes.decode()
             self._bytes = b""
         except UnicodeDecodeError as error:
             if error.start < len(self._bytes) - 3:  # not just a character cut in two
                 raise StreamError("the stream is not UTF-8 text") from None
-            self._text += self._bytes[: error.start].decode()
+            piece = self._bytes[: error.start].decode()
             self._bytes = self._bytes[error.start :]
+        # Checked before any parse, on the new text only (the parser re-reads the rest).
+        if not self._depth.feed(piece):
+            raise StreamError(f"JSON nested more than {MAX_DEPTH} levels deep")
+        self._text += piece
         values = []
         text = self._text
-        if too_deep(text, MAX_DEPTH):
-            raise StreamError(f"JSON nested more than {MAX_DEPTH} levels deep")
         position = 0
         while True:
             while position < len(text) and text[position] in _WHITESPACE:
