@@ -15,6 +15,7 @@ from parlour.accounts.http import AccountRoutes
 from parlour.accounts.limits import LoginLimiter
 from parlour.accounts.tokens import ExternalJwt, SessionTokens
 from parlour.core.effects import Store as Remember
+from parlour.core.ids import IdSource
 from parlour.core.ledger import Ledger
 from parlour.core.service import Service
 from parlour.metrics import kinds
@@ -31,6 +32,7 @@ from parlour.protocols.tsuro_tcp import TsuroService
 from parlour.settings import Settings
 from parlour.storage import Store, open_store
 from parlour.transport.http import Reply
+from parlour.transport.limits import ConnectionLimits
 from parlour.transport.notifier import start_notifier, stop_notifier
 from parlour.transport.runtime import DRAIN_SECONDS, HEARTBEAT_SECONDS, Runtime
 from parlour.transport.tcp import serve_tcp
@@ -64,11 +66,15 @@ async def run_server(settings: Settings, stop: asyncio.Event | None = None) -> i
     store = open_store(settings.store, settings.store_sync)
     for sig in SHUTDOWN_SIGNALS:
         loop.add_signal_handler(sig, stop.set)
-    runtime = Runtime(store=store, store_writer=settings.store_writer)
+    runtime = Runtime(
+        store=store, store_writer=settings.store_writer, limits=ConnectionLimits.from_settings(settings)
+    )
     ledger = Ledger(settings.max_in_progress_games)  # one limit for every game of the server
-    apologies = ApologiesService(settings, Random(), ledger)
-    fish = FishService(settings, Random(), ledger=ledger) if settings.fish_port else None
-    tsuro = TsuroService(settings, Random(), ledger) if settings.tsuro_port else None
+    # Rules and robots draw from a Random each; every secret (ids, seeds) from the OS (secrets).
+    ids = IdSource()
+    apologies = ApologiesService(settings, Random(), ledger, ids)
+    fish = FishService(settings, Random(), ledger=ledger, ids=ids) if settings.fish_port else None
+    tsuro = TsuroService(settings, Random(), ledger, ids) if settings.tsuro_port else None
     services: list[Service] = [service for service in (apologies, fish, tsuro) if service is not None]
     # /async (scalable-server-notes.md S4): tokens are signed with a secret kept in the store,
     # so that they outlive a restart (a fresh one per run with --store none).
@@ -80,7 +86,7 @@ async def run_server(settings: Settings, stop: asyncio.Event | None = None) -> i
         settings.login_failures_per_name, settings.login_failures_per_address, settings.login_window
     )
     async_service = AsyncService(
-        tokens, async_limits(settings), Random(), ExternalJwt.from_settings(settings), limiter
+        tokens, async_limits(settings), Random(), ExternalJwt.from_settings(settings), limiter, ids
     )
     accounts = AccountRoutes(async_service, runtime, tokens, limiter)
     replays = ReplayRoutes(async_service, runtime.clock)

@@ -67,6 +67,19 @@ class Settings:
     #: Entries of game history sent with every game state.
     history_length: int = 10
 
+    #: What one client may cost (parlour.transport.limits). Bytes of messages waiting for a
+    #: client that does not read, past which its connection is closed; seconds for an HTTP
+    #: request or a websocket upgrade to arrive whole; requests a second per connection on the
+    #: Apologies, Fish and Tsuro protocols (/async has its own, below) and per client address
+    #: on every port (bursts of twice each); connections open at once per address; addresses
+    #: exempt from the per-address limits, comma-separated (loopback by default).
+    max_outbox_bytes: int = 1 << 20
+    handshake_timeout: float = 10.0
+    requests_per_second: float = 50.0
+    address_requests_per_second: float = 500.0
+    max_connections_per_address: int = 100
+    exempt_addresses: str = "127.0.0.1,::1"
+
     websocket_idle: float = 2 * MINUTE
     websocket_inactive: float = 5 * MINUTE
     player_idle: float = 15 * MINUTE
@@ -173,6 +186,13 @@ class Settings:
             raise SettingError("max_message_bytes must be at least 1024")
         if self.history_length < 1:
             raise SettingError("history_length must be at least 1")
+        if self.max_outbox_bytes < 65_536:
+            raise SettingError("max_outbox_bytes must be at least 65536")
+        for name in ("handshake_timeout", "requests_per_second", "address_requests_per_second"):
+            if not getattr(self, name) > 0:
+                raise SettingError(f"{name} must be positive")
+        if self.max_connections_per_address < 1:
+            raise SettingError("max_connections_per_address must be at least 1")
         if not 2 <= self.fish_players <= 4:
             raise SettingError(f"fish_players must be 2, 3 or 4, not {self.fish_players}")
         if not 0 <= self.fish_port <= 65535:
@@ -211,6 +231,10 @@ class Settings:
             raise SettingError("async_max_state_bytes must be at least 1024")
         if self.fish_robot not in FISH_ROBOTS:
             raise SettingError(f"fish_robot must be one of {', '.join(FISH_ROBOTS)}, not {self.fish_robot!r}")
+
+    def exempt_addresses_list(self) -> list[str]:
+        """``exempt_addresses`` as a list."""
+        return [address.strip() for address in self.exempt_addresses.split(",") if address.strip()]
 
     def jwt_algorithms(self) -> list[str]:
         """``auth_jwt_algorithms`` as a list."""

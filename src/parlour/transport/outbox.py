@@ -9,7 +9,13 @@ single order of messages either way.
 The queue holds messages as they go on the wire: ``frame`` (a websocket's frame header before
 each message; none for line protocols) is applied once, when a message is queued, and whoever
 sends one message to many connections (:meth:`Runtime._send <parlour.transport.runtime.Runtime>`
-for a Broadcast) frames it once for all of them and queues the same bytes with :meth:`put_framed`."""
+for a Broadcast) frames it once for all of them and queues the same bytes with :meth:`put_framed`.
+
+Back-pressure: what waits in the queue is capped, in messages (``limit``) and in bytes
+(``byte_limit``). A client past either does not read what it is sent: the queue is dropped and
+``overflow`` is called at once, so the transport closes the connection without waiting for the
+write it is stuck in (websocket: close frame 1008 then a drop; TCP: a drop), and the service
+hears of a disconnection like any other (a robot takes the seat)."""
 
 from __future__ import annotations
 
@@ -19,7 +25,11 @@ from collections.abc import Awaitable, Callable
 
 from parlour.core.effects import Close
 
-__all__ = ["Outbox"]
+__all__ = ["POLICY_VIOLATION", "Outbox"]
+
+#: The websocket close code of a client that does not read (RFC 6455 7.4.1, 1008: it broke
+#: the server's policy; 1013 "try again later" would invite it to come back and do it again).
+POLICY_VIOLATION = 1008
 
 
 class Outbox:
@@ -30,6 +40,8 @@ class Outbox:
         limit: int = 10_000,
         write_now: Callable[[list[bytes]], bool] | None = None,
         frame: Callable[[bytes], bytes] | None = None,
+        byte_limit: int = 1 << 20,
+        overflow: Callable[[], None] | None = None,
     ) -> None:
         #: Both write framed messages (what ``frame`` made of them), in order, in one write.
         self._write = write
@@ -38,6 +50,12 @@ class Outbox:
         self._write_now = write_now
         self._close = close
         self._limit = limit
+        self._byte_limit = byte_limit
+        self._overflow = overflow
+        #: Bytes of the messages in the queue (the fast path, straight to the socket, skips it).
+        self._bytes = 0
+        #: True once the client fell too far behind.
+        self.overflowed = False
         #: What a message becomes on the wire (None: the message itself). Public: callers
         #: framing a message once for many outboxes compare it.
         self.frame = frame
@@ -56,11 +74,17 @@ class Outbox:
             return
         if isinstance(item, Close):
             self._closing = True
-        elif len(self._queue) >= self._limit:
-            # The client does not read: drop what it will never read and let it go.
-            self._queue.clear()
-            self._closing = True
-            item = Close(0, 1008, "too many unsent messages")
+        else:
+            self._bytes += len(item)
+            if len(self._queue) >= self._limit or self._bytes > self._byte_limit:
+                # The client does not read: drop what it will never read and let it go.
+                self._queue.clear()
+                self._bytes = 0
+                self._closing = True
+                self.overflowed = True
+                item = Close(0, POLICY_VIOLATION, "too many unsent messages")
+                if self._overflow is not None:
+                    self._overflow()
         self._queue.append(item)
         if self._write_now is None:
             self._ready.set()
@@ -89,7 +113,9 @@ class Outbox:
             batch: list[bytes] = []
             while queue and not isinstance(queue[0], Close):
                 batch.append(queue.popleft())  # type: ignore[arg-type]
-            if not self._write_now(batch):
+            if self._write_now(batch):
+                self._bytes -= sum(map(len, batch))
+            else:
                 queue.extendleft(reversed(batch))
         if queue:
             self._ready.set()
@@ -97,6 +123,10 @@ class Outbox:
     @property
     def pending(self) -> int:
         return len(self._queue)
+
+    @property
+    def pending_bytes(self) -> int:
+        return self._bytes
 
     async def run(self) -> None:
         """Send queued messages in order until a Close is sent or the socket fails.
@@ -113,6 +143,9 @@ class Outbox:
                 while queue and not isinstance(queue[0], Close):
                     batch.append(queue.popleft())  # type: ignore[arg-type]
                 if batch:
+                    # Handed to the socket: the transport's own buffer is bounded by its
+                    # flow control (the write waits while it is full).
+                    self._bytes -= sum(map(len, batch))
                     await self._write(batch)
                 elif queue:
                     item = queue.popleft()

@@ -86,10 +86,16 @@ class WebsocketConnection(asyncio.Protocol):
     close frame sent or received, no end of stream) and the transport has not paused writing.
     """
 
-    def __init__(self, listener: WebsocketListener, service: Service, protocol: ServerProtocol) -> None:
+    def __init__(
+        self, listener: WebsocketListener, service: Service, protocol: ServerProtocol, address: str = ""
+    ) -> None:
         self.listener = listener
         self.service = service
         self.runtime = listener.runtime
+        #: The client's address, counted against its limits until the connection is lost
+        #: (parlour.transport.limits); its frames are counted only when it is not exempt.
+        self.address = address
+        self._address_limited = listener.runtime.addresses.limited(address)
         self.protocol = protocol
         self.conn = self.runtime.new_conn()
         self.transport: asyncio.Transport | None = None
@@ -107,6 +113,8 @@ class WebsocketConnection(asyncio.Protocol):
         self._close_timer: asyncio.TimerHandle | None = None
         self._writer: asyncio.Task[None] | None = None
         self._gone = False
+        #: Set once the client stopped reading: what it still sends is not read either.
+        self._deaf = False
         #: Resolved once the connection is lost and the service told (for the listener's stop).
         self.lost: asyncio.Future[None] = self._loop.create_future()
         #: Where the handling time of each frame is recorded (parlour.metrics), if anywhere.
@@ -121,7 +129,14 @@ class WebsocketConnection(asyncio.Protocol):
         self.writable = not self.paused
         runtime, service, conn = self.runtime, self.service, self.conn
         self.listener.websockets.add(self)
-        outbox = Outbox(self.send_texts, self.close, write_now=self.write_now, frame=text_message)
+        outbox = Outbox(
+            self.send_texts,
+            self.close,
+            write_now=self.write_now,
+            frame=text_message,
+            byte_limit=runtime.limits.outbox_bytes,
+            overflow=self.overflowed,
+        )
         runtime.outboxes[conn] = outbox
         self._writer = self._loop.create_task(outbox.run())
         self._keepalive = self._loop.call_later(PING_INTERVAL, self._send_ping)
@@ -144,7 +159,7 @@ class WebsocketConnection(asyncio.Protocol):
         protocol.receive_data(data)
         # Past the handshake, a server protocol only yields frames.
         events = cast("list[Frame]", protocol.events_received())
-        if events:
+        if events and not self._deaf:
             # Frames go to the service before the protocol's own output (a pong, the echo of a
             # close frame) is written: answers to frames that came before a close frame still
             # go out, ahead of the close frame, as RFC 6455 5.5.1 allows.
@@ -170,6 +185,10 @@ class WebsocketConnection(asyncio.Protocol):
                     if opcode is OP_PONG and frame.data == self._ping:
                         self._ponged()
                     continue  # pings are answered and closes echoed by the protocol itself
+                if self._address_limited and not runtime.addresses.allow(self.address):
+                    log.info("connection %d: too many requests from %s, closing it", conn, self.address)
+                    self._fail(CloseCode.POLICY_VIOLATION, "rate limit exceeded")
+                    return
                 message: str | bytes
                 if text:
                     try:
@@ -215,6 +234,7 @@ class WebsocketConnection(asyncio.Protocol):
         self._wake_writer()
         self.listener.websockets.discard(self)
         runtime, service, conn = self.runtime, self.service, self.conn
+        runtime.addresses.disconnect(self.address)
         try:
             runtime.execute(service.disconnected(conn, runtime.clock()), service)
         except Exception:
@@ -280,6 +300,17 @@ class WebsocketConnection(asyncio.Protocol):
             protocol.send_close(CloseCode.INTERNAL_ERROR)
         self._send_protocol_data()
         self._closing()
+
+    def overflowed(self) -> None:
+        """The client does not read what it is sent (its outbox is full): close 1008 now, not
+        after the write the outbox is stuck in; the close timer drops the connection if the
+        client does not answer the close frame either."""
+        log.info("connection %d does not read its messages: closing it (1008)", self.conn)
+        self._deaf = True
+        if not self._gone and self.protocol.state is OPEN:
+            self.protocol.send_close(CloseCode.POLICY_VIOLATION, "too many unsent messages")
+            self._send_protocol_data()
+            self._closing()
 
     def _fail(self, code: int, reason: str) -> None:
         """Fail the connection (RFC 6455 7.1.7): close frame, end of stream, no more input."""
@@ -394,11 +425,12 @@ class WebsocketListener:
         response = protocol.accept(Request(target, headers))
         if response.status_code != 101:
             log.debug("websocket handshake from %s refused: %d", client, response.status_code)
+            self.runtime.addresses.disconnect(client)
             transport.write(response.serialize())
             transport.close()
             return
         service = self.routes.get(target.split("?", 1)[0], self.service)
-        connection = WebsocketConnection(self, service, protocol)
+        connection = WebsocketConnection(self, service, protocol, client)
         transport.set_protocol(connection)
         connection.opened(transport, response.serialize(), rest)
 
