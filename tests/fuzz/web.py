@@ -40,7 +40,10 @@ def _json_post(path: str, body: Any) -> bytes:
 
 
 def bad_params(rng: random.Random) -> Case:
-    bad = rng.choice(["abc", "-1", "0", "999999", "1e3", "", "%00", "%ff", "1%20OR%201=1", "9" * 5000, "[]", "null"])
+    bad = rng.choice(
+        ["abc", "-1", "0", "999999", "1e3", "", "%00", "%ff", "1%20OR%201=1", "9" * 5000, "[]", "null"]
+        + ["%C2%B2", "%D9%A3", "nan", "inf", "-inf_x", "1e999_", "%ud800", "+5", "%207", "0x1f"]
+    )
     choice = rng.choice(["limit", "state", "game_type", "before", "id", "leaderboard", "player", "replay", "name"])
     if choice == "limit":
         return Case("bad_params", (request("GET", f"/api/games?limit={bad}"),), "4xx", f"games limit={bad[:20]}")
@@ -101,7 +104,7 @@ def bad_length(rng: random.Random) -> Case:
     roll = rng.random()
     body = b'{"name":"fuzzer","password":"short"}'
     if roll < 0.3:
-        value = rng.choice(["abc", "-1", "1.5", "0x10", "", " ", "9" * 30])
+        value = rng.choice(["abc", "-1", "1.5", "0x10", "", " ", "9" * 30, "9" * 5000, "\u00b2", "+5"])
         return Case("bad_length", (request("POST", path, body, {"Content-Length": value}),), "4xx", f"length {value[:10]}")
     if roll < 0.5:
         raw = request("POST", path, body).replace(b"Content-Length", b"Content-Length: 3\r\nContent-Length", 1)
