@@ -14,7 +14,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--frames", type=int, default=100_000, help="cases per protocol (default 100000)")
     parser.add_argument("--seed", type=int, default=None, help="replay a run (default: a new random seed)")
     parser.add_argument(
-        "--protocol", action="append", choices=PROTOCOLS, help="fuzz only this protocol (repeatable; default all)"
+        "--protocol",
+        action="append",
+        choices=PROTOCOLS,
+        help="fuzz only this protocol (repeatable; default all)",
     )
     parser.add_argument("--server-flag", action="append", default=[], help="an extra `parlour serve` flag")
     args = parser.parse_args(argv)

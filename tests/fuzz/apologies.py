@@ -98,7 +98,7 @@ def wrong_type(rng: random.Random) -> Case:
         body["context"] = wrong_value(rng, {"object", "null"})
     else:
         field = place.split(".", 1)[1]
-        kind_of, example = CONTEXTS[kind][field]  # type: ignore[index]
+        kind_of, _example = CONTEXTS[kind][field]  # type: ignore[index]
         if kind_of == "array" and rng.random() < 0.5:
             body["context"][field] = [wrong_value(rng, {"string"})]
         else:
@@ -211,7 +211,9 @@ def framing(rng: random.Random) -> Case:
 
 
 def binary(rng: random.Random) -> Case:
-    payload = dumps(_request("LIST_PLAYERS")).encode() if rng.random() < 0.5 else rng.randbytes(rng.randint(0, 64))
+    payload = (
+        dumps(_request("LIST_PLAYERS")).encode() if rng.random() < 0.5 else rng.randbytes(rng.randint(0, 64))
+    )
     return Case("binary", (payload,), "failed", "binary frame")
 
 
@@ -263,7 +265,9 @@ class Player:
         await self.peer.open()
         self.handle = f"{self.prefix}{next(_handles)}"
         await self.peer.send(json.dumps({"message": "REGISTER_PLAYER", "context": {"handle": self.handle}}))
-        (*_, registered) = await self.peer.until(lambda m: m.get("message") in ("PLAYER_REGISTERED", "REQUEST_FAILED"))
+        (*_, registered) = await self.peer.until(
+            lambda m: m.get("message") in ("PLAYER_REGISTERED", "REQUEST_FAILED")
+        )
         if registered.get("message") != "PLAYER_REGISTERED":
             raise AssertionError(f"could not register {self.handle}: {registered}")
         self.pid = registered["player_id"]
@@ -277,9 +281,13 @@ class Player:
     async def sentinel(self) -> list[dict[str, Any]]:
         """Everything the connection receives up to the echo of a chat message to oneself."""
         text = f"sentinel {next(self.sentinels)}"
-        await self.peer.send(self.request("SEND_MESSAGE", {"message": text, "recipient_handles": [self.handle]}))
+        await self.peer.send(
+            self.request("SEND_MESSAGE", {"message": text, "recipient_handles": [self.handle]})
+        )
         return await self.peer.until(
-            lambda m: m.get("message") == "PLAYER_MESSAGE_RECEIVED" and m.get("context", {}).get("message") == text
+            lambda m: (
+                m.get("message") == "PLAYER_MESSAGE_RECEIVED" and m.get("context", {}).get("message") == text
+            )
         )
 
 
@@ -328,9 +336,17 @@ async def _worker(url: str, queue: list[Case], tally: Tally, victim: Player, vga
 async def _victim(url: str) -> tuple[Player, str]:
     victim = Player(url, "victim")
     await victim.register()
-    context = {"name": "victim's", "mode": "STANDARD", "players": 4, "visibility": "PRIVATE", "invited_handles": []}
+    context = {
+        "name": "victim's",
+        "mode": "STANDARD",
+        "players": 4,
+        "visibility": "PRIVATE",
+        "invited_handles": [],
+    }
     await victim.peer.send(victim.request("ADVERTISE_GAME", context))
-    (*_, advertised) = await victim.peer.until(lambda m: m.get("message") in ("GAME_ADVERTISED", "REQUEST_FAILED"))
+    (*_, advertised) = await victim.peer.until(
+        lambda m: m.get("message") in ("GAME_ADVERTISED", "REQUEST_FAILED")
+    )
     assert advertised.get("message") == "GAME_ADVERTISED", advertised
     return victim, advertised["context"]["game"]["game_id"]
 
@@ -347,7 +363,9 @@ async def _check_victim(victim: Player, vgame: str, tally: Tally) -> None:
         return
     strange = [m for m in seen[:-2] if m.get("message") != "GAME_STATE_CHANGE"]
     if strange:
-        tally.fail(f"the victim heard what others sent in its name: {[m.get('message') for m in strange][:5]}")
+        tally.fail(
+            f"the victim heard what others sent in its name: {[m.get('message') for m in strange][:5]}"
+        )
     if seen[-1].get("message") != "GAME_STATE_CHANGE":
         tally.fail(f"the victim is no longer in its game: {seen[-1]}")
     await victim.peer.close()
@@ -360,7 +378,13 @@ async def probe(port: int, tally: Tally, stop: asyncio.Event) -> None:
     await player.register()
     peer = player.peer
     while not stop.is_set():
-        context = {"name": "probe", "mode": "STANDARD", "players": 2, "visibility": "PRIVATE", "invited_handles": []}
+        context = {
+            "name": "probe",
+            "mode": "STANDARD",
+            "players": 2,
+            "visibility": "PRIVATE",
+            "invited_handles": [],
+        }
         await peer.send(player.request("ADVERTISE_GAME", context))
         await peer.until(lambda m: m.get("message") == "GAME_ADVERTISED")
         await peer.send(player.request("START_GAME"))

@@ -110,7 +110,11 @@ class Generator:
     def wrong_type(self, rng: random.Random) -> Case:
         while True:
             name = rng.choice(self.s.client)
-            fields = {f: t for f, sch in self.s.fields(name).items() if len(t := self.s.types(sch)) < len(JSON_TYPES)}
+            fields = {
+                f: t
+                for f, sch in self.s.fields(name).items()
+                if len(t := self.s.types(sch)) < len(JSON_TYPES)
+            }
             if fields:
                 break
         field = rng.choice(sorted(fields))
@@ -186,7 +190,11 @@ class Generator:
         return Case("framing", (junk,), "error", "not an object")
 
     def binary(self, rng: random.Random) -> Case:
-        payload = b'{"type":"PingRequest","timestamp":1}' if rng.random() < 0.5 else rng.randbytes(rng.randint(0, 64))
+        payload = (
+            b'{"type":"PingRequest","timestamp":1}'
+            if rng.random() < 0.5
+            else rng.randbytes(rng.randint(0, 64))
+        )
         return Case("binary", (payload,), "error", "binary frame")
 
     def oversize(self, rng: random.Random) -> Case:
@@ -232,7 +240,9 @@ class Session:
     async def open(self) -> None:
         await self.peer.open()
         if self.token is not None:
-            await self.peer.send(json.dumps({"type": "AsyncAuthRequest", "name": self.name, "sessionToken": self.token}))
+            await self.peer.send(
+                json.dumps({"type": "AsyncAuthRequest", "name": self.name, "sessionToken": self.token})
+            )
             (*_, reply) = await self.peer.until(lambda m: m.get("type") in ("AsyncConnectedRequest", *ERRORS))
             assert reply["type"] == "AsyncConnectedRequest", reply
 

@@ -83,4 +83,3 @@ def weighted_cases(rng: random.Random, count: int, makers: Sequence[tuple[float,
     for _ in range(count):
         (maker,) = rng.choices([m for _, m in makers], weights)
         yield maker(rng)
-

@@ -58,7 +58,9 @@ class Report:
             f"server RSS after 10%: {self.rss_early_kib / 1024:.1f} MiB, at the end: "
             f"{self.rss_end_kib / 1024:.1f} MiB"
         )
-        out.append(f"server log: {len(self.log_problems)} traceback/ERROR lines; db check exit {self.db_status}")
+        out.append(
+            f"server log: {len(self.log_problems)} traceback/ERROR lines; db check exit {self.db_status}"
+        )
         failures = self.failures()
         out.append(f"{len(failures)} oracle failures" + (":" if failures else ""))
         shown = failures[:40]
@@ -105,7 +107,9 @@ async def _run(server: FuzzServer, report: Report, protocols: Sequence[str], pro
     report.tallies = list(tallies.values())
     stop = asyncio.Event()
     probes = [
-        asyncio.create_task(_guarded(f"{name} well-behaved client", tallies[name], probe(port, tallies[name], stop)))
+        asyncio.create_task(
+            _guarded(f"{name} well-behaved client", tallies[name], probe(port, tallies[name], stop))
+        )
         for name, (port, _, _, probe) in plans.items()
     ]
     total = report.frames * len(protocols)
@@ -153,7 +157,10 @@ def fuzz(
         directory = Path(folder)
         with fuzz_server(directory, *extra_flags) as server:
             if progress:
-                print(f"fuzz seed {seed}: server on port {server.port} (fish {server.fish_port}, tsuro {server.tsuro_port})", flush=True)
+                print(
+                    f"fuzz seed {seed}: server on port {server.port} (fish {server.fish_port}, tsuro {server.tsuro_port})",
+                    flush=True,
+                )
             asyncio.run(_run(server, report, list(protocols), progress))
             server.process.terminate()
             report.exit_code = server.process.wait(30)

@@ -72,7 +72,11 @@ def missing(rng: random.Random) -> Case:
         return Case("missing", (line({"type": "PlayerConnect"}),), "refused", "age")
     if roll < 0.5:
         return Case("missing", (line({"age": 10}),), "refused", "type")
-    return _seated("missing", line(rng.choice([{"type": "PlacePenguin"}, {"type": "MovePenguin", "penguin_id": 0}])), "move field")
+    return _seated(
+        "missing",
+        line(rng.choice([{"type": "PlacePenguin"}, {"type": "MovePenguin", "penguin_id": 0}])),
+        "move field",
+    )
 
 
 def extra(rng: random.Random) -> Case:
@@ -104,7 +108,12 @@ def nested(rng: random.Random) -> Case:
     if rng.random() < 0.4:
         return Case("deep", (text + "\n",), "refused", "whole message")
     if rng.random() < 0.5:
-        return Case("deep", (line({"type": "PlayerConnect", "age": 1, "x": deep(rng, 1_000, 15_000)}),), "refused", "extra field")
+        return Case(
+            "deep",
+            (line({"type": "PlayerConnect", "age": 1, "x": deep(rng, 1_000, 15_000)}),),
+            "refused",
+            "extra field",
+        )
     return _seated("deep", line(place(deep(rng, 1_000, 15_000))), "tile_id")
 
 
@@ -119,7 +128,9 @@ def strings(rng: random.Random) -> Case:
     if roll < 0.4:
         return Case("strings", (line(connect(hostile_string(rng))),), "refused", "age")
     if roll < 0.7:
-        junk = rng.choice([b"\xff\xfe{}\n", b'{"type":"PlayerConnect","age":1\x00}\n', b"\xc0\x80\n", b"\xed\xa0\x80\n"])
+        junk = rng.choice(
+            [b"\xff\xfe{}\n", b'{"type":"PlayerConnect","age":1\x00}\n', b"\xc0\x80\n", b"\xed\xa0\x80\n"]
+        )
         return Case("strings", (junk,), "refused", "bytes")
     body = {"type": hostile_string(rng), "age": 3}
     return Case("strings", (line(body),), "refused", "type")
@@ -130,7 +141,12 @@ def framing(rng: random.Random) -> Case:
     roll = rng.random()
     if roll < 0.2:  # a join split across writes is still a join (F1)
         cut = sorted(rng.sample(range(1, len(good) - 1), 2))
-        return Case("framing", (good[: cut[0]], PAUSE, good[cut[0] : cut[1]], PAUSE, good[cut[1] :]), "joined", "split join")
+        return Case(
+            "framing",
+            (good[: cut[0]], PAUSE, good[cut[0] : cut[1]], PAUSE, good[cut[1] :]),
+            "joined",
+            "split join",
+        )
     if roll < 0.35:
         bad = line(connect("ten"))
         cut = rng.randint(1, len(bad) - 2)
@@ -140,14 +156,20 @@ def framing(rng: random.Random) -> Case:
         return Case("framing", (good[:cut] + "\n" + good,), "refused", "truncated then more")
     if roll < 0.75:  # several messages in one write: a join, then a bad one
         body, note = _bad(rng)
-        return Case("framing", (good + rng.choice(["", "\n", " "]) + line(body),), "kicked", f"coalesced {note}")
-    junk = rng.choice(["[]\n", "42\n", '"PlayerConnect"\n', "null\n", "}\n", "garbage\n", "{]\n", "true false\n"])
+        return Case(
+            "framing", (good + rng.choice(["", "\n", " "]) + line(body),), "kicked", f"coalesced {note}"
+        )
+    junk = rng.choice(
+        ["[]\n", "42\n", '"PlayerConnect"\n', "null\n", "}\n", "garbage\n", "{]\n", "true false\n"]
+    )
     return Case("framing", (junk,), "refused", "not an object")
 
 
 def oversize(rng: random.Random) -> Case:
     size = rng.randint(LIMIT + 1, LIMIT * 2)
-    return Case("oversize", ('{"type":"PlayerConnect","age":1,"pad":"' + "p" * size,), "refused", f"{size} bytes")
+    return Case(
+        "oversize", ('{"type":"PlayerConnect","age":1,"pad":"' + "p" * size,), "refused", f"{size} bytes"
+    )
 
 
 MAKERS = [
@@ -169,14 +191,18 @@ def cases(rng: random.Random, count: int) -> list[Case]:
 
 
 def _error(message: Any) -> bool:
-    return isinstance(message, dict) and message.get("type") == "PlayerConnected" and isinstance(
-        message.get("error_message"), str
+    return (
+        isinstance(message, dict)
+        and message.get("type") == "PlayerConnected"
+        and isinstance(message.get("error_message"), str)
     )
 
 
 def _joined(message: Any) -> bool:
-    return isinstance(message, dict) and message.get("type") == "PlayerConnected" and isinstance(
-        message.get("player_id"), int
+    return (
+        isinstance(message, dict)
+        and message.get("type") == "PlayerConnected"
+        and isinstance(message.get("player_id"), int)
     )
 
 
@@ -185,12 +211,21 @@ def judge(case: Case, got: Exchange) -> tuple[str, str | None]:
     if case.expect == "refused":
         outcome = f"refused, {got.end}" if lines and _error(lines[-1]) else f"{len(lines)} lines, {got.end}"
         ok = bool(lines) and _error(lines[-1]) and got.end in ("eof", "reset")
-        return outcome, None if ok else f"expected PlayerConnected error_message and a close: {lines[-2:]}, {got.end}"
+        return (
+            outcome,
+            None if ok else f"expected PlayerConnected error_message and a close: {lines[-2:]}, {got.end}",
+        )
     if case.expect == "kicked":
         ok = bool(lines) and _joined(lines[0]) and got.end in ("eof", "reset")
-        return f"kicked, {got.end}" if ok else f"{got.end}", None if ok else f"expected a close after joining: {lines[:2]}, {got.end}"
+        return (
+            f"kicked, {got.end}" if ok else f"{got.end}",
+            None if ok else f"expected a close after joining: {lines[:2]}, {got.end}",
+        )
     ok = bool(lines) and _joined(lines[0])
-    return "joined" if ok else f"{got.end}", None if ok else f"expected PlayerConnected player_id: {lines[:2]}, {got.end}"
+    return (
+        "joined" if ok else f"{got.end}",
+        None if ok else f"expected PlayerConnected player_id: {lines[:2]}, {got.end}",
+    )
 
 
 async def probe(port: int, tally: Tally, stop: asyncio.Event) -> None:

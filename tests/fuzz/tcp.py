@@ -9,6 +9,7 @@ reach the server as separate segments.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,6 +23,8 @@ WAIT = "@wait@"
 PAUSE = "@pause@"
 #: How long the server may take to answer or to close before the oracle calls it a hang.
 ANSWER_TIMEOUT = 8.0
+#: A whole case (connect, writes, reads) within this, or the server is stuck.
+CASE_TIMEOUT = 30.0
 
 
 @dataclass
@@ -76,16 +79,16 @@ async def exchange(port: int, case: Case, greeting: bool, until_close: bool) -> 
             while await _read_line(reader, got, ANSWER_TIMEOUT):
                 pass
         else:
-            await _read_line(reader, got, 0.05)
+            # A Fish join is answered (PlayerConnected); a Tsuro one is not until its table starts.
+            answered = case.expect == "joined" and not greeting
+            await _read_line(reader, got, ANSWER_TIMEOUT if answered else 0.05)
             if got.end == "timeout":
                 got.end = "open"
         return got
     finally:
         writer.close()
-        try:
+        with contextlib.suppress(ConnectionResetError, BrokenPipeError):
             await writer.wait_closed()
-        except (ConnectionResetError, BrokenPipeError):
-            pass
 
 
 Judge = Callable[[Case, Exchange], tuple[str, str | None]]
@@ -100,9 +103,15 @@ async def run_cases(
         while queue:
             case = queue.pop()
             try:
-                got = await exchange(port, case, greeting, until_close=case.expect not in ("any", "joined"))
+                got = await asyncio.wait_for(
+                    exchange(port, case, greeting, until_close=case.expect not in ("any", "joined")),
+                    CASE_TIMEOUT,
+                )
             except OSError as error:
                 tally.record(case, "connect failed", f"could not connect: {error!r}")
+                continue
+            except TimeoutError:
+                tally.record(case, "hang", f"no end within {CASE_TIMEOUT} s")
                 continue
             outcome, problem = judge(case, got)
             tally.record(case, outcome, problem)

@@ -64,7 +64,9 @@ def wrong_type(rng: random.Random) -> Case:
             body["name"] = "   "
         return Case("wrong_type", (line(body),), "ejected", f"JOIN {field}")
     field = rng.choice(sorted(MOVE_FIELDS))
-    return _joined_then("wrong_type", line(move(**{field: wrong_value(rng, MOVE_FIELDS[field])})), f"MOVE_REQUEST {field}")
+    return _joined_then(
+        "wrong_type", line(move(**{field: wrong_value(rng, MOVE_FIELDS[field])})), f"MOVE_REQUEST {field}"
+    )
 
 
 def missing(rng: random.Random) -> Case:
@@ -115,7 +117,9 @@ def huge(rng: random.Random) -> Case:
 def strings(rng: random.Random) -> Case:
     roll = rng.random()
     if roll < 0.4:
-        junk = rng.choice([b"\xff\xfe{}\n", b'{"type":"JOIN","name":"a\x00"}\n', b"\xc0\x80\n", b"\xed\xa0\x80\n"])
+        junk = rng.choice(
+            [b"\xff\xfe{}\n", b'{"type":"JOIN","name":"a\x00"}\n', b"\xc0\x80\n", b"\xed\xa0\x80\n"]
+        )
         return Case("strings", (junk,), "ejected", "bytes")
     if roll < 0.7:
         return _joined_then("strings", line(move(color=hostile_string(rng))), "colour")
@@ -127,7 +131,12 @@ def framing(rng: random.Random) -> Case:
     roll = rng.random()
     if roll < 0.2:
         cut = sorted(rng.sample(range(1, len(good) - 1), 2))
-        return Case("framing", (good[: cut[0]], PAUSE, good[cut[0] : cut[1]], PAUSE, good[cut[1] :]), "joined", "split join")
+        return Case(
+            "framing",
+            (good[: cut[0]], PAUSE, good[cut[0] : cut[1]], PAUSE, good[cut[1] :]),
+            "joined",
+            "split join",
+        )
     if roll < 0.35:
         bad = line(move())
         cut = rng.randint(1, len(bad) - 2)
@@ -169,7 +178,11 @@ def _greeting(message: Any) -> bool:
 
 
 def _ejected(message: Any) -> bool:
-    return isinstance(message, dict) and message.get("type") == "EJECTED" and isinstance(message.get("reason"), str)
+    return (
+        isinstance(message, dict)
+        and message.get("type") == "EJECTED"
+        and isinstance(message.get("reason"), str)
+    )
 
 
 def judge(case: Case, got: Exchange) -> tuple[str, str | None]:
@@ -183,7 +196,9 @@ def judge(case: Case, got: Exchange) -> tuple[str, str | None]:
         return outcome, None if ok else f"expected EJECTED and a close: {lines[-2:]}, {got.end}"
     if case.expect == "joined":
         ok = got.end == "open" and not any(_ejected(m) for m in lines)
-        return ("joined" if ok else got.end), None if ok else f"a good JOIN was refused: {lines[-2:]}, {got.end}"
+        return (
+            "joined" if ok else got.end
+        ), None if ok else f"a good JOIN was refused: {lines[-2:]}, {got.end}"
     return got.end, None
 
 

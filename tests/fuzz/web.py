@@ -10,6 +10,7 @@ path serves a file from outside the web client's folder.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import random
 import time
@@ -41,12 +42,38 @@ def _json_post(path: str, body: Any) -> bytes:
 
 def bad_params(rng: random.Random) -> Case:
     bad = rng.choice(
-        ["abc", "-1", "0", "999999", "1e3", "", "%00", "%ff", "1%20OR%201=1", "9" * 5000, "[]", "null"]
-        + ["%C2%B2", "%D9%A3", "nan", "inf", "-inf_x", "1e999_", "%ud800", "+5", "%207", "0x1f"]
+        [
+            "abc",
+            "-1",
+            "0",
+            "999999",
+            "1e3",
+            "",
+            "%00",
+            "%ff",
+            "1%20OR%201=1",
+            "9" * 5000,
+            "[]",
+            "null",
+            "%C2%B2",
+            "%D9%A3",
+            "nan",
+            "inf",
+            "-inf_x",
+            "1e999_",
+            "%ud800",
+            "+5",
+            "%207",
+            "0x1f",
+        ]
     )
-    choice = rng.choice(["limit", "state", "game_type", "before", "id", "leaderboard", "player", "replay", "name"])
+    choice = rng.choice(
+        ["limit", "state", "game_type", "before", "id", "leaderboard", "player", "replay", "name"]
+    )
     if choice == "limit":
-        return Case("bad_params", (request("GET", f"/api/games?limit={bad}"),), "4xx", f"games limit={bad[:20]}")
+        return Case(
+            "bad_params", (request("GET", f"/api/games?limit={bad}"),), "4xx", f"games limit={bad[:20]}"
+        )
     if choice == "state":
         return Case("bad_params", (request("GET", f"/api/games?state={bad}X"),), "4xx", "games state")
     if choice == "game_type":
@@ -56,11 +83,18 @@ def bad_params(rng: random.Random) -> Case:
     if choice == "id":
         return Case("bad_params", (request("GET", f"/api/games/{bad or 'x'}"),), "4xx", "games id")
     if choice == "leaderboard":
-        return Case("bad_params", (request("GET", f"/api/leaderboard?game_type={bad}&limit={bad}"),), "not5xx", "leaderboard")
+        return Case(
+            "bad_params",
+            (request("GET", f"/api/leaderboard?game_type={bad}&limit={bad}"),),
+            "not5xx",
+            "leaderboard",
+        )
     if choice == "player":
         return Case("bad_params", (request("GET", f"/api/players?name={bad}"),), "not5xx", "players name")
     if choice == "replay":
-        return Case("bad_params", (request("GET", f"/api/async/replay?game_id={bad}&name={bad}"),), "4xx", "replay")
+        return Case(
+            "bad_params", (request("GET", f"/api/async/replay?game_id={bad}&name={bad}"),), "4xx", "replay"
+        )
     return Case("bad_params", (request("GET", f"/api/games?{bad}={bad}&&&=&limit"),), "not5xx", "odd query")
 
 
@@ -83,7 +117,10 @@ def bad_body(rng: random.Random) -> Case:
     elif roll < 0.75:
         body, note = {"name": hostile_string(rng), "password": "long enough pw"}, "surrogates"
     elif roll < 0.85:
-        body, note = rng.choice(["", "not json", "[1,2]", "null", '{"name":', "\x00", "{}{}"]), "not an object"
+        body, note = (
+            rng.choice(["", "not json", "[1,2]", "null", '{"name":', "\x00", "{}{}"]),
+            "not an object",
+        )
     else:
         body, note = {"name": "fuzzer" * 20, "password": "x" * 300, "extra": 1}, "too long"
     return Case("bad_body", (_json_post(path, body),), "4xx", f"{path} {note}")
@@ -91,7 +128,9 @@ def bad_body(rng: random.Random) -> Case:
 
 def bad_method(rng: random.Random) -> Case:
     method = rng.choice(["DELETE", "PUT", "PATCH", "OPTIONS", "TRACE", "CONNECT", "FOO", "get", "POST"])
-    path = rng.choice(["/healthz", "/api/games", "/api/leaderboard", "/index.html", "/async/schema.json", "/api/games/1"])
+    path = rng.choice(
+        ["/healthz", "/api/games", "/api/leaderboard", "/index.html", "/async/schema.json", "/api/games/1"]
+    )
     if method == "POST" and path.startswith("/api/games/"):
         path = "/api/games"
     if method == "CONNECT":
@@ -105,16 +144,35 @@ def bad_length(rng: random.Random) -> Case:
     body = b'{"name":"fuzzer","password":"short"}'
     if roll < 0.3:
         value = rng.choice(["abc", "-1", "1.5", "0x10", "", " ", "9" * 30, "9" * 5000, "\u00b2", "+5"])
-        return Case("bad_length", (request("POST", path, body, {"Content-Length": value}),), "4xx", f"length {value[:10]}")
+        return Case(
+            "bad_length",
+            (request("POST", path, body, {"Content-Length": value}),),
+            "4xx",
+            f"length {value[:10]}",
+        )
     if roll < 0.5:
-        raw = request("POST", path, body).replace(b"Content-Length", b"Content-Length: 3\r\nContent-Length", 1)
+        raw = request("POST", path, body).replace(
+            b"Content-Length", b"Content-Length: 3\r\nContent-Length", 1
+        )
         return Case("bad_length", (raw,), "4xx", "two lengths")
     if roll < 0.7:
         size = rng.randint(BODY_LIMIT + 1, 10**9)
-        return Case("bad_length", (request("POST", path, body, {"Content-Length": str(size)}),), "4xx", "over the limit")
+        return Case(
+            "bad_length",
+            (request("POST", path, body, {"Content-Length": str(size)}),),
+            "4xx",
+            "over the limit",
+        )
     if roll < 0.85:
-        return Case("bad_length", (request("POST", path, body, {"Content-Length": str(len(body) + 50)}),), "4xx_or_close", "short body")
-    raw = request("POST", path, b"5\r\n{}{}{\r\n0\r\n\r\n", {"Transfer-Encoding": "chunked", "Content-Length": "4"})
+        return Case(
+            "bad_length",
+            (request("POST", path, body, {"Content-Length": str(len(body) + 50)}),),
+            "4xx_or_close",
+            "short body",
+        )
+    raw = request(
+        "POST", path, b"5\r\n{}{}{\r\n0\r\n\r\n", {"Transfer-Encoding": "chunked", "Content-Length": "4"}
+    )
     return Case("bad_length", (raw,), "4xx", "chunked and a length")
 
 
@@ -233,7 +291,9 @@ async def _exchange(port: int, case: Case) -> tuple[bytes, str]:
         deadline = asyncio.get_running_loop().time() + ANSWER_TIMEOUT
         while len(_responses(data, complete=True, head_only=sent.startswith(b"HEAD"))) < wanted:
             try:
-                chunk = await asyncio.wait_for(reader.read(65_536), deadline - asyncio.get_running_loop().time())
+                chunk = await asyncio.wait_for(
+                    reader.read(65_536), deadline - asyncio.get_running_loop().time()
+                )
             except TimeoutError:
                 return data, "timeout"
             except ConnectionResetError:
@@ -244,13 +304,13 @@ async def _exchange(port: int, case: Case) -> tuple[bytes, str]:
         return data, "answered"
     finally:
         writer.close()
-        try:
+        with contextlib.suppress(ConnectionResetError, BrokenPipeError):
             await writer.wait_closed()
-        except (ConnectionResetError, BrokenPipeError):
-            pass
 
 
-def _responses(data: bytes, complete: bool = False, head_only: bool = False) -> list[tuple[int, bytes, bytes]]:
+def _responses(
+    data: bytes, complete: bool = False, head_only: bool = False
+) -> list[tuple[int, bytes, bytes]]:
     """(status, head, body) of each response in ``data`` (bodies by Content-Length); with
     ``complete``, only those whose body has fully arrived (none comes after a HEAD)."""
     out = []
@@ -275,7 +335,7 @@ def judge(case: Case, data: bytes, end: str) -> tuple[str, str | None]:
         if case.expect == "4xx_or_close" and end in ("eof", "reset"):
             return "closed", None
         return f"no response, {end}", f"no HTTP response ({end}): {data[:100]!r}"
-    status, head, body = answers[0]
+    status, _head, body = answers[0]
     outcome = str(status)
     if status >= 500 and not (status == 505 and case.expect == "not5xx_or_505"):
         return outcome, f"server error {status}: {body[:200]!r}"
@@ -317,7 +377,11 @@ async def run(port: int, work: list[Case], tally: Tally, stop: asyncio.Event, wo
     async def worker() -> None:
         while queue:
             case = queue.pop()
-            data, end = await _exchange(port, case)
+            try:
+                data, end = await asyncio.wait_for(_exchange(port, case), 30)
+            except (TimeoutError, OSError) as error:
+                tally.record(case, "hang", f"no end within 30 s: {error!r}")
+                continue
             outcome, problem = judge(case, data, end)
             tally.record(case, outcome, problem)
 

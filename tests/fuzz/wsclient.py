@@ -41,7 +41,9 @@ class WsPeer:
     async def send(self, frame: str | bytes) -> None:
         assert self.ws is not None
         try:
-            await self.ws.send(frame)
+            # A server that stops reading must not hang the fuzzer: a send that cannot finish
+            # in time is a finding (TimeoutError, reported by the runner).
+            await asyncio.wait_for(self.ws.send(frame), ANSWER_TIMEOUT)
         except ConnectionClosed as closed:
             raise Closed(closed.rcvd.code if closed.rcvd else None) from None
 
