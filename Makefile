@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install browser run test lint typecheck pytest bench clean fuzz
+.PHONY: install browser postgres run test lint typecheck pytest bench soak clean fuzz
 
 install: $(STAMP)
 
@@ -22,8 +22,8 @@ run: install
 	$(BIN)/parlour serve
 
 lint: install
-	$(BIN)/ruff check src tests bench setup.py
-	$(BIN)/ruff format --check src tests bench setup.py
+	$(BIN)/ruff check src tests bench examples setup.py
+	$(BIN)/ruff format --check src tests bench examples setup.py
 
 typecheck: install
 	$(BIN)/mypy
@@ -34,13 +34,25 @@ browser:
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium; }
 
-pytest: install browser
+# The PostgreSQL store's tests (and bench/store.py) start a throwaway server from Debian's
+# binaries (initdb, pg_ctl under /usr/lib/postgresql/*/bin); install them once.
+postgres:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq postgresql; }
+
+pytest: install browser postgres
 	$(BIN)/pytest -q
 
 test: lint typecheck pytest
 
-bench: install
+bench: install postgres
 	@set -e; for b in bench/[!_]*.py; do echo "== $$b"; $(BIN)/python $$b; done
+
+# 1,000 games of every protocol against one server; fails if its memory grows (bench/soak.py).
+# A 60-game slice of the same code runs in make test (tests/test_soak.py).
+soak: install
+	$(BIN)/python bench/soak.py --games 1000 --every 100
 
 clean:
 	rm -rf $(VENV) build .mypy_cache .pytest_cache .ruff_cache

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import importlib.util
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.pg import PostgresServer, missing_reason
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -29,3 +32,15 @@ def pytest_sessionstart(session: pytest.Session) -> None:
             stale.append(name)
     if stale:
         pytest.exit(f"compiled modules older than their source: {', '.join(stale)}; run `make install`", 2)
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """One throwaway PostgreSQL cluster for the session (about a second to start), for the
+    PostgreSQL store's tests; skipped, with the reason, only where its binaries are missing."""
+    reason = missing_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    server = PostgresServer()
+    yield server
+    server.stop()

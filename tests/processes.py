@@ -109,10 +109,11 @@ def running(
 
 @dataclass
 class RestartableServer:
-    """One store file, served by one ``parlour serve`` process at a time (on a new free port each
-    start), for tests that kill it and start it again; ``extra`` flags go to every start."""
+    """One store (a file or a postgresql:// URL), served by one ``parlour serve`` process at a
+    time (on a new free port each start), for tests that kill it and start it again; ``extra``
+    flags go to every start."""
 
-    store: Path
+    store: Path | str
     log: Path
     extra: tuple[str, ...] = ()
     process: subprocess.Popen[bytes] | None = None

@@ -17,6 +17,7 @@ from parlour.cli import main
 from parlour.settings import Settings
 from parlour.storage.migrations import LATEST
 from parlour.storage.sqlite import SQLiteStore
+from tests.pg import PostgresServer
 from tests.storage.rows import (
     async_game,
     game,
@@ -368,3 +369,43 @@ def test_a_backup_in_another_process_while_a_connection_is_writing_copies_what_w
     assert done.stdout == f"backed up {store_path} to {copy}\n"
     assert _export(copy) == committed
     assert len(_export(store_path)) == len(committed) + 2
+
+
+# ---------------------------------------------------------------------------------------------
+# A PostgreSQL store (--store postgresql://...)
+
+
+def test_every_command_works_on_a_postgresql_store(
+    store_path: Path, tmp_path: Path, postgres_server: PostgresServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An SQLite store's export imported into PostgreSQL, checked, exported the same, and backed
+    up into an SQLite file that exports the same again."""
+    exported = tmp_path / "export.jsonl"
+    assert _run(capsys, "db", "export", "--store", str(store_path), str(exported))[0] == 0
+    url = postgres_server.database()
+    status, out, _ = _run(capsys, "db", "import", "--store", url, str(exported))
+    assert status == 0 and out == f"imported {SUMMARY} into {url}\n"
+    status, out, _ = _run(capsys, "db", "check", "--store", url)
+    assert status == 0, out
+    assert out.splitlines()[0] == f"store: {url} (schema version {LATEST})"
+    assert out.splitlines()[-1] == "ok"
+    again = tmp_path / "again.jsonl"
+    assert _run(capsys, "db", "export", "--store", url, str(again))[0] == 0
+    assert again.read_text() == exported.read_text()
+    # A second import into it is refused: the store has rows.
+    status, _, err = _run(capsys, "db", "import", "--store", url, str(exported))
+    assert status == 1 and "not empty" in err
+    copy = tmp_path / "copy.db"
+    assert _run(capsys, "db", "backup", "--store", url, str(copy))[0] == 0
+    assert _export(copy) == _export(store_path)
+
+
+def test_a_postgresql_store_that_cannot_be_reached_is_one_line_without_its_password(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    status, out, err = _run(
+        capsys, "db", "check", "--store", "postgresql://ann:s3cret@127.0.0.1:1/none?connect_timeout=2"
+    )
+    assert status == 1 and out == ""
+    assert err.startswith("parlour: postgresql://ann:***@127.0.0.1:1/none") and err.count("\n") == 1
+    assert "s3cret" not in err

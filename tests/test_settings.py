@@ -121,3 +121,10 @@ def test_valid_external_jwt_settings() -> None:
     assert Settings(auth_jwt_key="k" * 32, auth_jwt_algorithms="HS256").auth_jwt_key == "k" * 32
     # Without a key, the algorithms are only checked for their names.
     assert Settings(auth_jwt_algorithms="HS384").jwt_algorithms() == ["HS384"]
+
+
+def test_the_store_is_a_file_a_postgresql_url_or_none() -> None:
+    for store in ("var/parlour.db", "postgresql://ann@db/parlour", "postgres://db/parlour", "none"):
+        assert Settings(store=store).store == store
+    with pytest.raises(SettingError, match=r"store: mysql:// is not a store"):
+        Settings(store="mysql://ann@db/parlour")

@@ -49,7 +49,11 @@ def test_cli_prints_a_table_and_writes_json(tmp_path: Path, capsys: pytest.Captu
     )
     assert code == 0
     captured = capsys.readouterr()
-    assert "6 games of apologies" in captured.out and "95% CI" in captured.out and "median" in captured.out
+    assert (
+        "6 games of apologies (ADULT mode), seed 2" in captured.out
+        and "95% CI" in captured.out
+        and "median" in captured.out
+    )
     assert "6/6" in captured.err  # the progress bar
     data = json.loads(out.read_text())
     assert data["games"] == 6 and [s["robot"] for s in data["by_seat"]] == ["greedy", "random", "random"]
@@ -59,10 +63,54 @@ def test_cli_prints_a_table_and_writes_json(tmp_path: Path, capsys: pytest.Captu
 def test_cli_refuses_unknown_robots_and_games(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["simulate", "--seats", "greedy,genius", "--games", "2", "--quiet"]) == 2
     assert "no robot 'genius'" in capsys.readouterr().err
-    assert main(["simulate", "--game", "chess", "--games", "2", "--quiet"]) == 2
+    with pytest.raises(SystemExit) as exit:
+        main(["simulate", "--game", "chess", "--games", "2", "--quiet"])
+    assert exit.value.code == 2 and "invalid choice: 'chess'" in capsys.readouterr().err
 
 
 def test_decision_times_are_credited_to_the_robot_that_decided() -> None:
     report = simulate("fish", ["search", "random"], 4, seed=1, options={"fish": 3})
     timing = {t.robot: t for t in report.timing}
     assert timing["search"].median_ms > 10 * timing["random"].median_ms
+
+
+@pytest.mark.parametrize(
+    ("game", "robots"), [("fish", ["search", "random"]), ("tsuro", ["lookahead", "random", "random"])]
+)
+def test_every_game_has_its_own_default_line_up(
+    game: str, robots: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "results.json"
+    assert main(["simulate", "--game", game, "--games", "2", "--quiet", "--json", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    assert captured.out.startswith(f"2 games of {game}, seed 7, line-up rotated every game: ")
+    assert [s["robot"] for s in json.loads(out.read_text())["by_seat"]] == robots
+
+
+def test_mode_is_refused_where_it_means_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["simulate", "--game", "fish", "--mode", "ADULT", "--games", "1", "--quiet"]) == 2
+    assert "--mode is for apologies only" in capsys.readouterr().err
+
+
+def test_the_header_is_words_and_wins_are_whole_games_without_ties(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["simulate", "--seats", "greedy,random", "--games", "4", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    header, columns, *rows = out.splitlines()
+    assert header.startswith("4 games of apologies (STANDARD mode), seed 7, line-up rotated every game")
+    assert "{" not in header and "tied" not in header
+    assert columns.split()[:4] == ["entry", "robot", "wins", "win"]
+    wins = [int(row.split()[2]) for row in rows[:2]]  # integers: int() refuses "2.0"
+    assert sum(wins) == 4
+
+
+def test_ties_share_the_win_and_are_counted() -> None:
+    report = simulate("tsuro", ["random", "random", "random"], 30, seed=5)
+    assert report.ties > 0  # random Tsuro players often leave the board together
+    total = sum(row.wins for row in report.by_seat)
+    assert total == pytest.approx(30 - report.unfinished)
+    assert f"{report.ties} tied (a tie shares the win)" in report.header()
+    # Shares of a win show as fractions, every row alike.
+    assert all(len(row.split()[2].partition(".")[2]) == 1 for row in report.table().splitlines()[2:5])

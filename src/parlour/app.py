@@ -17,6 +17,9 @@ from parlour.accounts.tokens import ExternalJwt, SessionTokens
 from parlour.core.effects import Store as Remember
 from parlour.core.ledger import Ledger
 from parlour.core.service import Service
+from parlour.metrics import kinds
+from parlour.metrics.collector import Exporter, Watched
+from parlour.metrics.tally import Meter, TimedRobot
 from parlour.protocols.apologies_ws import ApologiesService
 from parlour.protocols.async_ws import devices, social
 from parlour.protocols.async_ws.history import ReplayRoutes
@@ -27,6 +30,7 @@ from parlour.protocols.streamed import aborted_tables
 from parlour.protocols.tsuro_tcp import TsuroService
 from parlour.settings import Settings
 from parlour.storage import Store, open_store
+from parlour.transport.http import Reply
 from parlour.transport.notifier import start_notifier, stop_notifier
 from parlour.transport.runtime import DRAIN_SECONDS, HEARTBEAT_SECONDS, Runtime
 from parlour.transport.tcp import serve_tcp
@@ -43,6 +47,13 @@ ASYNC_PATH = "/async"
 SESSION_SECRET = "session_secret"
 #: How long shutdown waits for goodbyes to reach slow clients before closing them anyway.
 FLUSH_SECONDS = 2.0
+
+
+def browser_url(host: str, port: int) -> str:
+    """The address to open for the browser client: a wildcard bind is reached on loopback."""
+    if host in ("", "0.0.0.0", "::"):
+        host = "127.0.0.1"
+    return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
 
 
 async def run_server(settings: Settings, stop: asyncio.Event | None = None) -> int:
@@ -73,6 +84,7 @@ async def run_server(settings: Settings, stop: asyncio.Event | None = None) -> i
     )
     accounts = AccountRoutes(async_service, runtime, tokens, limiter)
     replays = ReplayRoutes(async_service, runtime.clock)
+    exporter = _metrics(runtime, apologies, async_service, fish, tsuro)
     async with AsyncExitStack() as stack:
         if store is not None:
             stack.push_async_callback(runtime.close_store)
@@ -88,10 +100,12 @@ async def run_server(settings: Settings, stop: asyncio.Event | None = None) -> i
                 runtime,
                 routes={ASYNC_PATH: async_service},
                 http_handlers={**accounts.routes(), **replays.routes()},
+                metrics=lambda: Reply(200, exporter.render(), exporter.content_type),
             )
         )
         log.info("async protocol on ws://%s:%d%s", settings.host, listener.port, ASYNC_PATH)
         log.info("Apologies websocket server listening on ws://%s:%d/", settings.host, listener.port)
+        log.info("open %s in a browser to play", browser_url(settings.host, listener.port))
         if fish is not None:
             tables = await stack.enter_async_context(
                 serve_tcp(fish, settings.host, settings.fish_port, runtime)
@@ -120,6 +134,28 @@ async def run_server(settings: Settings, stop: asyncio.Event | None = None) -> i
     return 0
 
 
+def _metrics(
+    runtime: Runtime,
+    apologies: ApologiesService,
+    async_service: AsyncService,
+    fish: FishService | None,
+    tsuro: TsuroService | None,
+) -> Exporter:
+    """What GET /metrics reports: each listener's service watched under its protocol's label,
+    the robots timed (wrapped here, so that no pure module reads a clock), the runtime's commits."""
+    meter = runtime.meter = Meter()
+    watched = [Watched("apologies", apologies), Watched("async", async_service)]
+    meter.watch(apologies, "apologies", kinds.apologies_kind)
+    meter.watch(async_service, "async", kinds.async_kind)
+    apologies.lobby.robot = TimedRobot(apologies.lobby.robot, meter.robot("apologies"))
+    for name, table in (("fish", fish), ("tsuro", tsuro)):
+        if table is not None:
+            watched.append(Watched(name, table))
+            meter.watch(table, name, kinds.stream_kind)
+            table.robot = TimedRobot(table.robot, meter.robot(name))
+    return Exporter(runtime, meter, watched)
+
+
 def async_limits(settings: Settings) -> AsyncLimits:
     return AsyncLimits(
         ping_timeout=settings.async_ping_timeout,
@@ -130,6 +166,7 @@ def async_limits(settings: Settings) -> AsyncLimits:
         requests_per_second=settings.async_requests_per_second,
         list_interval=settings.async_list_interval,
         outcome_retention=settings.async_outcome_retention,
+        finished_retention=settings.game_retention,
         max_frame_bytes=3 * settings.async_max_state_bytes,
     )
 

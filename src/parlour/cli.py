@@ -7,38 +7,87 @@ import asyncio
 import gc
 import logging
 import sys
-from collections.abc import Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import fields
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from parlour.settings import ROBOT_CHOICES, SettingError, Settings, load_settings
+from parlour.games.registry import GAMES
+from parlour.robots.registry import robots
+from parlour.settings import CHOICES, HELP, SettingError, Settings, load_settings
 
 __all__ = ["build_parser", "main"]
 
 _DEFAULTS = Settings()
 
 
+#: The line-up ``parlour simulate`` plays when ``--seats`` is not given: each game's best robot
+#: against its simplest ones, as many seats as the game is usually played with.
+DEFAULT_SEATS = {
+    "apologies": "search,greedy,greedy,greedy",
+    "fish": "search,random",
+    "tsuro": "lookahead,random,random",
+}
+
+
+def _version() -> str:
+    try:
+        return version("parlour")
+    except PackageNotFoundError:  # pragma: no cover - running from a tree that was never installed
+        return "unknown"
+
+
+def _setting_help(name: str, default: object) -> str:
+    """The flag's sentence, its choices and its default; ``%`` is escaped for argparse."""
+    text = HELP.get(name, "")
+    if name in CHOICES:
+        text += f" One of: {', '.join(CHOICES[name])}."
+    shown = "empty" if default == "" else default
+    if name == "auth_jwt_key" or name == "notify_webhook_url":
+        shown = "empty"  # a secret's default is empty; never echo one from anywhere else
+    return f"{text} (default: {shown})".strip().replace("%", "%%")
+
+
+def _metavar(name: str, kind: str) -> str:
+    """What a flag takes, in a word: a port, a number of seconds, a count, a file or some text."""
+    if name.endswith("port"):
+        return "PORT"
+    if name == "store":
+        return "FILE|none"
+    return {"int": "N", "float": "SECONDS"}.get(kind, "TEXT")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="parlour", description="A server for turn-based board games.")
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser = argparse.ArgumentParser(
+        prog="parlour",
+        description="A server for online turn-based board games: Apologies, Hey, That's My Fish! and Tsuro.",
+    )
+    parser.add_argument("--version", action="version", version=f"parlour {_version()}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     serve = commands.add_parser(
         "serve",
         help="start the server",
-        description="Start the server. Settings come from defaults, then --config FILE, then "
-        "PARLOUR_<NAME> environment variables, then these flags.",
+        description="Start the server (http://127.0.0.1:8080/ by default). Settings come from "
+        "defaults, then --config FILE, then PARLOUR_<NAME> environment variables, then these flags. "
+        "Times are in seconds.",
     )
-    serve.add_argument("--config", type=Path, help="a TOML file with a [parlour] table of settings")
+    serve.add_argument(
+        "--config", type=Path, metavar="FILE", help="A TOML file with a [parlour] table of settings."
+    )
     for field in fields(Settings):
         default = getattr(_DEFAULTS, field.name)
-        kind = {"int": int, "float": float}.get(str(field.type), str)
+        kind: Callable[[str], Any] = {"int": int, "float": float}.get(str(field.type), str)
+        if field.name == "log_level":
+            kind = str.upper  # INFO or info alike, as in a config file
         serve.add_argument(
             f"--{field.name.replace('_', '-')}",
             dest=field.name,
             type=kind,
             default=None,
-            choices=ROBOT_CHOICES if field.name == "robot" else None,
-            help=f"(default: {default})",
+            choices=CHOICES.get(field.name),
+            metavar=None if field.name in CHOICES else _metavar(field.name, str(field.type)),
+            help=_setting_help(field.name, default),
         )
     sim = commands.add_parser(
         "simulate",
@@ -46,30 +95,47 @@ def build_parser() -> argparse.ArgumentParser:
         description="Play robot games in-process (no network) and print wins per seat with 95% "
         "confidence intervals, mean game length and decision times per robot.",
     )
-    sim.add_argument("--game", default="apologies", help="game to play (default: apologies)")
-    sim.add_argument("--mode", choices=["STANDARD", "ADULT"], default="STANDARD", help="Apologies mode")
-    sim.add_argument("--seats", default="search,greedy,greedy,greedy", help="robot per seat, comma-separated")
-    sim.add_argument("--games", type=int, default=200, help="number of games (default: 200)")
-    sim.add_argument("--seed", type=int, default=7, help="base random seed (default: 7)")
-    sim.add_argument("--workers", type=int, default=1, help="worker processes (default: 1)")
-    sim.add_argument("--json", type=Path, help="also write the results as JSON to this file")
-    sim.add_argument("--quiet", action="store_true", help="no progress bar")
+    sim.add_argument(
+        "--game", choices=sorted(GAMES), default="apologies", help="The game to play (default: apologies)."
+    )
+    sim.add_argument(
+        "--mode",
+        choices=["STANDARD", "ADULT"],
+        default=None,
+        help="The Apologies mode (default: STANDARD); the other games have none.",
+    )
+    sim.add_argument(
+        "--seats",
+        metavar="ROBOT,ROBOT,...",
+        help="The robot of each seat, comma-separated (default: "
+        + "; ".join(f"{game}: {seats}" for game, seats in DEFAULT_SEATS.items())
+        + "). Robots: "
+        + "; ".join(f"{game}: {', '.join(sorted(robots(game)))}" for game in sorted(GAMES))
+        + ".",
+    )
+    sim.add_argument("--games", type=int, default=200, metavar="N", help="Games to play (default: 200).")
+    sim.add_argument("--seed", type=int, default=7, metavar="N", help="The base random seed (default: 7).")
+    sim.add_argument(
+        "--workers", type=int, default=1, metavar="N", help="Worker processes to play on (default: 1)."
+    )
+    sim.add_argument("--json", type=Path, metavar="FILE", help="Also write the results as JSON to FILE.")
+    sim.add_argument("--quiet", action="store_true", help="Draw no progress bar.")
     sim.add_argument(
         "--fixed-seats",
         action="store_true",
-        help="keep the line-up in its seats (default: rotate every game)",
+        help="Keep the line-up in its seats (default: it turns by one seat every game).",
     )
     db = commands.add_parser(
         "db",
         help="check, export, import or back up a store",
-        description="Operate on a store file, also while a server is serving from it.",
+        description="Operate on a store (a file or a PostgreSQL database), also while a server is serving from it.",
     )
     store = argparse.ArgumentParser(add_help=False)  # --store, shared by every db command
     store.add_argument(
         "--store",
         default=_DEFAULTS.store,
         metavar="PATH",
-        help=f"the store's file (default: the store setting's default, {_DEFAULTS.store})",
+        help=f"the store's file or postgresql:// URL (default: the store setting's default, {_DEFAULTS.store})",
     )
     actions = db.add_subparsers(dest="db_command", required=True, metavar="COMMAND")
     check = actions.add_parser(
@@ -88,12 +154,15 @@ def build_parser() -> argparse.ArgumentParser:
 def _simulate(args: argparse.Namespace) -> int:
     from parlour.simulate import progress_bar, simulate
 
-    seats = [name.strip() for name in args.seats.split(",") if name.strip()]
+    seats = [name.strip() for name in (args.seats or DEFAULT_SEATS[args.game]).split(",") if name.strip()]
     options: dict[str, Any] = {}
     if args.game == "apologies":
         from parlour.games.apologies.model import Mode
 
-        options["mode"] = Mode(args.mode)
+        options["mode"] = Mode(args.mode or "STANDARD")
+    elif args.mode is not None:
+        print(f"parlour: --mode is for apologies only; {args.game} has no modes", file=sys.stderr)
+        return 2
     if args.games < 1:
         print("parlour: --games must be at least 1", file=sys.stderr)
         return 2
@@ -155,9 +224,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         except SettingError as error:
             print(f"parlour: {error}", file=sys.stderr)
             return 2
-        logging.basicConfig(
-            level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-        )
+        from parlour.jsonlog import configure_logging
+
+        configure_logging(settings.log_level, settings.log_format)
         # websockets logs every plain HTTP answer as a "rejected" handshake: not news here.
         logging.getLogger("websockets").setLevel(logging.WARNING)
         from parlour.app import run_server

@@ -2,8 +2,11 @@
 
 Each takes the parsed arguments of its subcommand and returns the exit status: 0 when it did
 its work, 1 when it could not (the reason on one line of stderr, no traceback), 2 when the
-command line cannot name a store. They may run beside a server serving from the same file:
-the SQLite store is in WAL mode, so they read, and back up, while the server writes.
+command line cannot name a store. They may run beside a server serving from the same store:
+the SQLite store is in WAL mode and PostgreSQL reads from a snapshot, so they read, and back
+up, while the server writes. ``--store`` is a file path or a ``postgresql://`` URL; the backup
+of a PostgreSQL store is an SQLite file with every row of one snapshot (which opens as a store
+or imports back into PostgreSQL through an export), ``pg_dump`` being the database's own tool.
 
 An export is JSON lines, one row each: ``{"kind": KIND, "fields": {...}}``, in this order:
 ``player``, ``game``, ``move`` (the Apologies, Fish and Tsuro tables), then ``account``,
@@ -30,7 +33,7 @@ from typing import IO, Any
 
 import msgspec
 
-from parlour.storage import EXPORT_KINDS, NO_STORE, Record, Store, StoreError, open_store
+from parlour.storage import EXPORT_KINDS, NO_STORE, Record, Store, StoreError, is_url, open_store
 
 __all__ = ["backup", "check", "export", "import_", "run"]
 
@@ -102,8 +105,9 @@ def _open(location: str, *, create: bool = False) -> Store:
     """The store at ``location``; it must exist unless ``create`` (an import makes a new one)."""
     if location == NO_STORE:
         raise _Stop(f"--store {NO_STORE} keeps nothing on disk: name a store file", 2)
-    if not create and not Path(location).exists():
-        # Opening would create an empty store: no use to check, export or back up.
+    if not create and not is_url(location) and not Path(location).exists():
+        # Opening would create an empty store: no use to check, export or back up. (A database
+        # is the operator's to create; opening one only adds the tables it lacks.)
         raise _Stop(f"{location}: no such store")
     store = open_store(location)
     assert store is not None  # only NO_STORE opens nothing
@@ -246,7 +250,7 @@ def import_(args: argparse.Namespace) -> int:
     except OSError as error:
         raise _Stop(f"{args.file}: {error.strerror}") from None
     location: str = args.store
-    new = location != NO_STORE and not Path(location).exists()
+    new = location != NO_STORE and not is_url(location) and not Path(location).exists()
     imported = False
     try:
         store = _open(location, create=True)

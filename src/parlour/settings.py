@@ -15,6 +15,8 @@ from dataclasses import field as dataclass_field
 from pathlib import Path
 from typing import Any
 
+from parlour.storage import is_url
+
 __all__ = ["ROBOT_CHOICES", "SettingError", "Settings", "load_settings"]
 
 ROBOT_CHOICES = ("random", "greedy", "search")
@@ -51,6 +53,8 @@ class Settings:
     #: The robot that plays programmatic seats and OPTIMAL_MOVE ("greedy" is the reference's).
     robot: str = "search"
     log_level: str = "INFO"
+    #: "text": one readable line per record; "json": one JSON object per line (parlour.jsonlog).
+    log_format: str = "text"
 
     max_connections: int = 10_000
     max_players: int = 10_000
@@ -94,9 +98,11 @@ class Settings:
     tsuro_robot: str = "lookahead"
     tsuro_deal: str = "cyclic"
 
-    #: Where durable state lives: an SQLite file (created on first run), or "none" to keep
-    #: everything in memory. ``store_sync`` is "normal" (commits survive the process dying)
-    #: or "full" (they survive a power cut too); see parlour.storage.sqlite.
+    #: Where durable state lives: an SQLite file (created on first run), a PostgreSQL database
+    #: (``postgresql://user:password@host:port/database``; its tables are created on first
+    #: run), or "none" to keep everything in memory. ``store_sync`` is "normal" (commits
+    #: survive the process dying) or "full" (they survive a power cut too); see
+    #: parlour.storage.sqlite and parlour.storage.postgres.
     store: str = "var/parlour.db"
     store_sync: str = "normal"
     #: What commits: a writer "process" (the default: it does not compete with the event loop
@@ -184,7 +190,15 @@ class Settings:
         if self.store_sync not in ("normal", "full"):
             raise SettingError(f"store_sync must be normal or full, not {self.store_sync!r}")
         if not self.store:
-            raise SettingError("store must be a file path or none")
+            raise SettingError("store must be a file path, a postgresql:// URL or none")
+        if "://" in self.store and not is_url(self.store):
+            # A URL of another database (or a typo of the scheme) would become a file of that name.
+            scheme = self.store.split("://", 1)[0]
+            raise SettingError(
+                f"store: {scheme}:// is not a store; use a file path, a postgresql:// URL or none"
+            )
+        if self.log_format not in ("text", "json"):
+            raise SettingError(f"log_format must be text or json, not {self.log_format!r}")
         if self.store_writer not in ("process", "thread"):
             raise SettingError(f"store_writer must be process or thread, not {self.store_writer!r}")
         self._check_accounts()
@@ -293,3 +307,88 @@ def load_settings(
         if value is not None:
             values[name] = _convert(name, value)
     return replace(Settings(), **values)
+
+
+#: The values a text setting may take, where there is a fixed list (the flags offer them as
+#: choices; ``log_level`` is also accepted in lower case).
+CHOICES: dict[str, tuple[str, ...]] = {
+    "robot": ROBOT_CHOICES,
+    "log_level": ("DEBUG", "INFO", "WARNING", "ERROR"),
+    "fish_robot": FISH_ROBOTS,
+    "tsuro_robot": TSURO_ROBOTS,
+    "tsuro_deal": ("cyclic", "random"),
+    "store_sync": ("normal", "full"),
+    "store_writer": ("process", "thread"),
+}
+
+#: One sentence per setting, shown by ``parlour serve --help`` (a test checks every setting
+#: has one, so that a new setting cannot arrive undocumented).
+HELP: dict[str, str] = {
+    "host": "The address the websocket/HTTP listener (and the Fish and Tsuro listeners) bind to; "
+    "0.0.0.0 listens on every interface.",
+    "port": "The websocket/HTTP port: Apologies on any path, /async, the browser client and /api.",
+    "robot": "The Apologies robot for programmatic seats, abandoned seats and OPTIMAL_MOVE.",
+    "log_level": "How much the server logs: one line per request at INFO.",
+    "max_connections": "Open connections allowed per listener; one more is refused the protocol's way.",
+    "max_players": "Registered Apologies players allowed at once (USER_LIMIT past it).",
+    "max_games": "Apologies games tracked at once, finished ones included until forgotten (GAME_LIMIT).",
+    "max_in_progress_games": "Games advertised or being played at once, every protocol together.",
+    "max_message_bytes": "The largest request frame; larger ones get INVALID_REQUEST (at least 1024).",
+    "max_chat_chars": "The longest SEND_MESSAGE text, in characters.",
+    "history_length": "History entries sent with every Apologies game state.",
+    "websocket_idle": "Seconds a connection with no player may stay quiet before it is warned.",
+    "websocket_inactive": "Seconds a connection with no player may stay quiet before it is closed.",
+    "player_idle": "Seconds a player may stay quiet before it is warned.",
+    "player_inactive": "Seconds a player may stay quiet before it is unregistered.",
+    "game_idle": "Seconds a game may go without a move before its players are warned.",
+    "game_inactive": "Seconds a game may go without a move before it is cancelled.",
+    "game_retention": "Seconds a finished game stays in memory (the Apologies lobby, /async status "
+    "reports); the store keeps its record.",
+    "check_delay": "Seconds after start before the first periodic idle check runs.",
+    "check_period": "Seconds between periodic idle checks.",
+    "obsolete_check_period": "Seconds between checks that forget finished games past game_retention.",
+    "tick_seconds": "How often, in seconds, the server looks for due checks and timers.",
+    "fish_port": "The Fish TCP port (0 turns the listener off).",
+    "fish_players": "Players per Fish table: 2, 3 or 4.",
+    "fish_wait": "Seconds a Fish table waits for players before robots fill its empty seats.",
+    "fish_timeout": "Seconds a Fish player may take to connect or act before it is kicked.",
+    "fish_robot": "The robot for empty Fish seats.",
+    "tsuro_port": "The Tsuro TCP port (0 turns the listener off).",
+    "tsuro_players": "Players per Tsuro table: 3, 4 or 5.",
+    "tsuro_wait": "Seconds a Tsuro table waits for players before robots fill its empty seats.",
+    "tsuro_timeout": "Seconds a Tsuro player may take to join or move before it is ejected.",
+    "tsuro_robot": "The robot for empty Tsuro seats.",
+    "tsuro_deal": "How Tsuro tiles are dealt: the reference's cyclic order, or a seeded random deal.",
+    "store": "The SQLite file that keeps players, games and moves (created on first run); none keeps "
+    "everything in memory.",
+    "store_sync": "normal: commits survive the process dying; full: they also survive a power cut, "
+    "at one fsync per commit.",
+    "store_writer": "What commits to the store: a writer process (faster under load) or a thread.",
+    "restart_grace": "Seconds a player keeps its seat after a restart before a robot takes it.",
+    "record_retention": "Seconds records of finished games, delivered notifications and lobby chat "
+    "are kept (0: forever).",
+    "session_ttl": "Seconds an /async session token lasts.",
+    "auth_jwt_key": "An OAuth2/OIDC provider's key for /async tokens (a PEM public key, or a shared "
+    "secret for HS*); better set in PARLOUR_AUTH_JWT_KEY than on the command line.",
+    "auth_jwt_algorithms": "The JWT algorithms accepted, comma-separated: all HS* or none of them.",
+    "auth_jwt_issuer": "When set, the iss claim an external token must carry.",
+    "auth_jwt_audience": "When set, the aud claim an external token must carry.",
+    "auth_jwt_name_claim": "The claim of an external token that holds the account name.",
+    "login_failures_per_name": "Failed sign-ins allowed per account name within login_window (0: no limit).",
+    "login_failures_per_address": "Failed sign-ins allowed per address within login_window (0: no limit).",
+    "login_window": "Seconds over which failed sign-ins are counted.",
+    "async_ping_timeout": "Seconds an /async connection may stay silent before it is closed.",
+    "async_max_offers": "Games a player may have waiting to start on /async.",
+    "async_max_games": "Live /async games per player.",
+    "async_max_state_bytes": "The largest /async state or summary, in bytes (TOO_LARGE past it).",
+    "async_max_pause": "The longest pause_time, in seconds, a commit may ask for.",
+    "async_requests_per_second": "Requests per second per /async connection (bursts of twice that); "
+    "a flood past it is closed.",
+    "async_list_interval": "Seconds between pushes of /async lobby lists, sent only when changed.",
+    "async_outcome_retention": "Seconds an /async outcome or abort waits for confirmations.",
+    "notify_webhook_url": "The http(s) URL push notifications are POSTed to (empty: kept in the store only).",
+    "notify_retries": "Attempts per push notification.",
+    "notify_backoff": "Seconds before the first retry of a notification, doubling at each failure.",
+    "notify_batch": "Notifications read from the outbox at a time.",
+    "notify_poll": "Seconds between reads of an empty notification outbox.",
+}

@@ -101,17 +101,33 @@ class Report:
     seat_win_rates: list[float] = field(default_factory=list)
     by_seat: list[SeatReport] = field(default_factory=list)
     timing: list[RobotTiming] = field(default_factory=list)
+    #: Games won by more than one seat (each shares the win), and games with no winner.
+    ties: int = 0
+    unfinished: int = 0
+
+    def header(self) -> str:
+        """The run in words: what was played, how, and what happened overall."""
+        options = ", ".join(f"{value} {key}" for key, value in self.options.items())
+        plural = "" if self.games == 1 else "s"
+        text = f"{self.games} game{plural} of {self.game}" + (f" ({options})" if options else "")
+        text += f", seed {self.seed}, line-up {'rotated every game' if self.rotated else 'in fixed seats'}"
+        text += f": mean game length {self.mean_moves:.1f} moves"
+        if self.ties:
+            text += f"; {self.ties} tied (a tie shares the win)"
+        if self.unfinished:
+            text += f"; {self.unfinished} stopped unfinished (no winner)"
+        return text + "."
 
     def table(self) -> str:
+        # Shares of a win appear only when some game was tied; otherwise wins are whole games.
+        wins = "{:8.1f}" if self.ties else "{:8.0f}"
         lines = [
-            f"{self.games} games of {self.game} {self.options or ''} seed {self.seed}; "
-            f"mean game length {self.mean_moves:.1f} moves",
-            f"{'entry' if self.rotated else 'seat':>5}  {'robot':10} {'wins':>8} {'win rate':>9}  95% CI"
-            + ("   (line-up rotated every game)" if self.rotated else ""),
+            self.header(),
+            f"{'entry' if self.rotated else 'seat':>5}  {'robot':10} {'wins':>8} {'win rate':>9}  95% CI",
         ]
         for row in self.by_seat:
             lines.append(
-                f"{row.seat:>5}  {row.robot:10} {row.wins:8.1f} {row.win_rate:9.1%}  "
+                f"{row.seat:>5}  {row.robot:10} {wins.format(row.wins)} {row.win_rate:9.1%}  "
                 f"[{row.ci_low:.1%}, {row.ci_high:.1%}]"
             )
         lines.append("win rate by seat: " + ", ".join(f"{rate:.1%}" for rate in self.seat_win_rates))
@@ -186,6 +202,8 @@ def simulate(
         mean_moves=statistics.fmean(r.moves for r in results) if results else 0.0,
         rotated=rotate,
         seat_win_rates=[w / games for w in by_color],
+        ties=sum(1 for r in results if len(r.winners) > 1),
+        unfinished=sum(1 for r in results if not r.winners),
     )
     for seat, name in enumerate(seats):
         low, high = wilson(wins[seat], games)

@@ -91,6 +91,9 @@ class StreamedService:
         self.recording = False
         self._records: list[Record] = []
         self._dirty: dict[str, Table] = {}
+        #: Senders refused by what they sent: "MALFORMED" (not JSON, too large) or "VIOLATION"
+        #: (a message the protocol does not accept now), read by /metrics (parlour.metrics).
+        self.failures: dict[str, int] = {}
 
     # -----------------------------------------------------------------------------------------
     # Durability
@@ -223,6 +226,7 @@ class StreamedService:
         try:
             values = stream.feed(data.encode() if isinstance(data, str) else data)
         except StreamError as error:
+            self.failures["MALFORMED"] = self.failures.get("MALFORMED", 0) + 1
             self.refuse(conn, str(error), now)
             return self._drain()
         for value in values:
@@ -231,6 +235,7 @@ class StreamedService:
             try:
                 self.handle(conn, self.decode(value), now)
             except Violation as error:
+                self.failures["VIOLATION"] = self.failures.get("VIOLATION", 0) + 1
                 self.refuse(conn, str(error), now)
         return self._drain()
 

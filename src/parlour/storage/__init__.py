@@ -1,7 +1,8 @@
 """Where durable state lives, behind one interface (no SQL outside this package).
 
 ``open_store`` picks the backend from the ``store`` setting: ``none`` keeps everything in
-memory (nothing survives a restart), anything else is the path of an SQLite file.
+memory (nothing survives a restart), a ``postgresql://`` (or ``postgres://``) URL names a
+PostgreSQL database, anything else is the path of an SQLite file.
 """
 
 from __future__ import annotations
@@ -65,17 +66,30 @@ __all__ = [
     "StoreError",
     "StoreFailure",
     "StoreRefused",
+    "is_url",
     "open_store",
 ]
 
 #: The ``store`` setting that turns durability off.
 NO_STORE = "none"
+#: The URL schemes of a PostgreSQL store (libpq's two spellings).
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+
+
+def is_url(spec: str) -> bool:
+    """Whether the ``store`` setting names a database server rather than a file."""
+    return spec.startswith(POSTGRES_SCHEMES)
 
 
 def open_store(spec: str, sync: str = "normal") -> Store | None:
     """The store named by ``spec`` (None for ``none``); StoreRefused says why it cannot open."""
     if spec == NO_STORE:
         return None
+    if is_url(spec):
+        # Imported only when used: a server on SQLite needs no PostgreSQL driver.
+        from parlour.storage.postgres import PostgresStore
+
+        return PostgresStore(spec, sync)
     from parlour.storage.sqlite import SQLiteStore
 
     return SQLiteStore(spec, sync)

@@ -1,5 +1,6 @@
 """Committing in a separate process: the frames a server and its store writer exchange, and the
-writer's loop (``python -m parlour.storage.pipe PATH SYNC FD``).
+writer's loop (``python -m parlour.storage.pipe LOCATION SYNC FD``; LOCATION is an SQLite
+file or a PostgreSQL URL).
 
 Why a process: the SQLite calls of a writer *thread* need CPython's interpreter lock between
 every step, and a busy event loop holds it; every commit then waits for the loop, and every
@@ -157,17 +158,27 @@ def serve(sock: socket.socket, store: Any) -> None:
         sock.sendall(b"".join(answers))
 
 
-def main(argv: Sequence[str]) -> int:
+def _open(location: str, sync: str) -> Any:
+    from parlour.storage import is_url
+
+    if is_url(location):
+        from parlour.storage.postgres import PostgresStore
+
+        return PostgresStore(location, sync)
     from parlour.storage.sqlite import SQLiteStore
 
-    path, sync, fd = argv
+    # Checkpoints (and their fsync) are the server's store thread's job: a commit that every
+    # waiting player waits on must not also copy the WAL into the database file.
+    return SQLiteStore(location, sync, autocheckpoint=False)
+
+
+def main(argv: Sequence[str]) -> int:
+    location, sync, fd = argv
     # The server stops it by closing its end, after its last commit; a Ctrl-C meant for the
     # server must not stop it first.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    # Checkpoints (and their fsync) are the server's store thread's job: a commit that every
-    # waiting player waits on must not also copy the WAL into the database file.
-    store = SQLiteStore(path, sync, autocheckpoint=False)
+    store = _open(location, sync)
     try:
         with socket.socket(fileno=int(fd)) as sock:
             serve(sock, store)

@@ -111,8 +111,11 @@ class HttpSite:
         runtime: Runtime,
         services: Iterable[Service],
         handlers: Mapping[str, HttpHandler] | None = None,
+        metrics: Callable[[], Reply] | None = None,
     ) -> None:
         self.runtime = runtime
+        #: Answers GET /metrics (parlour.metrics.collector), if the app serves metrics.
+        self.metrics = metrics
         #: Every service on the port, once each, for /healthz.
         self.services = list({id(service): service for service in services}.values())
         self.handlers = dict(handlers or {})
@@ -138,6 +141,8 @@ class HttpSite:
             return await self._api(request.target)
         if path == "/healthz":
             return Reply(HTTPStatus.OK, json.dumps(self.health()).encode(), JSON)
+        if path == "/metrics" and self.metrics is not None:
+            return self.metrics()
         if path == "/async/schema.json":
             return Reply(HTTPStatus.OK, _async_schema(), "application/schema+json")
         return _static(path)

@@ -15,6 +15,7 @@ from typing import TypeVar
 
 from parlour.core.effects import Broadcast, Close, ConnId, Effect, Send, Store
 from parlour.core.service import Service
+from parlour.metrics.tally import Meter
 from parlour.storage import (
     AsyncGameRow,
     AsyncTurnRow,
@@ -32,7 +33,7 @@ from parlour.storage import (
 )
 from parlour.storage import Store as StoreBackend
 from parlour.storage.base import StoreFailure
-from parlour.storage.sqlite import SQLiteStore
+from parlour.storage.sql import SQLStore
 from parlour.transport.outbox import Outbox
 from parlour.transport.writer import ProcessCommitter, StoreWriter
 
@@ -88,6 +89,8 @@ class _Batch:
     outcome: bool | BaseException | None = None
     #: Told once the batch is committed and released (or refused): see Runtime.stored.
     waiters: list[asyncio.Future[None]] = field(default_factory=list)
+    #: When it left for the writer (time.perf_counter), for the commit latency metric.
+    sent: float = 0.0
 
 
 class Runtime:
@@ -139,6 +142,8 @@ class Runtime:
         self._committer: StoreWriter | ProcessCommitter | None = None
         self.store_writer = store_writer
         self._last_beat = self._last_purge = float("-inf")
+        #: What /metrics reports (parlour.metrics); None records nothing.
+        self.meter: Meter | None = None
 
     @property
     def store_status(self) -> str:
@@ -303,6 +308,7 @@ class Runtime:
             batch.outcome = True  # held only to keep order behind earlier batches
             self._release()
             return
+        batch.sent = time.perf_counter()
         self._store_committer().commit(batch.records, self._generation, partial(self._committed, batch))
 
     def _store_writer(self) -> StoreWriter:
@@ -314,8 +320,8 @@ class Runtime:
     def _store_committer(self) -> StoreWriter | ProcessCommitter:
         if self._committer is None:
             store = self.store
-            if self.store_writer == "process" and isinstance(store, SQLiteStore):
-                self._committer = ProcessCommitter(store.location, store.sync, asyncio.get_running_loop())
+            if self.store_writer == "process" and isinstance(store, SQLStore):
+                self._committer = ProcessCommitter(store.connect_to, store.sync, asyncio.get_running_loop())
             else:
                 self._committer = self._store_writer()
         return self._committer
@@ -324,6 +330,13 @@ class Runtime:
         if batch not in self._queued:
             return  # failed already, with a batch before it
         batch.outcome = True if error is None else error
+        meter = self.meter
+        if meter is not None:  # once per batch, never per record or per request
+            if error is None:
+                moves = sum(1 for record in batch.records if type(record) in _MOVES)
+                meter.committed(batch.records, time.perf_counter() - batch.sent, moves)
+            else:
+                meter.commit_failures += 1
         self._release()
 
     def _release(self) -> None:
@@ -529,6 +542,10 @@ class Runtime:
             await self._committer.close()
         await self._in_writer(lambda: store.heartbeat(now))
         self._store_writer().close()
+
+
+#: The records that are one move each (an Apologies/Fish/Tsuro move, an /async turn).
+_MOVES = (MoveRow, AsyncTurnRow)
 
 
 def _stores(effects: list[Effect]) -> bool:

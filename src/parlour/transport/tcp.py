@@ -12,6 +12,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
+from time import perf_counter
 
 from parlour.core.effects import Close
 from parlour.core.service import Service
@@ -50,18 +51,27 @@ class TcpListener:
         outbox = Outbox(write, close)
         runtime.outboxes[conn] = outbox
         sender = asyncio.create_task(outbox.run())
+        meter = runtime.meter
+        probe = None if meter is None else meter.probe(service)
+        if probe is not None:
+            probe.opened += 1
         try:
             runtime.execute(service.connected(conn, runtime.clock()), service, conn)
             while not writer.is_closing():
                 data = await reader.read(READ_SIZE)
                 if not data:
                     break
+                started = perf_counter() if probe is not None else 0.0
                 try:
                     effects = service.received(conn, data, runtime.clock())
                 except Exception:  # a service answers its own errors; this is a last resort
                     log.exception("service failed on data from connection %d", conn)
+                    if probe is not None:
+                        probe.failed("INTERNAL_ERROR")
                     break
                 runtime.execute(effects, service, conn)
+                if probe is not None:
+                    probe.observe(data, perf_counter() - started)
         except (ConnectionError, OSError):
             pass
         finally:

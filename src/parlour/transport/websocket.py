@@ -17,8 +17,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager, suppress
+from time import perf_counter
 from typing import cast
 
 import h11
@@ -31,7 +32,7 @@ from websockets.server import ServerProtocol
 
 from parlour.core.effects import Effect
 from parlour.core.service import Service
-from parlour.transport.http import HttpConnection, HttpHandler, HttpSite
+from parlour.transport.http import HttpConnection, HttpHandler, HttpSite, Reply
 from parlour.transport.outbox import Outbox
 from parlour.transport.runtime import Runtime
 
@@ -108,6 +109,9 @@ class WebsocketConnection(asyncio.Protocol):
         self._gone = False
         #: Resolved once the connection is lost and the service told (for the listener's stop).
         self.lost: asyncio.Future[None] = self._loop.create_future()
+        #: Where the handling time of each frame is recorded (parlour.metrics), if anywhere.
+        meter = self.runtime.meter
+        self.probe = None if meter is None else meter.probe(service)
 
     def opened(self, transport: asyncio.Transport, response: bytes, data: bytes) -> None:
         """The handshake succeeded: send its response, tell the service, read ``data`` (bytes
@@ -121,6 +125,8 @@ class WebsocketConnection(asyncio.Protocol):
         runtime.outboxes[conn] = outbox
         self._writer = self._loop.create_task(outbox.run())
         self._keepalive = self._loop.call_later(PING_INTERVAL, self._send_ping)
+        if self.probe is not None:
+            self.probe.opened += 1
         try:
             effects = service.connected(conn, runtime.clock())
         except Exception:
@@ -143,6 +149,7 @@ class WebsocketConnection(asyncio.Protocol):
             # close frame) is written: answers to frames that came before a close frame still
             # go out, ahead of the close frame, as RFC 6455 5.5.1 allows.
             runtime, service, conn, clock = self.runtime, self.service, self.conn, self.runtime.clock
+            probe = self.probe
             for frame in events:
                 opcode = frame.opcode
                 if opcode is OP_TEXT or opcode is OP_BINARY:
@@ -168,16 +175,23 @@ class WebsocketConnection(asyncio.Protocol):
                     try:
                         message = payload.decode()
                     except UnicodeDecodeError as error:
+                        if probe is not None:
+                            probe.failed("INVALID_UTF8")
                         self._fail(CloseCode.INVALID_DATA, f"{error.reason} at position {error.start}")
                         return
                 else:
                     message = payload
+                started = perf_counter() if probe is not None else 0.0
                 try:
                     effects: list[Effect] = service.received(conn, message, clock())
                 except Exception:  # a service answers its own errors; this is a last resort
                     log.exception("service failed on a frame from connection %d", conn)
+                    if probe is not None:
+                        probe.failed("INTERNAL_ERROR")
                     continue
                 runtime.execute(effects, service, conn)
+                if probe is not None:
+                    probe.observe(message, perf_counter() - started)
         if protocol.writes:
             self._send_protocol_data()
         if protocol.state is not OPEN:
@@ -346,11 +360,12 @@ class WebsocketListener:
         runtime: Runtime,
         routes: Mapping[str, Service] | None = None,
         http_handlers: Mapping[str, HttpHandler] | None = None,
+        metrics: Callable[[], Reply] | None = None,
     ) -> None:
         self.service = service
         self.runtime = runtime
         self.routes = dict(routes or {})
-        self.site = HttpSite(runtime, [service, *self.routes.values()], http_handlers)
+        self.site = HttpSite(runtime, [service, *self.routes.values()], http_handlers, metrics)
         self.server: asyncio.Server | None = None
         self.http: set[HttpConnection] = set()
         self.websockets: set[WebsocketConnection] = set()
@@ -415,13 +430,15 @@ async def serve_websocket(
     runtime: Runtime | None = None,
     routes: Mapping[str, Service] | None = None,
     http_handlers: Mapping[str, HttpHandler] | None = None,
+    metrics: Callable[[], Reply] | None = None,
 ) -> AsyncIterator[WebsocketListener]:
     """Serve websockets and HTTP on ``host:port`` for the duration of the block.
 
     ``routes`` maps exact websocket paths to their services (every other path: ``service``);
-    ``http_handlers`` maps exact HTTP paths to handlers. ``listener.port`` is the bound port.
+    ``http_handlers`` maps exact HTTP paths to handlers; ``metrics`` answers ``GET /metrics``.
+    ``listener.port`` is the bound port.
     """
-    listener = WebsocketListener(service, runtime or Runtime(), routes, http_handlers)
+    listener = WebsocketListener(service, runtime or Runtime(), routes, http_handlers, metrics)
     listener.server = await asyncio.get_running_loop().create_server(listener._accept, host, port)
     try:
         yield listener

@@ -112,6 +112,8 @@ class ApologiesService:
         )
         self.schedule: Schedule | None = None
         self._out: list[Effect] = []
+        #: REQUEST_FAILED answers by reason code, read by /metrics (parlour.metrics).
+        self.failures: dict[str, int] = {}
 
     # Sink: events are rendered the moment they are emitted.
     def send(self, conns: Iterable[ConnId], event: Event) -> None:
@@ -133,6 +135,7 @@ class ApologiesService:
 
     def _fail(self, conn: ConnId, error: ParlourError, what: str) -> None:
         reason, comment = failure_reason(error)
+        self.failures[reason] = self.failures.get(reason, 0) + 1
         who = f" for {error.handle}" if error.handle else ""
         log.info("%s failed%s: %s %s", what, who, reason, comment)
         self.send((conn,), RequestFailed(error))

@@ -50,6 +50,10 @@ class AsyncLimits:
     requests_per_second: float = 50.0
     list_interval: float = 2.0
     outcome_retention: float = 7 * 86400.0
+    #: How long a game stays in memory once OVER or ABORTED (it stays in the store): status
+    #: reports still name it meanwhile. Without this every game ever played stayed in memory
+    #: (bench/soak.py: about 19 KB per game). A restart loads none of them either.
+    finished_retention: float = 2 * 86400.0
     #: A frame may carry a state and a summary of max_state_bytes each, JSON-escaped.
     max_frame_bytes: int = 768 * 1024
 
@@ -111,6 +115,8 @@ class Hub:
         #: Observers of each game (account ids, S17): they get every event the players get.
         self.observers: dict[int, set[int]] = {}
         self.out: list[Effect] = []
+        #: ErrorRequest answers by code, read by /metrics (parlour.metrics).
+        self.errors: dict[str, int] = {}
         #: Games changed by this input (stored once each, as they are at its end) and the
         #: other records it produced.
         self.dirty: dict[int, AsyncGame] = {}
@@ -211,6 +217,7 @@ class Hub:
         request_type: str | None = None,
         request_id: str | None = None,
     ) -> None:
+        self.errors[code] = self.errors.get(code, 0) + 1
         self.send(
             conn,
             ErrorRequest(

@@ -135,9 +135,20 @@ class AsyncService:
         for game in list(hub.games.values()):
             if game.status in LIVE:
                 play.tick_game(hub, game, now)
+            elif game.finished is not None and now - game.finished >= hub.limits.finished_retention:
+                self._forget_game(game)
         observe.tick(hub, now)
         social.tick(hub, now)
         return hub.take(now)
+
+    def _forget_game(self, game: AsyncGame) -> None:
+        """A finished game leaves memory (the store keeps it), as if the server had restarted."""
+        hub = self.hub
+        if game.id in hub.dirty:
+            return  # not stored yet: the next tick forgets it
+        hub.games.pop(game.id, None)
+        hub.rules.pop(game.id, None)
+        hub.observers.pop(game.id, None)
 
     def shutdown(self, now: float) -> list[Effect]:
         """Games stay stored; connections are told the server is going away."""

@@ -1,4 +1,6 @@
-"""SQLiteStore on real files: commits and loads, listing, operations, and failures."""
+"""Both stores (SQLite files, PostgreSQL databases) through the one interface: commits and
+loads, listing, operations, and failures. The tests of one backend's own behaviour (SQLite's
+locks, WAL and disk) take ``sqlite_store``."""
 
 from __future__ import annotations
 
@@ -31,7 +33,10 @@ from parlour.storage import (
     StoreFailure,
 )
 from parlour.storage.migrations import LATEST
+from parlour.storage.postgres import PostgresStore
+from parlour.storage.sql import SQLStore
 from parlour.storage.sqlite import SQLiteStore
+from tests.storage.conftest import open_at
 from tests.storage.rows import (
     ASYNC_STATUSES,
     account,
@@ -62,23 +67,23 @@ def path(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def store(path: Path) -> Iterator[SQLiteStore]:
+def sqlite_store(path: Path) -> Iterator[SQLiteStore]:
     opened = SQLiteStore(path)
     yield opened
     opened.close()
 
 
-def _reopened(store: SQLiteStore) -> SQLiteStore:
-    """The same file through a new connection: what a restarted server would see."""
+def _reopened(store: SQLStore) -> SQLStore:
+    """The same store through a new connection: what a restarted server would see."""
     store.close()
-    return SQLiteStore(store.path)
+    return open_at(store.url if isinstance(store, PostgresStore) else store.location)
 
 
 # ---------------------------------------------------------------------------------------------
 # Commit and load
 
 
-def test_players_are_upserted_and_deleted_in_the_order_of_the_batch(store: SQLiteStore) -> None:
+def test_players_are_upserted_and_deleted_in_the_order_of_the_batch(store: SQLStore) -> None:
     alice, bob, carol = player(1, "alice"), player(2, "bob"), player(3, "carol")
     renamed = PlayerRow(bob.id, "robert", registered=9999.0, last_active=3000.0)
     store.commit([alice, bob, PlayerGone(alice.id), PlayerGone(carol.id), carol, renamed])
@@ -95,7 +100,7 @@ def test_players_are_upserted_and_deleted_in_the_order_of_the_batch(store: SQLit
     assert store.load_player("nobody") is None
 
 
-def test_a_game_saved_several_times_in_one_batch_is_stored_as_it_was_last(store: SQLiteStore) -> None:
+def test_a_game_saved_several_times_in_one_batch_is_stored_as_it_was_last(store: SQLStore) -> None:
     advertised = game(1, state="ADVERTISED")
     playing = game(1, state="PLAYING", started=150.0, moves=2)
     done = finished_game(1, finished=300.0, moves=3, name="renamed")
@@ -107,7 +112,7 @@ def test_a_game_saved_several_times_in_one_batch_is_stored_as_it_was_last(store:
     assert [row.id for row in store.list_games(player="handle1")] == [done.id]
 
 
-def test_a_game_round_trips_every_field(store: SQLiteStore) -> None:
+def test_a_game_round_trips_every_field(store: SQLStore) -> None:
     row = GameRow(
         id="g",
         protocol="fish",
@@ -134,7 +139,7 @@ def test_a_game_round_trips_every_field(store: SQLiteStore) -> None:
         store.close()
 
 
-def test_load_live_returns_the_live_games_only_with_their_moves_in_order(store: SQLiteStore) -> None:
+def test_load_live_returns_the_live_games_only_with_their_moves_in_order(store: SQLStore) -> None:
     store.commit(populate(games=8, moves=6))
     # Moves arrive over several batches, the later ones first within each.
     later = move_rows("game-0002", 9, start=6)
@@ -149,7 +154,7 @@ def test_load_live_returns_the_live_games_only_with_their_moves_in_order(store: 
     assert sorted(p.handle for p in snapshot.players) == ["handle1", "handle2"]
 
 
-def test_the_heartbeat_is_the_last_one_and_outlives_the_connection(store: SQLiteStore) -> None:
+def test_the_heartbeat_is_the_last_one_and_outlives_the_connection(store: SQLStore) -> None:
     assert store.load_live().heartbeat is None
     store.heartbeat(1_723_456_789.123456)
     assert store.load_live().heartbeat == 1_723_456_789.123456
@@ -161,7 +166,7 @@ def test_the_heartbeat_is_the_last_one_and_outlives_the_connection(store: SQLite
         store.close()
 
 
-def test_an_empty_batch_writes_nothing(store: SQLiteStore) -> None:
+def test_an_empty_batch_writes_nothing(store: SQLStore) -> None:
     store.commit([])
     assert store.check()["counts"] == dict.fromkeys(
         (
@@ -183,7 +188,7 @@ def test_an_empty_batch_writes_nothing(store: SQLiteStore) -> None:
 # Listing finished games
 
 
-def test_finished_games_are_listed_newest_first_and_paged_through_ties(store: SQLiteStore) -> None:
+def test_finished_games_are_listed_newest_first_and_paged_through_ties(store: SQLStore) -> None:
     # Eleven finished games, several finishing at the same instant, and live ones never listed.
     finishes = [50.0, 70.0, 70.0, 70.0, 60.0, 90.0, 70.0, 60.0, 80.0, 80.0, 55.0]
     rows = [finished_game(n, finished=f, moves=0) for n, f in enumerate(finishes)]
@@ -202,7 +207,7 @@ def test_finished_games_are_listed_newest_first_and_paged_through_ties(store: SQ
     assert [row for page in pages for row in page] == newest_first
 
 
-def test_every_finished_state_is_listed_and_no_live_one(store: SQLiteStore) -> None:
+def test_every_finished_state_is_listed_and_no_live_one(store: SQLStore) -> None:
     store.commit(
         [
             finished_game(1, finished=10.0, state="COMPLETED"),
@@ -215,7 +220,7 @@ def test_every_finished_state_is_listed_and_no_live_one(store: SQLiteStore) -> N
     assert [row.state for row in store.list_games()] == ["ABORTED", "CANCELLED", "COMPLETED"]
 
 
-def test_games_are_filtered_by_type_and_by_human_player(store: SQLiteStore) -> None:
+def test_games_are_filtered_by_type_and_by_human_player(store: SQLStore) -> None:
     def seats(*people: tuple[str, bool]) -> list[SeatRow]:
         return [SeatRow(handle, robot, "FINISHED") for handle, robot in people]
 
@@ -248,7 +253,7 @@ def test_games_are_filtered_by_type_and_by_human_player(store: SQLiteStore) -> N
 # Purge, check, export and import, backup
 
 
-def test_purge_forgets_old_finished_games_with_their_moves_and_seats(store: SQLiteStore) -> None:
+def test_purge_forgets_old_finished_games_with_their_moves_and_seats(store: SQLStore) -> None:
     old = [finished_game(n, finished=100.0 + n, moves=2) for n in range(3)]
     new = finished_game(3, finished=500.0, moves=2)
     live = game(4, moves=2, created=1.0)  # older than all of them, but still being played
@@ -274,7 +279,7 @@ def test_purge_forgets_old_finished_games_with_their_moves_and_seats(store: SQLi
     assert store.purge(finished_before=500.0) == 0
 
 
-def test_check_counts_every_kind_of_row(store: SQLiteStore) -> None:
+def test_check_counts_every_kind_of_row(store: SQLStore) -> None:
     store.commit(
         [*populate(games=6, moves=4), *populate_social(), *populate_async(accounts=3, games=4, turns=3)]
     )
@@ -304,7 +309,7 @@ def test_check_counts_every_kind_of_row(store: SQLiteStore) -> None:
     }
 
 
-def test_check_finds_games_whose_count_of_moves_disagrees_with_their_move_rows(store: SQLiteStore) -> None:
+def test_check_finds_games_whose_count_of_moves_disagrees_with_their_move_rows(store: SQLStore) -> None:
     store.commit(
         [
             game(1, moves=5),  # claims five moves, has four
@@ -321,7 +326,7 @@ def test_check_finds_games_whose_count_of_moves_disagrees_with_their_move_rows(s
     assert report["integrity"] == ["ok"]
 
 
-def test_an_export_imported_into_a_new_store_exports_the_same(store: SQLiteStore, tmp_path: Path) -> None:
+def test_an_export_imported_into_a_new_store_exports_the_same(store: SQLStore, tmp_path: Path) -> None:
     store.commit(
         [*populate(games=7, moves=5), *populate_async(accounts=3, games=5, turns=2), *populate_social()]
     )
@@ -371,7 +376,7 @@ def test_an_export_imported_into_a_new_store_exports_the_same(store: SQLiteStore
         copy.close()
 
 
-def test_an_import_into_a_store_that_has_rows_is_refused_and_changes_nothing(store: SQLiteStore) -> None:
+def test_an_import_into_a_store_that_has_rows_is_refused_and_changes_nothing(store: SQLStore) -> None:
     store.commit(populate(games=2, moves=1))
     exported = list(store.export())
     before = store.check()
@@ -382,15 +387,16 @@ def test_an_import_into_a_store_that_has_rows_is_refused_and_changes_nothing(sto
     assert store.check() == before
 
 
-def test_an_import_of_an_unknown_kind_of_row_is_refused(store: SQLiteStore) -> None:
+def test_an_import_of_an_unknown_kind_of_row_is_refused(store: SQLStore) -> None:
     with pytest.raises(ValueError, match="unknown kind of row 'table'"):
         store.import_rows([("table", {"id": "t"})])
     assert store.check()["counts"]["games"] == 0
 
 
 def test_an_export_is_one_snapshot_while_another_connection_commits(
-    store: SQLiteStore, tmp_path: Path
+    sqlite_store: SQLiteStore, tmp_path: Path
 ) -> None:
+    store = sqlite_store
     store.commit([game(1, moves=2), *move_rows("game-0001", 2)])
     server = SQLiteStore(store.path)
     committed = False
@@ -428,8 +434,9 @@ def test_an_export_is_one_snapshot_while_another_connection_commits(
 
 
 def test_a_backup_taken_while_another_connection_holds_the_store_opens_with_the_same_rows(
-    store: SQLiteStore, tmp_path: Path
+    sqlite_store: SQLiteStore, tmp_path: Path
 ) -> None:
+    store = sqlite_store
     store.commit(populate(games=6, moves=3))  # in the WAL, not yet in the main file
     writer = sqlite3.connect(store.path, isolation_level=None)
     writer.execute("BEGIN EXCLUSIVE")
@@ -449,9 +456,7 @@ def test_a_backup_taken_while_another_connection_holds_the_store_opens_with_the_
         copy.close()
 
 
-def test_a_backup_never_overwrites_a_file_nor_leaves_a_partial_one(
-    store: SQLiteStore, tmp_path: Path
-) -> None:
+def test_a_backup_never_overwrites_a_file_nor_leaves_a_partial_one(store: SQLStore, tmp_path: Path) -> None:
     store.commit(populate(games=1, moves=0))
     existing = tmp_path / "precious.db"
     existing.write_bytes(b"do not touch")
@@ -468,7 +473,8 @@ def test_a_backup_never_overwrites_a_file_nor_leaves_a_partial_one(
 # Failures
 
 
-def test_a_commit_that_cannot_get_the_write_lock_fails_and_writes_nothing(store: SQLiteStore) -> None:
+def test_a_commit_that_cannot_get_the_write_lock_fails_and_writes_nothing(sqlite_store: SQLiteStore) -> None:
+    store = sqlite_store
     store.commit([player(1)])
     other = sqlite3.connect(store.path, isolation_level=None)
     other.execute("BEGIN EXCLUSIVE")
@@ -489,7 +495,8 @@ def test_a_commit_that_cannot_get_the_write_lock_fails_and_writes_nothing(store:
     assert store.load_player(player(2).id) == player(2)
 
 
-def test_a_commit_on_a_full_disk_fails_and_writes_none_of_its_rows(store: SQLiteStore) -> None:
+def test_a_commit_on_a_full_disk_fails_and_writes_none_of_its_rows(sqlite_store: SQLiteStore) -> None:
+    store = sqlite_store
     store.commit([player(1)])
     pages = store.db.execute("PRAGMA page_count").fetchone()[0]
     store.db.execute(f"PRAGMA max_page_count = {pages}")  # the disk is full now
@@ -508,7 +515,7 @@ def test_a_commit_on_a_full_disk_fails_and_writes_none_of_its_rows(store: SQLite
 
 
 def test_accounts_are_upserted_keep_their_creation_time_and_are_found_whatever_the_case(
-    store: SQLiteStore,
+    store: SQLStore,
 ) -> None:
     ann, bob = account(1, "Ann"), account(2, "Straße", password_hash="")  # "" : an OAuth2 account
     store.commit([ann, bob])
@@ -528,20 +535,20 @@ def test_accounts_are_upserted_keep_their_creation_time_and_are_found_whatever_t
         store.close()
 
 
-def test_a_name_taken_in_another_case_fails_the_whole_commit(store: SQLiteStore) -> None:
+def test_a_name_taken_in_another_case_fails_the_whole_commit(store: SQLStore) -> None:
     store.commit([account(1, "Ann")])
-    with pytest.raises(StoreFailure, match="UNIQUE"):
+    with pytest.raises(StoreFailure, match=r"(?i)unique"):
         store.commit([account(2, "Bob"), account(3, "ANN")])
     assert [row.name for row in store.accounts()] == ["Ann"]
 
 
-def test_an_account_saved_several_times_in_one_batch_is_stored_as_it_was_last(store: SQLiteStore) -> None:
+def test_an_account_saved_several_times_in_one_batch_is_stored_as_it_was_last(store: SQLStore) -> None:
     # One multi-row upsert may not touch a row twice (PostgreSQL refuses): the store keeps the last.
     store.commit([account(1, "first"), account(2), account(1, "second"), account(1, "third")])
     assert [row.name for row in store.accounts()] == ["third", "Player2"]
 
 
-def test_async_games_and_turns_round_trip_and_only_live_games_are_loaded(store: SQLiteStore) -> None:
+def test_async_games_and_turns_round_trip_and_only_live_games_are_loaded(store: SQLStore) -> None:
     big = async_game(7, doc=bytes(range(256)) * 1200)  # a state of 300 KiB
     rows = [async_game(n, status) for n, status in enumerate(ASYNC_STATUSES, 1)]
     # Turns come before their game in the batch, and in no order: a commit writes games first.
@@ -566,7 +573,7 @@ def test_async_games_and_turns_round_trip_and_only_live_games_are_loaded(store: 
         store.close()
 
 
-def test_an_async_game_is_updated_whole_and_a_turn_written_again_is_replaced(store: SQLiteStore) -> None:
+def test_an_async_game_is_updated_whole_and_a_turn_written_again_is_replaced(store: SQLStore) -> None:
     store.commit([async_game(1, "NOT_STARTED"), *async_turns(1, 2)])
     later = async_game(1, "OUTCOME", created=1.0, updated=9000.0, doc=b"new", game_type="go")
     again = AsyncTurnRow(1, 1, 8000.0, b"rewritten")
@@ -577,20 +584,20 @@ def test_an_async_game_is_updated_whole_and_a_turn_written_again_is_replaced(sto
     assert store.async_turns(1) == [async_turns(1, 1)[0], again]
 
 
-def test_many_turns_in_one_batch_are_written(store: SQLiteStore) -> None:
+def test_many_turns_in_one_batch_are_written(store: SQLStore) -> None:
     # More bound values than one statement takes: the rows are split over several statements.
     turns = async_turns(1, 600)
     store.commit([async_game(1), *turns])
     assert store.async_turns(1) == turns
 
 
-def test_a_turn_of_an_unknown_game_fails_the_commit(store: SQLiteStore) -> None:
-    with pytest.raises(StoreFailure, match="FOREIGN KEY"):
+def test_a_turn_of_an_unknown_game_fails_the_commit(store: SQLStore) -> None:
+    with pytest.raises(StoreFailure, match=r"(?i)foreign key"):
         store.commit([account(1), *async_turns(5, 1)])
     assert store.accounts() == []
 
 
-def test_the_leaderboard_is_best_ordinal_first_with_names(store: SQLiteStore) -> None:
+def test_the_leaderboard_is_best_ordinal_first_with_names(store: SQLStore) -> None:
     accounts = [account(n, name) for n, name in enumerate(["ann", "bob", "cat", "dan"], 1)]
     ratings = [
         rating(1, mu=30.0, sigma=5.0),  # ordinal 15
@@ -613,14 +620,14 @@ def test_the_leaderboard_is_best_ordinal_first_with_names(store: SQLiteStore) ->
     assert store.ratings() == [ratings[0], better, ratings[2], ratings[3]]
 
 
-def test_a_rating_of_an_unknown_account_fails_the_commit(store: SQLiteStore) -> None:
-    with pytest.raises(StoreFailure, match="FOREIGN KEY"):
+def test_a_rating_of_an_unknown_account_fails_the_commit(store: SQLStore) -> None:
+    with pytest.raises(StoreFailure, match=r"(?i)foreign key"):
         store.commit([rating(42)])
     assert store.ratings() == []
 
 
 @pytest.mark.parametrize("key", ["application", "version", "schema_version", "heartbeat", "", "k" * 65])
-def test_the_stores_own_metadata_is_refused(store: SQLiteStore, key: str) -> None:
+def test_the_stores_own_metadata_is_refused(store: SQLStore, key: str) -> None:
     with pytest.raises(ValueError, match=r"belongs to the store|1 to 64 characters"):
         MetaRow(key, "mine")
     # Nor can one be decoded (from the writer process's frames, or an export).
@@ -632,7 +639,7 @@ def test_the_stores_own_metadata_is_refused(store: SQLiteStore, key: str) -> Non
     assert store.meta("application") == "parlour"
 
 
-def test_metadata_values_are_upserted(store: SQLiteStore) -> None:
+def test_metadata_values_are_upserted(store: SQLStore) -> None:
     assert store.meta("motd") is None
     store.commit([MetaRow("motd", "hello"), MetaRow("motd", "hello again"), MetaRow("other", "")])
     assert (store.meta("motd"), store.meta("other")) == ("hello again", "")
@@ -640,7 +647,7 @@ def test_metadata_values_are_upserted(store: SQLiteStore) -> None:
     assert store.meta("motd") == "bye"
 
 
-def test_a_secret_is_made_once_and_kept_across_restarts(store: SQLiteStore) -> None:
+def test_a_secret_is_made_once_and_kept_across_restarts(store: SQLStore) -> None:
     secret = store.ensure_secret("session_secret")
     assert len(secret) == 32
     assert store.ensure_secret("session_secret") == secret
@@ -654,13 +661,13 @@ def test_a_secret_is_made_once_and_kept_across_restarts(store: SQLiteStore) -> N
         store.close()
 
 
-def test_connections_making_a_secret_at_once_all_get_the_same(path: Path) -> None:
-    """Servers (or a server and its writer process) opening a new store at once: each reads
-    and makes the secret under the write lock, so one makes it and the others read it."""
-    stores = [SQLiteStore(path) for _ in range(4)]
+def test_connections_making_a_secret_at_once_all_get_the_same(store_location: str) -> None:
+    """Servers (or a server and its writer process) opening a new store at once: the first
+    insert wins and the others read it back."""
+    stores = [open_at(store_location) for _ in range(4)]
     start = threading.Barrier(len(stores))
 
-    def make(store: SQLiteStore) -> bytes:
+    def make(store: SQLStore) -> bytes:
         start.wait()
         return store.ensure_secret("session_secret")
 
@@ -674,14 +681,14 @@ def test_connections_making_a_secret_at_once_all_get_the_same(path: Path) -> Non
 
 
 @pytest.mark.parametrize("value", ["not hex", "abcd"])
-def test_a_secret_that_is_not_one_is_a_failure_that_does_not_show_it(store: SQLiteStore, value: str) -> None:
+def test_a_secret_that_is_not_one_is_a_failure_that_does_not_show_it(store: SQLStore, value: str) -> None:
     store.commit([MetaRow("session_secret", value)])
     with pytest.raises(StoreFailure, match="not a secret of 32 hex bytes") as failed:
         store.ensure_secret("session_secret")
     assert value not in str(failed.value)
 
 
-def test_purge_forgets_old_async_games_that_are_over_with_their_turns(store: SQLiteStore) -> None:
+def test_purge_forgets_old_async_games_that_are_over_with_their_turns(store: SQLStore) -> None:
     old = [async_game(n, status, updated=100.0) for n, status in enumerate(ASYNC_STATUSES, 1)]
     new_over = async_game(6, "OVER", updated=900.0)
     store.commit([*old, new_over, *(t for n in range(1, 7) for t in async_turns(n, 2))])
@@ -697,14 +704,15 @@ def test_purge_forgets_old_async_games_that_are_over_with_their_turns(store: SQL
     assert store.purge(finished_before=500.0) == 0
 
 
-def test_an_import_into_a_store_with_accounts_is_refused(store: SQLiteStore) -> None:
+def test_an_import_into_a_store_with_accounts_is_refused(store: SQLStore) -> None:
     store.commit([account(1)])
     with pytest.raises(ValueError, match="not empty"):
         store.import_rows([("async_game", msgspec.to_builtins(async_game(1)))])
     assert store.load_async_game(1) is None
 
 
-def test_the_async_rows_of_a_failed_commit_are_not_written(store: SQLiteStore) -> None:
+def test_the_async_rows_of_a_failed_commit_are_not_written(sqlite_store: SQLiteStore) -> None:
+    store = sqlite_store
     store.commit([account(1)])
     other = sqlite3.connect(store.path, isolation_level=None)
     other.execute("BEGIN EXCLUSIVE")
@@ -726,7 +734,7 @@ def test_the_async_rows_of_a_failed_commit_are_not_written(store: SQLiteStore) -
 # The social side of /async and the push outbox (schema v4)
 
 
-def test_chat_history_is_the_last_lines_of_each_scope_oldest_first(store: SQLiteStore) -> None:
+def test_chat_history_is_the_last_lines_of_each_scope_oldest_first(store: SQLStore) -> None:
     lobby, game_1, game_2 = chat_lines(0, 7), chat_lines(1, 2, sender=2), chat_lines(2, 5, sender=3)
     # Scopes interleaved and in no order in the batch: the store orders by sequence number.
     store.commit([*reversed(lobby), *game_2, *game_1])
@@ -744,7 +752,7 @@ def test_chat_history_is_the_last_lines_of_each_scope_oldest_first(store: SQLite
         store.close()
 
 
-def test_the_chat_of_many_scopes_is_loaded_in_groups(store: SQLiteStore) -> None:
+def test_the_chat_of_many_scopes_is_loaded_in_groups(store: SQLStore) -> None:
     # More scopes than one statement binds.
     lines = [line for scope in range(1, 1201) for line in chat_lines(scope, 2, sender=scope % 3 + 1)]
     store.commit(lines)
@@ -753,14 +761,14 @@ def test_the_chat_of_many_scopes_is_loaded_in_groups(store: SQLiteStore) -> None
     assert loaded[700] == [lines[2 * 699 + 1]]
 
 
-def test_a_chat_line_written_twice_fails_the_whole_commit(store: SQLiteStore) -> None:
+def test_a_chat_line_written_twice_fails_the_whole_commit(store: SQLStore) -> None:
     store.commit(chat_lines(0, 2))
-    with pytest.raises(StoreFailure, match="UNIQUE"):
+    with pytest.raises(StoreFailure, match=r"(?i)unique"):
         store.commit([*chat_lines(1, 1), chat_lines(0, 1, start=2)[0]])
     assert store.load_chat([0, 1], 10) == {0: chat_lines(0, 2), 1: []}
 
 
-def test_relations_keep_their_first_addition_and_follow_the_order_of_the_batch(store: SQLiteStore) -> None:
+def test_relations_keep_their_first_addition_and_follow_the_order_of_the_batch(store: SQLStore) -> None:
     store.commit([account(n) for n in range(1, 5)])
     buddy = relation(1, 2)
     store.commit([buddy, relation(1, 2, "ignore"), relation(3, 1)])
@@ -790,9 +798,9 @@ def test_relations_keep_their_first_addition_and_follow_the_order_of_the_batch(s
         store.close()
 
 
-def test_a_relation_of_an_unknown_account_or_kind_is_refused(store: SQLiteStore) -> None:
+def test_a_relation_of_an_unknown_account_or_kind_is_refused(store: SQLStore) -> None:
     store.commit([account(1)])
-    with pytest.raises(StoreFailure, match="FOREIGN KEY"):
+    with pytest.raises(StoreFailure, match=r"(?i)foreign key"):
         store.commit([relation(1, 42)])
     with pytest.raises(ValueError, match="buddy, ignore"):
         RelationRow(1, 1, "friend", 1.0)
@@ -801,7 +809,7 @@ def test_a_relation_of_an_unknown_account_or_kind_is_refused(store: SQLiteStore)
     assert store.relations() == []
 
 
-def test_reports_are_listed_newest_first(store: SQLiteStore) -> None:
+def test_reports_are_listed_newest_first(store: SQLStore) -> None:
     store.commit([account(1), account(2)])
     reports = [report(1, at=10.0), report(2, at=30.0, reported="Ünknown name", scope=7), report(1, at=20.0)]
     store.commit(reports)
@@ -810,14 +818,14 @@ def test_reports_are_listed_newest_first(store: SQLiteStore) -> None:
     assert store.reports(0) == []
     with pytest.raises(ValueError, match="negative"):
         store.reports(-1)
-    with pytest.raises(StoreFailure, match="FOREIGN KEY"):
+    with pytest.raises(StoreFailure, match=r"(?i)foreign key"):
         store.commit([report(42, at=1.0)])
-    with pytest.raises(StoreFailure, match="UNIQUE"):  # reports are only ever inserted
+    with pytest.raises(StoreFailure, match=r"(?i)unique"):  # reports are only ever inserted
         store.commit([report(1, at=10.0, reported="again")])
     assert len(store.reports(10)) == 3
 
 
-def test_devices_are_linked_again_and_unlinked(store: SQLiteStore) -> None:
+def test_devices_are_linked_again_and_unlinked(store: SQLStore) -> None:
     store.commit([account(1), account(2)])
     phone, tablet = device(1), device(1, "IOS", "apple")
     store.commit([phone, tablet, device(2)])
@@ -827,11 +835,11 @@ def test_devices_are_linked_again_and_unlinked(store: SQLiteStore) -> None:
     # Unlinked then linked in one batch: linked; linked then unlinked: not.
     store.commit([DeviceGone(1, "IOS", "apple"), tablet, device(2), DeviceGone(2, "FCM", "token-2")])
     assert store.devices() == [later, tablet]
-    with pytest.raises(StoreFailure, match="FOREIGN KEY"):
+    with pytest.raises(StoreFailure, match=r"(?i)foreign key"):
         store.commit([device(42)])
 
 
-def test_the_notification_outbox(store: SQLiteStore) -> None:
+def test_the_notification_outbox(store: SQLStore) -> None:
     store.commit([account(1), account(2)])
     first, second, third = notification(1), notification(2, account_id=2), notification(3)
     store.commit([third, first, second])
@@ -851,7 +859,7 @@ def test_the_notification_outbox(store: SQLiteStore) -> None:
     ]
     with pytest.raises(ValueError, match="negative"):
         store.pending_notifications(now=0.0, limit=-1)
-    with pytest.raises(StoreFailure, match="FOREIGN KEY"):
+    with pytest.raises(StoreFailure, match=r"(?i)foreign key"):
         store.commit([notification(9, account_id=42)])
     # A purge drops what was delivered before its time, never what waits.
     assert store.purge(finished_before=9600.0) == 0
@@ -861,7 +869,7 @@ def test_the_notification_outbox(store: SQLiteStore) -> None:
     assert len(store.pending_notifications(now=10_000.0, limit=10)) == 2
 
 
-def test_purge_forgets_the_chat_of_the_games_it_forgets(store: SQLiteStore) -> None:
+def test_purge_forgets_the_chat_of_the_games_it_forgets(store: SQLStore) -> None:
     store.commit(
         [
             async_game(1, "OVER", updated=100.0),
@@ -882,7 +890,7 @@ def test_purge_forgets_the_chat_of_the_games_it_forgets(store: SQLiteStore) -> N
     }
 
 
-def test_an_import_into_a_store_with_only_social_rows_is_refused(store: SQLiteStore) -> None:
+def test_an_import_into_a_store_with_only_social_rows_is_refused(store: SQLStore) -> None:
     store.commit(chat_lines(0, 1))
     with pytest.raises(ValueError, match="not empty"):
         store.import_rows([("chat", msgspec.to_builtins(ChatRow(1, 1, 1, "a", "b", 0, 1.0)))])
@@ -906,7 +914,7 @@ def test_without_autocheckpoint_commits_leave_the_wal_to_a_checkpoint_elsewhere(
     reader.close()
 
 
-def test_purge_forgets_lobby_chat_older_than_the_cutoff(store: SQLiteStore) -> None:
+def test_purge_forgets_lobby_chat_older_than_the_cutoff(store: SQLStore) -> None:
     lines = chat_lines(0, 4)  # sent at 6001..6004
     store.commit(lines)
     store.purge(finished_before=6002.5)
