@@ -187,7 +187,10 @@ class AccountRoutes:
         if not game_type:
             return _error(HTTPStatus.BAD_REQUEST, "'game_type' is required")
         limit_text = (query.get("limit") or ["50"])[0]
-        if not limit_text.isdigit() or not 1 <= int(limit_text) <= MAX_LEADERS:
+        # ASCII digits only, and few of them: int() refuses "²" and numbers past 4,300 digits.
+        if not (limit_text.isascii() and limit_text.isdigit() and len(limit_text) <= 6) or not (
+            1 <= int(limit_text) <= MAX_LEADERS
+        ):
             return _error(HTTPStatus.BAD_REQUEST, f"'limit' must be a whole number from 1 to {MAX_LEADERS}")
         rated = [
             (ordinal(mu, sigma), account.id, account.name, mu, sigma, games)

@@ -199,7 +199,11 @@ def _static(path: str) -> Reply:
     relative = "index.html" if path in ("", "/") else path.lstrip("/")
     if root is not None and ".." not in Path(relative).parts:
         target = (root / relative).resolve()
-        if target.is_file() and target.is_relative_to(root.resolve()):
+        try:
+            found = target.is_file() and target.is_relative_to(root.resolve())
+        except OSError:  # a name too long for the file system, or a path that cannot be
+            found = False  # a file: whatever the request asked for, it names no file here
+        if found:
             kind = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
             if kind.startswith("text/") or kind.endswith("javascript"):
                 kind += "; charset=utf-8"
