@@ -61,6 +61,8 @@ class Outbox:
         self.frame = frame
         self._queue: deque[bytes | Close] = deque()
         self._ready = asyncio.Event()
+        #: The connection is gone: the writer task returns at its next wake-up (see stop).
+        self._stopped = False
         self._closing = False
 
     def put(self, item: bytes | Close) -> None:
@@ -138,7 +140,7 @@ class Outbox:
         while True:
             await self._ready.wait()
             self._ready.clear()
-            while queue:
+            while queue and not self._stopped:
                 batch: list[bytes] = []
                 while queue and not isinstance(queue[0], Close):
                     batch.append(queue.popleft())  # type: ignore[arg-type]
@@ -152,6 +154,18 @@ class Outbox:
                     assert isinstance(item, Close)
                     await self._close(item.code, item.reason)
                     return
+            if self._stopped:
+                return
+
+    def stop(self) -> None:
+        """The connection is gone: drop what is queued and let the writer task return (from
+        waiting for work, or from a write its connection released). Not a cancellation: a
+        cancelled task keeps its frames in the exception's traceback, a reference cycle
+        through the whole connection that only the cyclic collector frees, late and at a cost,
+        for every connection that ever closed."""
+        self._stopped = True
+        self._queue.clear()
+        self._ready.set()
 
     async def flush(self, timeout: float) -> None:
         """Wait (bounded) until everything queued so far has been handed to the socket."""

@@ -240,9 +240,12 @@ class WebsocketConnection(asyncio.Protocol):
         except Exception:
             log.exception("service failed on the loss of connection %d", conn)
         finally:
-            runtime.outboxes.pop(conn, None)
-            if self._writer is not None:
+            outbox = runtime.outboxes.pop(conn, None)
+            if outbox is not None:
+                outbox.stop()  # its write, if one waits, was released by _wake_writer above
+            elif self._writer is not None:
                 self._writer.cancel()
+            self._writer = None
             self.lost.set_result(None)
 
     def pause_writing(self) -> None:
