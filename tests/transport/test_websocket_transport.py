@@ -496,3 +496,10 @@ def test_a_closed_connection_is_freed_without_the_cyclic_collector(loop: str) ->
                 gc.garbage.clear()
 
     run_on(loop, test)
+
+
+def test_keepalive_intervals_are_spread_so_connections_opened_together_are_not_pinged_together() -> None:
+    intervals = [websocket._ping_interval() for _ in range(200)]
+    low, high = websocket.PING_INTERVAL * 0.75, websocket.PING_INTERVAL * 1.25
+    assert all(low <= interval <= high for interval in intervals)
+    assert max(intervals) - min(intervals) > websocket.PING_INTERVAL * 0.3

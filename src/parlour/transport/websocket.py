@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import random
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager, suppress
 from time import perf_counter
@@ -58,6 +59,13 @@ PING_INTERVAL = 20.0
 #: ...and the connection closed (1011) if its pong has not come back within this many seconds.
 #: Both are read when a timer is armed, so a test may lower them.
 PING_TIMEOUT = 20.0
+
+
+def _ping_interval() -> float:
+    """PING_INTERVAL, give or take a quarter: connections opened together (a deploy, a load
+    balancer's reconnect storm) would otherwise be pinged together, every time, in one burst
+    of thousands of writes that delays everything else on the loop."""
+    return PING_INTERVAL * (0.75 + random.random() / 2)
 
 
 def text_frame(data: bytes) -> bytes:
@@ -139,7 +147,7 @@ class WebsocketConnection(asyncio.Protocol):
         )
         runtime.outboxes[conn] = outbox
         self._writer = self._loop.create_task(outbox.run())
-        self._keepalive = self._loop.call_later(PING_INTERVAL, self._send_ping)
+        self._keepalive = self._loop.call_later(_ping_interval(), self._send_ping)
         if self.probe is not None:
             self.probe.opened += 1
         try:
@@ -370,7 +378,7 @@ class WebsocketConnection(asyncio.Protocol):
         self._ping = None
         if self._keepalive is not None:
             self._keepalive.cancel()
-        self._keepalive = self._loop.call_later(PING_INTERVAL, self._send_ping)
+        self._keepalive = self._loop.call_later(_ping_interval(), self._send_ping)
 
     def _no_pong(self) -> None:
         self._keepalive = None
