@@ -51,7 +51,7 @@ from tests.processes import BIN, free_port, started
 import parlour.core.lobby
 from parlour.core.durable import encode_options
 from parlour.core.events import Event
-from parlour.core.ids import new_id
+from parlour.core.ids import IdSource, new_id
 from parlour.core.ledger import Ledger
 from parlour.core.lobby import Lobby
 from parlour.core.records import GameState, Visibility
@@ -94,7 +94,9 @@ Game = tuple[GameRow, list[MoveRow]]
 
 
 def lobby_for(seed: int) -> Lobby:
-    lobby = Lobby(Settings(robot="greedy"), Random(seed), Quiet(), "apologies", ROBOT_HANDLES)
+    lobby = Lobby(
+        Settings(robot="greedy"), Random(seed), Quiet(), "apologies", ROBOT_HANDLES, ids=IdSource(seed)
+    )
     lobby.recording = True
     return lobby
 
@@ -154,7 +156,7 @@ def table_pool(protocol: str, size: int, seed: int, now: float) -> list[Game]:
                 for i in range(seats)
             ]
         game_seed = pick.getrandbits(63)
-        game_id = new_id(pick)
+        game_id = new_id(IdSource(pick.getrandbits(64)))  # reproducible, like the rest
         rng, at = Random(game_seed), now
         state = rules.new_game(seats, options, rng)
         moves: list[MoveRow] = []
@@ -190,7 +192,7 @@ def clone(source: Game, at: float, rng: Random, short: bool) -> Game:
     """A finished game like ``source`` (same seed and moves, so it replays) under a new id,
     started at ``at``, its humans renamed; ``short``: cancelled or aborted half-way."""
     row, moves = source
-    game_id, shift = new_id(rng), at - (row.started or row.created)
+    game_id, shift = new_id(IdSource(rng.getrandbits(64))), at - (row.started or row.created)
     if short and moves:
         moves = moves[: rng.randrange(len(moves))]
     copies = [MoveRow(game_id, m.seq, m.seat, m.kind, m.choice, m.at + shift) for m in moves]

@@ -109,7 +109,10 @@ def _list(store: Store, query: dict[str, list[str]]) -> ApiResponse:
     limit_text = _one(query, "limit")
     limit = DEFAULT_LIMIT
     if limit_text is not None:
-        if not limit_text.isdigit() or not 1 <= int(limit_text) <= MAX_LIMIT:
+        # ASCII digits only, and few of them: int() refuses "²" and numbers past 4,300 digits.
+        if not (limit_text.isascii() and limit_text.isdigit() and len(limit_text) <= 6) or not (
+            1 <= int(limit_text) <= MAX_LIMIT
+        ):
             raise BadParameter(f"'limit' must be a whole number from 1 to {MAX_LIMIT}")
         limit = int(limit_text)
     before_text = _one(query, "before")

@@ -16,6 +16,7 @@ from parlour.accounts.http import AccountRoutes
 from parlour.accounts.limits import LoginLimiter
 from parlour.accounts.tokens import ExternalJwt, SessionTokens
 from parlour.core.effects import Store as Remember
+from parlour.core.ids import IdSource
 from parlour.core.ledger import Ledger
 from parlour.core.service import Service
 from parlour.metrics import kinds
@@ -23,7 +24,7 @@ from parlour.metrics.collector import Exporter, Watched
 from parlour.metrics.tally import Meter, TimedRobot
 from parlour.protocols.apologies_ws import ApologiesService
 from parlour.protocols.async_ws import devices, social
-from parlour.protocols.async_ws.history import ReplayRoutes
+from parlour.protocols.async_ws.history import ReplayRoutes, StoredGame, stored_games
 from parlour.protocols.async_ws.hub import NEXT_GAME_KEY, AsyncLimits
 from parlour.protocols.async_ws.service import AsyncService
 from parlour.protocols.fish_tcp import FishService
@@ -33,6 +34,7 @@ from parlour.settings import Settings
 from parlour.storage import Store, open_store
 from parlour.storage.records import Snapshot
 from parlour.transport.http import HttpHandler, Reply
+from parlour.transport.limits import ConnectionLimits
 from parlour.transport.notifier import start_notifier, stop_notifier
 from parlour.transport.runtime import DRAIN_SECONDS, HEARTBEAT_SECONDS, Runtime
 from parlour.transport.tcp import serve_tcp
@@ -69,11 +71,15 @@ async def run_server(settings: Settings, stop: asyncio.Event | None = None) -> i
     store = open_store(settings.store, settings.store_sync)
     for sig in SHUTDOWN_SIGNALS:
         loop.add_signal_handler(sig, stop.set)
-    runtime = Runtime(store=store, store_writer=settings.store_writer)
+    runtime = Runtime(
+        store=store, store_writer=settings.store_writer, limits=ConnectionLimits.from_settings(settings)
+    )
     ledger = Ledger(settings.max_in_progress_games)  # one limit for every game of the server
-    apologies = ApologiesService(settings, Random(), ledger)
-    fish = FishService(settings, Random(), ledger=ledger) if settings.fish_port else None
-    tsuro = TsuroService(settings, Random(), ledger) if settings.tsuro_port else None
+    # Rules and robots draw from a Random each; every secret (ids, seeds) from the OS (secrets).
+    ids = IdSource()
+    apologies = ApologiesService(settings, Random(), ledger, ids)
+    fish = FishService(settings, Random(), ledger=ledger, ids=ids) if settings.fish_port else None
+    tsuro = TsuroService(settings, Random(), ledger, ids) if settings.tsuro_port else None
     services: list[Service] = [service for service in (apologies, fish, tsuro) if service is not None]
     # /async (scalable-server-notes.md S4): tokens are signed with a secret kept in the store,
     # so that they outlive a restart (a fresh one per run with --store none).
@@ -85,7 +91,7 @@ async def run_server(settings: Settings, stop: asyncio.Event | None = None) -> i
         settings.login_failures_per_name, settings.login_failures_per_address, settings.login_window
     )
     async_service = AsyncService(
-        tokens, async_limits(settings), Random(), ExternalJwt.from_settings(settings), limiter
+        tokens, async_limits(settings), Random(), ExternalJwt.from_settings(settings), limiter, ids
     )
     accounts = AccountRoutes(async_service, runtime, tokens, limiter)
     replays = ReplayRoutes(async_service, runtime.clock)
@@ -116,6 +122,7 @@ async def run_server(settings: Settings, stop: asyncio.Event | None = None) -> i
                 # Everything is back in place before the first connection is accepted.
                 await _restore(store, runtime, services, settings)
                 _restore_async(store, runtime, async_service)
+                replays.stored = _stored_async_games(store, runtime)
             services.append(async_service)
         listener = await stack.enter_async_context(
             serve_websocket(
@@ -248,6 +255,17 @@ async def _restore(store: Store, runtime: Runtime, services: list[Any], settings
     )
 
 
+def _stored_async_games(store: Store, runtime: Runtime) -> StoredGame:
+    """/async games read from the store, off the event loop: replays of games no longer in memory
+    (finished before a restart, or forgotten after their retention)."""
+
+    def load_doc(game_id: int) -> bytes | None:
+        row = store.load_async_game(game_id)
+        return None if row is None else row.doc
+
+    return stored_games(runtime.in_store_thread, load_doc)
+
+
 async def _start_cluster(
     settings: Settings,
     store: Store,
@@ -287,10 +305,9 @@ async def _start_cluster(
             tokens, async_limits(settings), Random(), ExternalJwt.from_settings(settings), limiter
         )
         await runtime.in_store_thread(lambda: _restore_async(store, runtime, service, heartbeat))
-        routes = {
-            **AccountRoutes(service, runtime, tokens, limiter).routes(),
-            **ReplayRoutes(service, runtime.clock).routes(),
-        }
+        replays = ReplayRoutes(service, runtime.clock)
+        replays.stored = _stored_async_games(store, runtime)
+        routes = {**AccountRoutes(service, runtime, tokens, limiter).routes(), **replays.routes()}
         notifier = start_notifier(runtime, store, settings)
         unreport = _reported(exporter, "async", service, placeholder)
 

@@ -67,6 +67,19 @@ class Settings:
     #: Entries of game history sent with every game state.
     history_length: int = 10
 
+    #: What one client may cost (parlour.transport.limits). Bytes of messages waiting for a
+    #: client that does not read, past which its connection is closed; seconds for an HTTP
+    #: request or a websocket upgrade to arrive whole; requests a second per connection on the
+    #: Apologies, Fish and Tsuro protocols (/async has its own, below) and per client address
+    #: on every port (bursts of twice each); connections open at once per address; addresses
+    #: exempt from the per-address limits, comma-separated (loopback by default).
+    max_outbox_bytes: int = 1 << 20
+    handshake_timeout: float = 10.0
+    requests_per_second: float = 50.0
+    address_requests_per_second: float = 500.0
+    max_connections_per_address: int = 100
+    exempt_addresses: str = "127.0.0.1,::1"
+
     websocket_idle: float = 2 * MINUTE
     websocket_inactive: float = 5 * MINUTE
     player_idle: float = 15 * MINUTE
@@ -179,6 +192,13 @@ class Settings:
             raise SettingError("max_message_bytes must be at least 1024")
         if self.history_length < 1:
             raise SettingError("history_length must be at least 1")
+        if self.max_outbox_bytes < 65_536:
+            raise SettingError("max_outbox_bytes must be at least 65536")
+        for name in ("handshake_timeout", "requests_per_second", "address_requests_per_second"):
+            if not getattr(self, name) > 0:
+                raise SettingError(f"{name} must be positive")
+        if self.max_connections_per_address < 1:
+            raise SettingError("max_connections_per_address must be at least 1")
         if not 2 <= self.fish_players <= 4:
             raise SettingError(f"fish_players must be 2, 3 or 4, not {self.fish_players}")
         if not 0 <= self.fish_port <= 65535:
@@ -218,6 +238,10 @@ class Settings:
             raise SettingError("async_max_state_bytes must be at least 1024")
         if self.fish_robot not in FISH_ROBOTS:
             raise SettingError(f"fish_robot must be one of {', '.join(FISH_ROBOTS)}, not {self.fish_robot!r}")
+
+    def exempt_addresses_list(self) -> list[str]:
+        """``exempt_addresses`` as a list."""
+        return [address.strip() for address in self.exempt_addresses.split(",") if address.strip()]
 
     def jwt_algorithms(self) -> list[str]:
         """``auth_jwt_algorithms`` as a list."""
@@ -329,6 +353,7 @@ def load_settings(
 CHOICES: dict[str, tuple[str, ...]] = {
     "robot": ROBOT_CHOICES,
     "log_level": ("DEBUG", "INFO", "WARNING", "ERROR"),
+    "log_format": ("text", "json"),
     "fish_robot": FISH_ROBOTS,
     "tsuro_robot": TSURO_ROBOTS,
     "tsuro_deal": ("cyclic", "random"),
@@ -344,6 +369,8 @@ HELP: dict[str, str] = {
     "port": "The websocket/HTTP port: Apologies on any path, /async, the browser client and /api.",
     "robot": "The Apologies robot for programmatic seats, abandoned seats and OPTIMAL_MOVE.",
     "log_level": "How much the server logs: one line per request at INFO.",
+    "log_format": "text: readable lines; json: one JSON object per line (time, level, logger, message) "
+    "for a log collector. Neither ever holds ids, tokens or passwords.",
     "max_connections": "Open connections allowed per listener; one more is refused the protocol's way.",
     "max_players": "Registered Apologies players allowed at once (USER_LIMIT past it).",
     "max_games": "Apologies games tracked at once, finished ones included until forgotten (GAME_LIMIT).",

@@ -203,3 +203,32 @@ def test_every_tag_decodes_to_its_record(name: str) -> None:
     record = samples[KINDS[name]]
     (body,) = FrameReader().feed(encode_batch(1, 1, [record]))
     assert decode_batch(body)[2] == [record]
+
+
+def test_a_batch_that_cannot_be_encoded_fails_alone_and_later_ones_commit(tmp_path: Path) -> None:
+    import asyncio
+
+    from parlour.storage import ChatRow, StoreFailure
+    from parlour.transport.writer import ProcessCommitter
+
+    path = tmp_path / "p.db"
+    SQLiteStore(path).close()
+
+    async def scenario() -> list[BaseException | None]:
+        loop = asyncio.get_running_loop()
+        committer = ProcessCommitter(str(path), "normal", loop)
+        answers: list[asyncio.Future[BaseException | None]] = [loop.create_future() for _ in range(2)]
+        lone = ChatRow(0, 1, 1, "ann", "\ud800", 0, 1.0)  # a lone surrogate: no UTF-8 for it
+        committer.commit([lone], 0, answers[0].set_result)
+        committer.commit([ChatRow(0, 1, 1, "ann", "fine", 0, 1.0)], 0, answers[1].set_result)
+        try:
+            return [await asyncio.wait_for(answer, 30) for answer in answers]
+        finally:
+            await committer.close()
+
+    refused, committed = asyncio.run(scenario())
+    assert isinstance(refused, StoreFailure) and "encode" in str(refused)
+    assert committed is None
+    store = SQLiteStore(path)
+    assert [row.text for row in store.load_chat([0], 10)[0]] == ["fine"]
+    store.close()

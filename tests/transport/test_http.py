@@ -21,6 +21,7 @@ import uvloop
 from parlour.api import ApiResponse, HttpRequest
 from parlour.core.effects import ConnId, Effect
 from parlour.transport import http
+from parlour.transport.limits import ConnectionLimits
 from parlour.transport.runtime import Runtime
 from parlour.transport.websocket import WebsocketListener, serve_websocket
 
@@ -65,10 +66,12 @@ async def failing(request: HttpRequest) -> ApiResponse:
 
 @asynccontextmanager
 async def running(
+    limits: ConnectionLimits | None = None,
     **handlers: Callable[[HttpRequest], Awaitable[ApiResponse]],
 ) -> AsyncIterator[WebsocketListener]:
     routes = {f"/api/{name}": handler for name, handler in handlers.items()}
-    async with serve_websocket(Quiet(), "127.0.0.1", 0, Runtime(), http_handlers=routes) as listener:
+    runtime = Runtime(limits=limits)
+    async with serve_websocket(Quiet(), "127.0.0.1", 0, runtime, http_handlers=routes) as listener:
         yield listener
 
 
@@ -403,11 +406,10 @@ def test_silent_and_idle_connections_are_closed_after_their_timeouts(
     caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     caplog.set_level(logging.DEBUG)
-    monkeypatch.setattr(http, "REQUEST_TIMEOUT", 0.2)
     monkeypatch.setattr(http, "IDLE_TIMEOUT", 0.3)
 
     async def test() -> None:
-        async with running() as listener:
+        async with running(ConnectionLimits(handshake_timeout=0.2)) as listener:
             async with connection(listener.port) as (reader, writer):
                 assert await reader.read() == b""  # never sent anything: closed
             async with connection(listener.port) as (reader, writer):

@@ -99,3 +99,35 @@ def test_flush_now_writes_at_once_and_falls_back_to_the_writer_in_order() -> Non
     assert direct == [[b"a", b"b"], [b"d"]]
     assert queued == [[b"c"]]
     assert closes == [(4000, "bye")]
+
+
+def test_the_byte_cap_counts_what_waits_and_overflows_at_once() -> None:
+    async def scenario() -> None:
+        stuck = asyncio.Event()
+        written: list[list[bytes]] = []
+        overflows: list[int] = []
+
+        async def write(batch: list[bytes]) -> None:
+            written.append(batch)
+            await stuck.wait()  # the peer does not read
+
+        async def close(code: int, reason: str) -> None:
+            pass
+
+        outbox = Outbox(write, close, byte_limit=1000, overflow=lambda: overflows.append(outbox.pending))
+        task = asyncio.create_task(outbox.run())
+        outbox.put(b"a" * 600)
+        await asyncio.sleep(0)  # handed to the socket: no longer counted
+        assert written == [[b"a" * 600]] and outbox.pending_bytes == 0
+        outbox.put(b"b" * 600)
+        outbox.put(b"c" * 400)
+        assert outbox.pending_bytes == 1000 and not outbox.overflowed
+        outbox.put(b"d")  # one byte past the cap
+        # Told at once, while the writer is still stuck in its write; the queue is dropped.
+        assert overflows == [0] and outbox.overflowed and outbox.pending_bytes == 0
+        outbox.put(b"e" * 5000)  # closing: ignored
+        assert outbox.pending == 1 and overflows == [0]
+        stuck.set()
+        await asyncio.wait_for(task, 1)
+
+    asyncio.run(scenario())

@@ -460,3 +460,46 @@ async def until(condition: Callable[[], bool]) -> None:
     """Until ``condition`` holds (an event to wait for, not a period)."""
     while not condition():
         await asyncio.sleep(0.005)
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+def test_a_closed_connection_is_freed_without_the_cyclic_collector(loop: str) -> None:
+    """Its writer task returns instead of being cancelled (a cancelled task's traceback holds
+    its frames, and through them the whole connection, in a cycle)."""
+    import gc
+
+    async def test() -> None:
+        service = Echo()
+        async with running(service) as listener:
+            for index in range(20):
+                async with connect(f"ws://127.0.0.1:{listener.port}/") as ws:
+                    await ws.send(f"hello {index}")
+                    await ws.recv()
+            while listener.websockets:
+                await asyncio.sleep(0.01)
+            await asyncio.sleep(0.05)
+            gc.collect()
+            gc.set_debug(gc.DEBUG_SAVEALL)
+            try:
+                for index in range(20):
+                    async with connect(f"ws://127.0.0.1:{listener.port}/") as ws:
+                        await ws.send(f"again {index}")
+                        await ws.recv()
+                while listener.websockets:
+                    await asyncio.sleep(0.01)
+                await asyncio.sleep(0.05)
+                gc.collect()
+                ours = [o for o in gc.garbage if type(o).__module__.startswith("parlour.")]
+                assert ours == []
+            finally:
+                gc.set_debug(0)
+                gc.garbage.clear()
+
+    run_on(loop, test)
+
+
+def test_keepalive_intervals_are_spread_so_connections_opened_together_are_not_pinged_together() -> None:
+    intervals = [websocket._ping_interval() for _ in range(200)]
+    low, high = websocket.PING_INTERVAL * 0.75, websocket.PING_INTERVAL * 1.25
+    assert all(low <= interval <= high for interval in intervals)
+    assert max(intervals) - min(intervals) > websocket.PING_INTERVAL * 0.3

@@ -7,13 +7,35 @@ from typing import Any
 
 from .conftest import SCREENSHOTS
 
+# Every control (and board tap area) that is on screen and smaller than 44 px in either direction.
+SMALL_TARGETS = """() => {
+    const seen = (e) => e.getClientRects().length > 0 && getComputedStyle(e).visibility !== 'hidden';
+    const controls = [...document.querySelectorAll('button, select, input, summary, a[href], [role=button]')]
+        .filter((e) => seen(e) && !e.closest('svg'))
+        // A checkbox or radio button is tapped through its label.
+        .map((e) => [e.dataset.testid || e.textContent.trim().slice(0, 20), e.closest('label.check') ?? e]);
+    // On a board, each active thing is tapped through its tap area (boards/svg.js TapAreas).
+    const areas = [...document.querySelectorAll('svg [data-focus]')].filter(seen).map((e) => [
+        e.dataset.focus, e.closest('svg').querySelector(`[data-hit-for="${e.dataset.focus}"]`) ?? e]);
+    return [...controls, ...areas]
+        .map(([name, e]) => [name, e.getBoundingClientRect()])
+        .filter(([, r]) => r.width > 0 && (r.height < 43.5 || r.width < 43.5))
+        .map(([name, r]) => `${name}: ${Math.round(r.width)}x${Math.round(r.height)} px`);
+}"""
+
 
 def tid(name: str) -> str:
     return f"[data-testid='{name}']"
 
 
-def register(page: Any, url: str, handle: str) -> None:
-    page.goto(url)
+def paced(url: str, pace: int = 0) -> str:
+    """The classic page with each move shown for ``pace`` ms (app.js PACE): tests that do not look
+    at the pacing play at full speed."""
+    return f"{url}{'&' if '?' in url else '?'}pace={pace}"
+
+
+def register(page: Any, url: str, handle: str, pace: int = 0) -> None:
+    page.goto(paced(url, pace))
     page.fill(tid("handle"), handle)
     page.click(tid("register-button"))
     page.wait_for_selector(f"{tid('who')}:text-is('{handle}')")
@@ -104,20 +126,32 @@ def play_turn_by_clicking(page: Any) -> str:
     return "move"
 
 
+def turn_state(page: Any) -> tuple[bool, bool]:
+    """(the game is over, it is our turn), in one round trip."""
+    over_now, mine = page.evaluate(
+        """() => [Boolean(document.querySelector("[data-testid='banner']")?.checkVisibility()),
+                  Boolean(document.querySelector('.turn.mine'))]"""
+    )
+    return bool(over_now), bool(mine)
+
+
 def play_optimal_until_over(page: Any, seconds: float) -> int:
     """Press "Optimal move" on each of our turns until the game ends; the number of presses."""
     deadline = time.monotonic() + seconds
     presses = 0
-    while not over(page):
+    while True:
+        over_now, mine = turn_state(page)
+        if over_now:
+            return presses
         assert time.monotonic() < deadline, "the game did not end in time"
-        if my_turn(page):
+        if mine:
             page.click(tid("optimal-move"))
             presses += 1
         else:
             page.wait_for_timeout(5)
-    return presses
 
 
-def screenshot(page: Any, name: str) -> None:
+def screenshot(page: Any, name: str, full_page: bool = True) -> None:
+    """The whole page, or (``full_page=False``) what the screen shows now."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / name), full_page=True)
+    page.screenshot(path=str(SCREENSHOTS / name), full_page=full_page)

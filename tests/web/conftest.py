@@ -87,7 +87,10 @@ def _serve_parlour(stack: ExitStack, logs: Path, store: str) -> WebServer:
     return WebServer(f"http://127.0.0.1:{port}/", "parlour")
 
 
-@pytest.fixture(scope="module")  # a fresh lobby for each test module
+# One server, one stored server and one browser for the whole of tests/web ("package" scope):
+# starting them once per module cost more than many of the tests. Tests use handles and account
+# names of their own, so they do not meet in the shared lobbies.
+@pytest.fixture(scope="package")
 def web_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebServer]:
     logs = tmp_path_factory.mktemp("web-server")
     with ExitStack() as stack:
@@ -106,7 +109,7 @@ def web_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebServer]:
             yield WebServer(f"http://127.0.0.1:{http_port}/?ws=ws://localhost:{ws_port}/", "reference")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def stored_web_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebServer]:
     """Parlour keeping its records in a fresh SQLite store (``--store <tmp>/web.db``), so that the
     HTTP API (/api/games) answers. The reference server has no such API: tests using this skip
@@ -118,9 +121,9 @@ def stored_web_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebS
         yield _serve_parlour(stack, logs, str(logs / "web.db"))
 
 
-# Per module: Playwright's sync API keeps an event loop running in this thread while it is
-# open, and tests of other modules call asyncio.run.
-@pytest.fixture(scope="module")
+# Per package, not per session: Playwright's sync API keeps an event loop running in this thread
+# while it is open, and tests outside tests/web call asyncio.run.
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Any]:
     if not Path(CHROMIUM).exists():
         pytest.fail("Chromium is missing: `make test` installs Debian's chromium package")

@@ -115,24 +115,49 @@ def play_apologies(page: Any, action: str) -> None:
         choice.click()
 
 
+# One round trip for what the loops below look at (each Playwright call is one).
+_STATUS = """() => {
+    const outcome = document.querySelector("[data-testid='outcome']");
+    const board = document.querySelector("[data-testid='board']");
+    const game = document.querySelector("[data-testid='game']");
+    return {
+        over: Boolean(outcome && outcome.checkVisibility()),
+        mine: Boolean(document.querySelector('.turn.mine')),
+        legal: board ? JSON.parse(board.getAttribute('data-legal') || '[]') : [],
+        turn: Number(game?.dataset.turnIndex || 0),
+    };
+}"""
+
+
+def status(page: Any) -> dict[str, Any]:
+    """Whether the page shows the outcome, whether it is its turn, its legal actions, the turn."""
+    return dict(page.evaluate(_STATUS))
+
+
 def play_until_over(pages: list[Any], play: Any, seconds: float, pick: Any = None, shot: Any = None) -> int:
     """Each page plays its turns by clicking until every page shows the outcome; the number of
     moves played. ``pick(page, actions)`` chooses among the legal actions (the first by default); ``shot`` is
     called with the page and the move count before each move (for screenshots)."""
     deadline = time.monotonic() + seconds
     moves = 0
-    while not all(over(page) for page in pages):
+    while True:
+        seen = [status(page) for page in pages]
+        if all(state["over"] for state in seen):
+            break
         assert time.monotonic() < deadline, f"no outcome after {moves} moves"
         played = False
-        for page in pages:
-            if over(page) or not my_turn(page):
+        for page, state in zip(pages, seen, strict=True):
+            if state["over"] or not state["mine"] or not state["legal"]:
                 continue
-            actions = legal_actions(page)
-            if not actions:
-                continue
+            if played:  # another page moved since: look again
+                state = status(page)
+                if state["over"] or not state["mine"] or not state["legal"]:
+                    continue
+            actions = state["legal"]
             if shot is not None:
                 shot(page, moves)
-            before = turn_index(page)
+                actions = legal_actions(page)
+            before = state["turn"]
             play(page, pick(page, actions) if pick else actions[0])
             page.wait_for_function(
                 f"""() => Number(document.querySelector("[data-testid='game']").dataset.turnIndex) > {before}

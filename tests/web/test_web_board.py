@@ -149,3 +149,32 @@ def test_the_next_colour_follows_the_history(page: Any) -> None:
         None,
         "played 2: Yellow1 → square 34, Red2 → start",
     ]
+
+
+def test_area_labels_sit_clear_of_the_squares(page: Any) -> None:
+    """Each START and HOME label is drawn where nothing covers it: no square, safe square or other
+    label overlaps it (the yellow HOME label once lay under a safety square)."""
+    overlaps = page.evaluate(
+        """async () => {
+            const boards = await import(new URL('js/boards/index.js', location.href));
+            const host = document.createElement('div');
+            host.style.width = '640px';
+            document.body.append(host);
+            boards.createBoard('apologies', host, {}).render({});
+            const box = (e) => e.getBoundingClientRect();
+            const hit = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+            const labels = [...host.querySelectorAll('[data-label]')];
+            const cells = [...host.querySelectorAll('[data-square], [data-safe]')];
+            const found = [];
+            for (const label of labels) {
+                for (const other of [...cells, ...labels]) {
+                    if (other !== label && hit(box(label), box(other))) {
+                        found.push(`${label.dataset.label} / ${other.dataset.square ?? other.dataset.safe ?? other.dataset.label}`);
+                    }
+                }
+            }
+            host.remove();
+            return [labels.length, found];
+        }"""
+    )
+    assert overlaps == [8, []]

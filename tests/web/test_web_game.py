@@ -14,15 +14,18 @@ from .browser_steps import (
     join,
     my_turn,
     over,
+    paced,
     play_optimal_until_over,
     play_turn_by_clicking,
     register,
     screenshot,
     tid,
+    turn_state,
 )
 from .conftest import PHONE
 
-WON = re.compile(r"(You won!|Game over: \S+ won\.) Player \S+ won after \d+ turns")
+# Said once: the winner and the number of turns (not "You won! Player gil won after 40 turns").
+WON = re.compile(r"^(You won after \d+ turns!|Game over: \S+ won after \d+ turns\.)$")
 
 
 def test_two_pages_play_a_whole_game_by_clicking(new_page: Any, web_server: Any) -> None:
@@ -32,17 +35,22 @@ def test_two_pages_play_a_whole_game_by_clicking(new_page: Any, web_server: Any)
     advertise(ann, "Clicks", seats=2)
     join(bob, "Clicks")  # the second seat fills the game: it starts at once (wire notes 6.7)
     deadline = time.monotonic() + 55
-    clicks: dict[str, int] = {"move": 0, "choice": 0, "forfeit": 0}
+    # gil picks pawns and destinations for its first 16 turns, then presses "Optimal move" like
+    # hal (on a phone) all along: every kind of click is made, and the game still ends soon.
+    clicks: dict[str, int] = {"move": 0, "choice": 0, "forfeit": 0, "optimal": 0}
     shot = False
-    while not (over(ann) and over(bob)):
+    while True:
+        states = {page: turn_state(page) for page in (ann, bob)}
+        if all(over_now for over_now, _ in states.values()):
+            break
         assert time.monotonic() < deadline, f"no end after {clicks}"
         for page in (ann, bob):
-            if not my_turn(page):
+            if not states[page][1] or (page is bob and not my_turn(page)):
                 continue
             if (
                 not shot
                 and page is ann
-                and sum(clicks.values()) >= 24
+                and sum(clicks.values()) >= 12
                 and page.locator(".pawn.movable").count()
             ):
                 # Mid-game, with a pawn picked and its destinations ringed.
@@ -57,19 +65,35 @@ def test_two_pages_play_a_whole_game_by_clicking(new_page: Any, web_server: Any)
                 # the pawn stands (4 back onto a slide that brings it back), and its target ring
                 # then covers the pawn.
                 page.locator(".pawn.selected").dispatch_event("click")
+            if page is bob or (shot and sum(clicks[k] for k in ("move", "choice", "forfeit")) >= 16):
+                page.click(tid("optimal-move"))
+                clicks["optimal"] += 1
+                continue
             clicks[play_turn_by_clicking(page)] += 1
         ann.wait_for_timeout(5)
     assert shot
-    assert clicks["move"] > 10
+    assert clicks["move"] + clicks["choice"] + clicks["forfeit"] >= 16 and clicks["move"] >= 5, clicks
     for page in (ann, bob):
         assert WON.search(page.locator(tid("banner")).inner_text())
         assert page.locator(tid("turn")).inner_text() == "Game over"
         assert page.locator(tid("close-game")).is_visible()
     # The winner's four pawns are home on both boards.
-    winner = "RED" if "You won!" in ann.locator(tid("banner")).inner_text() else "YELLOW"
+    winner = "RED" if "You won" in ann.locator(tid("banner")).inner_text() else "YELLOW"
     for page in (ann, bob):
         homes = page.locator(f"[data-testid^='pawn-{winner}-'][data-position='home']")
         assert homes.count() == 4
+        # The final standings: the winner first with four pawns home, then the other.
+        first, second = (page.locator(tid(f"standing-{n}")).inner_text() for n in (1, 2))
+        assert first.split("\t")[1:3] == [{"RED": "gil", "YELLOW": "hal"}[winner], "4/4"], first
+        assert second.split("\t")[1] == {"RED": "hal", "YELLOW": "gil"}[winner], second
+    screenshot(ann, "classic-outcome.png")
+    screenshot(bob, "classic-outcome-phone.png")
+    # A rematch: the same table again, the other player invited.
+    assert ann.locator(tid("rematch")).inner_text() == "Rematch: invite hal"
+    ann.click(tid("rematch"))
+    bob.locator(tid("message-invite"), has_text="gil invites you to “Clicks”").wait_for()
+    ann.locator(tid("turn"), has_text="Waiting for players").wait_for()
+    ann.click(tid("cancel-game"))
 
 
 def test_a_page_plays_robots_to_the_end(new_page: Any, web_server: Any) -> None:
@@ -119,7 +143,9 @@ def test_a_page_plays_robots_to_the_end(new_page: Any, web_server: Any) -> None:
     assert presses > 5
     assert WON.search(page.locator(tid("banner")).inner_text())
     assert page.locator(f"{tid('history')} li").count() >= 2
-    assert page.locator(tid("history")).inner_text().splitlines()[0].startswith("Game completed: winner is")
+    # The history names the winner, not a colour.
+    ending = re.match(r"Game completed: (\S+) won after \d+ turns", page.locator(tid("history")).inner_text())
+    assert ending and ending[1] in seats, ending
 
 
 def test_a_reload_mid_game_reregisters_the_same_player(new_page: Any, web_server: Any) -> None:
@@ -229,7 +255,7 @@ def test_another_tab_with_the_same_player_takes_over_its_game(new_page: Any, web
     # reregistration moves the player to the new socket and it stays in its game.
     stored = guest.evaluate("JSON.stringify(Object.entries(localStorage))")
     tab = new_page(PHONE)
-    tab.goto(web_server.url)
+    tab.goto(paced(web_server.url))
     # Only once this blank page has connected (and asked for a handle) may it hold rosa's id: had it
     # reregistered rosa itself, its reload would disconnect rosa and take her out of the game.
     tab.locator(tid("register")).wait_for()

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from .browser_steps import screenshot, tid
+from .browser_steps import SMALL_TARGETS, screenshot, tid
 from .conftest import PHONE
 from .play_steps import (
     accept,
@@ -71,6 +71,8 @@ def test_a_whole_fish_game_by_invitation(new_page: Any, url: str) -> None:
             shoot({"": ann, "-phone": bob}, "play-fish")
             # The phone-sized page has no sideways scrolling.
             assert bob.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+            # Every control and every tap area of the board is finger-sized on the phone.
+            assert not bob.evaluate(SMALL_TARGETS), bob.evaluate(SMALL_TARGETS)
             # Both clocks are shown, and the mover's ticks down.
             assert re.fullmatch(r"\d+:\d\d", ann.locator(tid("clock-1")).inner_text())
 
@@ -110,6 +112,14 @@ def test_a_whole_tsuro_game_with_a_robot(new_page: Any, url: str) -> None:
             # The tile chosen and its square ringed, on both screens.
             page.click(tid(f"tsuro-tile-{page.locator(tid('board')).get_attribute('data-tile')}"))
             shoot({"": cy, "-phone": dee}, "play-tsuro")
+            # The squares to play on (and every control) are finger-sized on the phone.
+            for _ in range(4):  # turned so that the tile fits somewhere
+                if page.locator("svg [data-focus^='square-']").count():
+                    break
+                page.click(tid("rotate-right"))
+            assert page.locator("svg [data-focus^='square-']").count()
+            assert not page.evaluate(SMALL_TARGETS), page.evaluate(SMALL_TARGETS)
+            assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
 
     def pick(page: Any, actions: list[str]) -> str:
         # The tile already chosen, as it lies, when it fits: fewer clicks, a quicker test.

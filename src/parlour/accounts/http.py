@@ -31,6 +31,7 @@ from parlour.accounts.tokens import SessionTokens
 from parlour.api import ApiResponse, HttpRequest
 from parlour.protocols.async_ws.ratings import ordinal
 from parlour.protocols.async_ws.service import AsyncService
+from parlour.protocols.jsonlimits import MAX_DEPTH, too_deep
 from parlour.storage.base import StoreFailure
 from parlour.transport.runtime import Runtime
 
@@ -61,6 +62,8 @@ def _only(request: HttpRequest, method: str) -> ApiResponse | None:
 def _credentials(request: HttpRequest) -> Credentials | ApiResponse:
     if "json" not in request.headers.get("content-type", "application/json"):
         return _error(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "send JSON (Content-Type: application/json)")
+    if too_deep(request.body, MAX_DEPTH):
+        return _error(HTTPStatus.BAD_REQUEST, f"JSON nested more than {MAX_DEPTH} levels deep")
     try:
         return msgspec.json.decode(request.body, type=Credentials)
     except msgspec.DecodeError as error:
@@ -184,7 +187,10 @@ class AccountRoutes:
         if not game_type:
             return _error(HTTPStatus.BAD_REQUEST, "'game_type' is required")
         limit_text = (query.get("limit") or ["50"])[0]
-        if not limit_text.isdigit() or not 1 <= int(limit_text) <= MAX_LEADERS:
+        # ASCII digits only, and few of them: int() refuses "²" and numbers past 4,300 digits.
+        if not (limit_text.isascii() and limit_text.isdigit() and len(limit_text) <= 6) or not (
+            1 <= int(limit_text) <= MAX_LEADERS
+        ):
             return _error(HTTPStatus.BAD_REQUEST, f"'limit' must be a whole number from 1 to {MAX_LEADERS}")
         rated = [
             (ordinal(mu, sigma), account.id, account.name, mu, sigma, games)

@@ -22,6 +22,7 @@ __all__ = [
     "NotPlaying",
     "ParlourError",
     "PlayerLimit",
+    "RateLimited",
     "RuleViolation",
     "StoreUnavailable",
     "UnknownGame",
@@ -102,6 +103,10 @@ class PlayerLimit(LimitReached):
 
 class GameLimit(LimitReached):
     pass
+
+
+class RateLimited(LimitReached):
+    """A connection sent more requests than its rate allows (the connection is closed)."""
 
 
 class InternalError(ParlourError):

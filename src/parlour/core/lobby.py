@@ -52,7 +52,7 @@ from parlour.core.events import (
     ServerShutdown,
     Sink,
 )
-from parlour.core.ids import new_id, new_time_id, turn_ids
+from parlour.core.ids import IdSource, new_id, new_time_id, turn_ids
 from parlour.core.ledger import Ledger
 from parlour.core.records import (
     Connection,
@@ -84,9 +84,14 @@ class Lobby:
         game: str = "apologies",
         robot_handles: Sequence[str] = (),
         ledger: Ledger | None = None,
+        ids: IdSource | None = None,
     ) -> None:
         self.settings = settings
+        #: Game rules' seeds are not drawn from here but from ``ids``: robots' choices show
+        #: this generator's outputs to every player.
         self.rng = rng
+        #: Player and game ids, game seeds and move-id keys: secrets (parlour.core.ids).
+        self.ids = ids if ids is not None else IdSource()
         self.sink = sink
         self.game_name = game
         self.plugin = plugin(game)
@@ -160,10 +165,14 @@ class Lobby:
             player.idle = True
             self._leave(player, f"Player {player.handle} disconnected", now)
 
-    def lookup(self, player_id: str, now: float) -> Player:
-        """The player a request acts for; marks it (and its connection) active (wire-notes 3.8)."""
+    def lookup(self, player_id: str, now: float, conn: ConnId | None = None) -> Player:
+        """The player a request acts for; marks it (and its connection) active (wire-notes 3.8).
+
+        With ``conn``, only from the connection the player is registered on: an id is not a
+        password to be replayed from anywhere, and REREGISTER_PLAYER is the one way to move a
+        player to another connection. Any other connection hears of no such player."""
         player = self.players.get(player_id)
-        if player is None:
+        if player is None or (conn is not None and player.conn != conn):
             raise UnknownPlayer()
         self._activate(player, now)
         return player
@@ -182,7 +191,7 @@ class Lobby:
             raise PlayerLimit(handle=handle)
         if handle in self.handles:
             raise DuplicateHandle(handle=handle)
-        player = Player(new_id(self.rng), handle, conn, now, now)
+        player = Player(new_id(self.ids), handle, conn, now, now)
         self.players[player.id] = player
         self.handles[handle] = player
         if self.recording:
@@ -277,7 +286,7 @@ class Lobby:
         if not self.plugin.min_seats <= players <= self.plugin.max_seats:
             raise UnknownGame(f"this game needs {self.plugin.min_seats} to {self.plugin.max_seats} players")
         game = Game(
-            id=new_time_id(self.rng, now),
+            id=new_time_id(self.ids, now),
             name=name,
             game=self.game_name,
             options=options,
@@ -287,8 +296,8 @@ class Lobby:
             advertiser=player.handle,
             created=now,
             last_active=now,
-            seed=self.rng.getrandbits(63),
-            secret=self.rng.getrandbits(128).to_bytes(16, "big"),
+            seed=self.ids.bits(63),
+            secret=self.ids.token(16),
         )
         game.seats.append(Seat(player.handle, PlayerType.HUMAN, SeatState.JOINED, player))
         self.games[game.id] = game

@@ -11,8 +11,9 @@ import msgspec
 
 from parlour.core.durable import encode_options
 from parlour.core.effects import Close, ConnId, Effect, Send, Store
-from parlour.core.ids import new_time_id
+from parlour.core.ids import IdSource, new_time_id
 from parlour.core.ledger import Ledger
+from parlour.core.ratelimit import TokenBucket
 from parlour.protocols.jsonstream import JsonStream, StreamError
 from parlour.settings import Settings
 from parlour.storage.records import LIVE_STATES, MOVE, GameRow, MoveRow, Record, SeatRow, Snapshot
@@ -77,12 +78,23 @@ class StreamedService:
     #: The protocol's (and its rules plugin's) name, as stored.
     protocol = ""
 
-    def __init__(self, settings: Settings, rng: Random | None = None, ledger: Ledger | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        rng: Random | None = None,
+        ledger: Ledger | None = None,
+        ids: IdSource | None = None,
+    ) -> None:
         self.settings = settings
+        #: For robots; a table's id and seed come from ``ids`` (parlour.core.ids: secrets).
         self.rng = rng if rng is not None else Random()
+        self.ids = ids if ids is not None else IdSource()
         #: Tables count as games in progress, with the server's other games (shared limit).
         self.ledger = ledger if ledger is not None else Ledger(settings.max_in_progress_games)
         self.streams: dict[ConnId, JsonStream] = {}
+        #: Each connection's request rate (``requests_per_second`` messages, bursts of twice
+        #: that): past it the sender is refused the protocol's way.
+        self.buckets: dict[ConnId, TokenBucket] = {}
         self._out: list[Effect] = []
         #: Where each seated connection sits; the tables open or playing; the one filling up.
         self.seated: dict[ConnId, tuple[Table, int]] = {}
@@ -100,8 +112,8 @@ class StreamedService:
 
     def _begin(self, options: dict[str, Any], now: float) -> TableLog:
         """A table starts: its own random source, seeded from the service's."""
-        seed = self.rng.getrandbits(63)
-        return TableLog(new_time_id(self.rng, now), seed, Random(seed), now, options)
+        seed = self.ids.bits(63)
+        return TableLog(new_time_id(self.ids, now), seed, Random(seed), now, options)
 
     def _save(self, table: Table, now: float) -> None:
         table.last_active = now
@@ -219,9 +231,20 @@ class StreamedService:
         self.streams[conn] = JsonStream(self.settings.max_message_bytes)
         return True
 
+    def _flooded(self, conn: ConnId, now: float) -> bool:
+        """Count a message against the connection's rate; True (refused) past it."""
+        bucket = self.buckets.get(conn)
+        if bucket is None:
+            bucket = self.buckets[conn] = TokenBucket.full(self.settings.requests_per_second, now)
+        if bucket.allow(now):
+            return False
+        self.refuse(conn, f"more than {self.settings.requests_per_second:g} messages a second", now)
+        return True
+
     def received(self, conn: ConnId, data: str | bytes, now: float) -> list[Effect]:
         stream = self.streams.get(conn)
         if stream is None:
+            self.buckets.pop(conn, None)
             return []  # already refused: whatever else it sends is ignored
         try:
             values = stream.feed(data.encode() if isinstance(data, str) else data)
@@ -232,6 +255,8 @@ class StreamedService:
         for value in values:
             if conn not in self.streams:
                 break  # refused because of an earlier message of the same chunk
+            if self._flooded(conn, now):
+                break
             try:
                 self.handle(conn, self.decode(value), now)
             except Violation as error:

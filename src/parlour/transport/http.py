@@ -5,9 +5,13 @@ bodies, HTTP/1.0 clients); this module adds what a small public server needs aro
 
 - a body limit (:data:`BODY_LIMIT`, 413), malformed requests answered 400 (or h11's hint, e.g.
   431 for an oversized head) and the connection closed;
-- time limits: a request must arrive whole within :data:`REQUEST_TIMEOUT` of its first byte (or
-  of the connection), an idle keep-alive connection is closed after :data:`IDLE_TIMEOUT`. A
-  port probe or a load balancer's TCP check costs one debug line, never a traceback;
+- time limits: a request (a websocket upgrade included) must arrive whole within the
+  ``handshake_timeout`` setting of its first byte (or of the connection; a client that
+  dribbles bytes is closed all the same), an idle keep-alive connection is closed after
+  :data:`IDLE_TIMEOUT`. A port probe or a load balancer's TCP check costs one debug line,
+  never a traceback;
+- per client address (parlour.transport.limits): a cap on open connections (one more is
+  dropped at once) and a request rate (past it: 429 and a close);
 - one request at a time per connection: reading pauses while a response is being computed, so
   a pipelining client cannot make the server buffer without bound;
 - the routes of the port (:class:`HttpSite`): ``/healthz``, ``/async/schema.json``,
@@ -58,9 +62,9 @@ log = logging.getLogger("parlour.transport")
 BODY_LIMIT = 64 * 1024
 #: Largest request head (request line and headers); h11 answers larger ones with its hint, 431.
 HEAD_LIMIT = 16 * 1024
-#: A request (head and body) must arrive whole within this many seconds of its first byte, or
-#: of the connection being opened: slow or silent clients must not hold connections for ever.
-#: Read when a timer is armed, so a test may lower it.
+#: The default of the ``handshake_timeout`` setting: a request (head and body) must arrive
+#: whole within this many seconds of its first byte, or of the connection being opened: slow
+#: or silent clients must not hold connections for ever.
 REQUEST_TIMEOUT = 10.0
 #: An idle keep-alive connection is closed after this many seconds.
 IDLE_TIMEOUT = 60.0
@@ -195,7 +199,11 @@ def _static(path: str) -> Reply:
     relative = "index.html" if path in ("", "/") else path.lstrip("/")
     if root is not None and ".." not in Path(relative).parts:
         target = (root / relative).resolve()
-        if target.is_file() and target.is_relative_to(root.resolve()):
+        try:
+            found = target.is_file() and target.is_relative_to(root.resolve())
+        except OSError:  # a name too long for the file system, or a path that cannot be
+            found = False  # a file: whatever the request asked for, it names no file here
+        if found:
             kind = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
             if kind.startswith("text/") or kind.endswith("javascript"):
                 kind += "; charset=utf-8"
@@ -234,6 +242,11 @@ class HttpConnection(asyncio.Protocol):
         self._task: asyncio.Task[None] | None = None
         #: After a final response: input is dropped until the client closes (or a timer does).
         self._closing = False
+        self._timeout = site.runtime.limits.handshake_timeout
+        #: Whether the connection was counted against its address (parlour.transport.limits).
+        self._counted = False
+        #: Whether its end has been logged already (one line for a silent connection).
+        self._logged = False
 
     # asyncio.Protocol -------------------------------------------------------------------------
 
@@ -242,8 +255,14 @@ class HttpConnection(asyncio.Protocol):
         self.transport = transport = cast(asyncio.Transport, transport)
         peer = transport.get_extra_info("peername")
         self.client = str(peer[0]) if isinstance(peer, tuple) and peer else ""
+        if not self.site.runtime.addresses.connect(self.client):
+            log.info("refused a connection from %s: too many open from that address", self.client)
+            self._closing = self._logged = True
+            transport.abort()
+            return
+        self._counted = True
         self._live.add(self)
-        self._arm(REQUEST_TIMEOUT)
+        self._arm(self._timeout)
 
     def data_received(self, data: bytes) -> None:
         if self._closing:
@@ -251,7 +270,7 @@ class HttpConnection(asyncio.Protocol):
         if self._idle:
             # The next request has begun: it must now arrive whole in time.
             self._idle = False
-            self._arm(REQUEST_TIMEOUT)
+            self._arm(self._timeout)
         self._h11.receive_data(data)
         self._process()
 
@@ -267,10 +286,12 @@ class HttpConnection(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._cancel_timer()
         self._live.discard(self)
+        if self._counted and self.transport is not None:  # not taken over by a websocket
+            self.site.runtime.addresses.disconnect(self.client)
         if self._task is not None:
             self._task.cancel()
             self._task = None
-        if self._requests == 0 and self._request is None and self.transport is not None:
+        if self._requests == 0 and self._request is None and self.transport is not None and not self._logged:
             # A port probe or a load balancer's TCP check: not worth more than this.
             log.debug("connection from %s closed without a request", self.client)
         self.transport = None
@@ -317,6 +338,15 @@ class HttpConnection(asyncio.Protocol):
         assert request is not None and self.transport is not None
         self._cancel_timer()
         self._requests += 1
+        if not self.site.runtime.addresses.allow(self.client):
+            log.info("too many requests from %s: answered 429", self.client)
+            api = _is_api(request.target.decode("ascii", "replace"))
+            self._send(
+                error_reply(HTTPStatus.TOO_MANY_REQUESTS, "too many requests", api, ("Retry-After", "1")),
+                close=True,
+            )
+            self._close()
+            return
         if self._upgrade is not None and _is_upgrade(request):
             transport, upgrade, rest = self.transport, self._upgrade, self._h11.trailing_data[0]
             # The websocket side owns the connection from here: this object lets go of it.
@@ -472,9 +502,9 @@ class HttpConnection(asyncio.Protocol):
             log.debug("closing idle HTTP connection from %s", self.client)
         else:
             log.debug(
-                "closing connection from %s: no complete request within %g s", self.client, REQUEST_TIMEOUT
+                "closing connection from %s: no complete request within %g s", self.client, self._timeout
             )
-        self._closing = True
+        self._closing = self._logged = True
         self.transport.close()
 
     def shutdown(self) -> None:

@@ -34,6 +34,7 @@ from parlour.storage import (
 from parlour.storage import Store as StoreBackend
 from parlour.storage.base import StoreFailure
 from parlour.storage.sql import SQLStore
+from parlour.transport.limits import AddressLimits, ConnectionLimits
 from parlour.transport.outbox import Outbox
 from parlour.transport.writer import ProcessCommitter, StoreWriter
 
@@ -114,8 +115,12 @@ class Runtime:
         clock: Callable[[], float] = time.time,
         store: StoreBackend | None = None,
         store_writer: str = "process",
+        limits: ConnectionLimits | None = None,
     ) -> None:
         self.clock = clock
+        #: What one client may cost, and the per-address counts every listener shares.
+        self.limits = limits if limits is not None else ConnectionLimits()
+        self.addresses = AddressLimits(self.limits, clock)
         self.outboxes: dict[ConnId, Outbox] = {}
         self._ids = itertools.count(1)
         self.started = clock()

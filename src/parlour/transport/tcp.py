@@ -39,16 +39,36 @@ class TcpListener:
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         runtime, service = self.runtime, self.service
+        peer = writer.get_extra_info("peername")
+        address = str(peer[0]) if isinstance(peer, tuple) and peer else ""
+        addresses = runtime.addresses
+        if not addresses.connect(address):
+            log.info("refused a connection from %s: too many open from that address", address)
+            writer.transport.abort()
+            return
+        limited = addresses.limited(address)
         conn = runtime.new_conn()
 
         async def write(lines: list[bytes]) -> None:
+            if writer.is_closing():
+                return  # dropped or overflowed: nobody reads these any more
             writer.write(b"".join(lines))
-            await writer.drain()
+            try:
+                await writer.drain()
+            except (ConnectionError, OSError):
+                writer.close()  # the reading side sees the end and tells the service
 
         async def close(code: int, reason: str) -> None:
             writer.close()
 
-        outbox = Outbox(write, close)
+        def overflow() -> None:
+            # The client does not read: its protocol has no words for that, and it would not
+            # read them. Drop the connection now; the read loop ends and the service hears of
+            # a disconnection (its seat goes to a robot or the player is kicked).
+            log.info("connection %d does not read its messages: dropping it", conn)
+            writer.transport.abort()
+
+        outbox = Outbox(write, close, byte_limit=runtime.limits.outbox_bytes, overflow=overflow)
         runtime.outboxes[conn] = outbox
         sender = asyncio.create_task(outbox.run())
         meter = runtime.meter
@@ -60,6 +80,9 @@ class TcpListener:
             while not writer.is_closing():
                 data = await reader.read(READ_SIZE)
                 if not data:
+                    break
+                if limited and not addresses.allow(address):
+                    log.info("connection %d: too many requests from %s, dropping it", conn, address)
                     break
                 started = perf_counter() if probe is not None else 0.0
                 try:
@@ -75,10 +98,11 @@ class TcpListener:
         except (ConnectionError, OSError):
             pass
         finally:
+            addresses.disconnect(address)
             runtime.execute(service.disconnected(conn, runtime.clock()), service)
             runtime.outboxes.pop(conn, None)
             outbox.put(Close(conn))  # ends the sender once what is queued has gone out
-            with suppress(asyncio.TimeoutError):
+            with suppress(asyncio.TimeoutError, ConnectionError, OSError):
                 await asyncio.wait_for(asyncio.shield(sender), 1.0)  # let queued lines go out
             sender.cancel()
             writer.close()

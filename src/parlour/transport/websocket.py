@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import random
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager, suppress
 from time import perf_counter
@@ -60,6 +61,13 @@ PING_INTERVAL = 20.0
 PING_TIMEOUT = 20.0
 
 
+def _ping_interval() -> float:
+    """PING_INTERVAL, give or take a quarter: connections opened together (a deploy, a load
+    balancer's reconnect storm) would otherwise be pinged together, every time, in one burst
+    of thousands of writes that delays everything else on the loop."""
+    return PING_INTERVAL * (0.75 + random.random() / 2)
+
+
 def text_frame(data: bytes) -> bytes:
     """The header of an unmasked, unfragmented server text frame carrying ``data`` (RFC 6455 5.2)."""
     size = len(data)
@@ -86,10 +94,16 @@ class WebsocketConnection(asyncio.Protocol):
     close frame sent or received, no end of stream) and the transport has not paused writing.
     """
 
-    def __init__(self, listener: WebsocketListener, service: Service, protocol: ServerProtocol) -> None:
+    def __init__(
+        self, listener: WebsocketListener, service: Service, protocol: ServerProtocol, address: str = ""
+    ) -> None:
         self.listener = listener
         self.service = service
         self.runtime = listener.runtime
+        #: The client's address, counted against its limits until the connection is lost
+        #: (parlour.transport.limits); its frames are counted only when it is not exempt.
+        self.address = address
+        self._address_limited = listener.runtime.addresses.limited(address)
         self.protocol = protocol
         self.conn = self.runtime.new_conn()
         self.transport: asyncio.Transport | None = None
@@ -107,6 +121,8 @@ class WebsocketConnection(asyncio.Protocol):
         self._close_timer: asyncio.TimerHandle | None = None
         self._writer: asyncio.Task[None] | None = None
         self._gone = False
+        #: Set once the client stopped reading: what it still sends is not read either.
+        self._deaf = False
         #: Resolved once the connection is lost and the service told (for the listener's stop).
         self.lost: asyncio.Future[None] = self._loop.create_future()
         #: Where the handling time of each frame is recorded (parlour.metrics), if anywhere.
@@ -121,10 +137,17 @@ class WebsocketConnection(asyncio.Protocol):
         self.writable = not self.paused
         runtime, service, conn = self.runtime, self.service, self.conn
         self.listener.websockets.add(self)
-        outbox = Outbox(self.send_texts, self.close, write_now=self.write_now, frame=text_message)
+        outbox = Outbox(
+            self.send_texts,
+            self.close,
+            write_now=self.write_now,
+            frame=text_message,
+            byte_limit=runtime.limits.outbox_bytes,
+            overflow=self.overflowed,
+        )
         runtime.outboxes[conn] = outbox
         self._writer = self._loop.create_task(outbox.run())
-        self._keepalive = self._loop.call_later(PING_INTERVAL, self._send_ping)
+        self._keepalive = self._loop.call_later(_ping_interval(), self._send_ping)
         if self.probe is not None:
             self.probe.opened += 1
         try:
@@ -144,7 +167,7 @@ class WebsocketConnection(asyncio.Protocol):
         protocol.receive_data(data)
         # Past the handshake, a server protocol only yields frames.
         events = cast("list[Frame]", protocol.events_received())
-        if events:
+        if events and not self._deaf:
             # Frames go to the service before the protocol's own output (a pong, the echo of a
             # close frame) is written: answers to frames that came before a close frame still
             # go out, ahead of the close frame, as RFC 6455 5.5.1 allows.
@@ -170,6 +193,10 @@ class WebsocketConnection(asyncio.Protocol):
                     if opcode is OP_PONG and frame.data == self._ping:
                         self._ponged()
                     continue  # pings are answered and closes echoed by the protocol itself
+                if self._address_limited and not runtime.addresses.allow(self.address):
+                    log.info("connection %d: too many requests from %s, closing it", conn, self.address)
+                    self._fail(CloseCode.POLICY_VIOLATION, "rate limit exceeded")
+                    return
                 message: str | bytes
                 if text:
                     try:
@@ -215,14 +242,18 @@ class WebsocketConnection(asyncio.Protocol):
         self._wake_writer()
         self.listener.websockets.discard(self)
         runtime, service, conn = self.runtime, self.service, self.conn
+        runtime.addresses.disconnect(self.address)
         try:
             runtime.execute(service.disconnected(conn, runtime.clock()), service)
         except Exception:
             log.exception("service failed on the loss of connection %d", conn)
         finally:
-            runtime.outboxes.pop(conn, None)
-            if self._writer is not None:
+            outbox = runtime.outboxes.pop(conn, None)
+            if outbox is not None:
+                outbox.stop()  # its write, if one waits, was released by _wake_writer above
+            elif self._writer is not None:
                 self._writer.cancel()
+            self._writer = None
             self.lost.set_result(None)
 
     def pause_writing(self) -> None:
@@ -281,6 +312,17 @@ class WebsocketConnection(asyncio.Protocol):
         self._send_protocol_data()
         self._closing()
 
+    def overflowed(self) -> None:
+        """The client does not read what it is sent (its outbox is full): close 1008 now, not
+        after the write the outbox is stuck in; the close timer drops the connection if the
+        client does not answer the close frame either."""
+        log.info("connection %d does not read its messages: closing it (1008)", self.conn)
+        self._deaf = True
+        if not self._gone and self.protocol.state is OPEN:
+            self.protocol.send_close(CloseCode.POLICY_VIOLATION, "too many unsent messages")
+            self._send_protocol_data()
+            self._closing()
+
     def _fail(self, code: int, reason: str) -> None:
         """Fail the connection (RFC 6455 7.1.7): close frame, end of stream, no more input."""
         if not self._gone:
@@ -336,7 +378,7 @@ class WebsocketConnection(asyncio.Protocol):
         self._ping = None
         if self._keepalive is not None:
             self._keepalive.cancel()
-        self._keepalive = self._loop.call_later(PING_INTERVAL, self._send_ping)
+        self._keepalive = self._loop.call_later(_ping_interval(), self._send_ping)
 
     def _no_pong(self) -> None:
         self._keepalive = None
@@ -394,11 +436,12 @@ class WebsocketListener:
         response = protocol.accept(Request(target, headers))
         if response.status_code != 101:
             log.debug("websocket handshake from %s refused: %d", client, response.status_code)
+            self.runtime.addresses.disconnect(client)
             transport.write(response.serialize())
             transport.close()
             return
         service = self.routes.get(target.split("?", 1)[0], self.service)
-        connection = WebsocketConnection(self, service, protocol)
+        connection = WebsocketConnection(self, service, protocol, client)
         transport.set_protocol(connection)
         connection.opened(transport, response.serialize(), rest)
 

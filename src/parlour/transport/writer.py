@@ -147,8 +147,15 @@ class ProcessCommitter(asyncio.Protocol):
 
     def commit(self, records: list[Record], generation: int, done: Done) -> None:
         number = next(self._numbers)
+        try:
+            frame = encode_batch(number, generation, records)
+        except Exception as error:
+            # Whatever a record holds that cannot be written (a lone surrogate in a name) fails
+            # this batch like a refused commit, told on the next loop pass as the writer's
+            # answers are: it must not stall every later batch.
+            self.loop.call_soon(done, StoreFailure(f"cannot encode the batch: {error}"))
+            return
         self._pending[number] = done
-        frame = encode_batch(number, generation, records)
         transport = self._transport
         if transport is not None and not transport.is_closing():
             transport.write(frame)

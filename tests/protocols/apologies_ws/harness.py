@@ -20,6 +20,8 @@ class Server:
     """The service plus a record of everything it sent, per connection."""
 
     def __init__(self, seed: int = 1, strict_wire: bool = True, **settings: Any) -> None:
+        # The clock stands still unless a test moves it: no request rate applies unless asked.
+        settings.setdefault("requests_per_second", 1e9)
         self.service = ApologiesService(replace(Settings(), **settings), Random(seed))
         self.now = T0
         self.inbox: dict[int, list[dict[str, Any]]] = {}

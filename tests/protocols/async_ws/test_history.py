@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from http import HTTPStatus
-from typing import Any
+from pathlib import Path
+from typing import Any, TypeVar
 
 import msgspec
 import pytest
 
 from parlour.api import ApiResponse, HttpRequest
-from parlour.protocols.async_ws.history import REPLAY_PATH, ReplayRoutes
+from parlour.protocols.async_ws.history import REPLAY_PATH, ReplayRoutes, stored_games
+from parlour.storage.sqlite import SQLiteStore
 
 from .harness import Harness
 
@@ -19,6 +22,9 @@ def ask(routes: ReplayRoutes, query: str, token: str | None = None, method: str 
     headers = {"authorization": f"Bearer {token}"} if token else {}
     request = HttpRequest(method, f"{REPLAY_PATH}?{query}", REPLAY_PATH, headers, b"", "127.0.0.1")
     return asyncio.run(routes.replay(request))
+
+
+T = TypeVar("T")
 
 
 def play_out(h: Harness, conns: dict[int, int], game_id: int) -> None:
@@ -103,3 +109,40 @@ def test_bad_and_unknown_ids_are_refused_in_words(query: str, status: int) -> No
     assert answer.status == status
     assert "error" in msgspec.json.decode(answer.body)
     assert ask(routes, "game_id=1", method="POST").status == HTTPStatus.METHOD_NOT_ALLOWED
+
+
+def test_a_game_finished_before_a_restart_replays_from_the_store(tmp_path: Path) -> None:
+    h = Harness()
+    game_id, people = fish_game(h)
+    play_out(h, {account: conn for conn, account, _ in people.values()}, game_id)
+    for name in ("ann", "bob"):  # both saw the outcome: OVER, no longer a live game
+        h.send(people[name][0], type="GameOutcomeConfirmationRequest", game_id=game_id)
+    assert h.service.hub.games[game_id].status == "OVER"
+    before = ask(ReplayRoutes(h.service, lambda: h.now), f"game_id={game_id}")
+    assert before.status == HTTPStatus.OK
+    store = SQLiteStore(tmp_path / "parlour.db")
+    try:
+        store.commit(h.records)  # what the running server stored
+        again = h.restart(downtime=60)
+        assert game_id not in again.service.hub.games  # a restart restores live games only
+        assert ask(ReplayRoutes(again.service, lambda: again.now), f"game_id={game_id}").status == 404
+        reads: list[str] = []
+
+        async def in_store_thread(work: Callable[[], T]) -> T:
+            reads.append("store")  # the runtime runs this on its store thread
+            return work()
+
+        def load_doc(wanted: int) -> bytes | None:
+            row = store.load_async_game(wanted)
+            return None if row is None else row.doc
+
+        routes = ReplayRoutes(again.service, lambda: again.now, stored_games(in_store_thread, load_doc))
+        after = ask(routes, f"game_id={game_id}")
+        assert after.status == HTTPStatus.OK and reads == ["store"]
+        # Move by move the same replay as before the restart, ending on the final board.
+        assert msgspec.json.decode(after.body) == msgspec.json.decode(before.body)
+        # Who may read it is still checked, and unknown ids are still unknown.
+        assert ask(routes, f"game_id={game_id + 1}").status == HTTPStatus.NOT_FOUND
+        assert ask(routes, f"game_id={game_id}&name=bob").status == HTTPStatus.UNAUTHORIZED
+    finally:
+        store.close()

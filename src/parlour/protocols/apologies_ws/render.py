@@ -28,6 +28,7 @@ from parlour.core.errors import (
     NotPlaying,
     ParlourError,
     PlayerLimit,
+    RateLimited,
     UnknownGame,
     UnknownPlayer,
 )
@@ -69,6 +70,8 @@ ENCODE = msgspec.json.Encoder().encode
 #: (wire-notes 4): reason code and default comment, most specific class first.
 FAILURES: list[tuple[type[ParlourError], str, str]] = [
     (MalformedRequest, "INVALID_REQUEST", "Invalid request"),
+    # The event model has no reason for a flood; the connection is closed (1008) after it.
+    (RateLimited, "INVALID_REQUEST", "Too many requests"),
     (DuplicateHandle, "DUPLICATE_USER", "Handle is already in use"),
     (ConnectionLimit, "WEBSOCKET_LIMIT", "Connection limit reached; try again later"),
     (PlayerLimit, "USER_LIMIT", "System user limit reached; try again later"),

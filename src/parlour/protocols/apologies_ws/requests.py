@@ -13,6 +13,7 @@ from typing import Any
 import msgspec
 
 from parlour.core.errors import MalformedRequest
+from parlour.protocols.jsonlimits import MAX_DEPTH, too_deep
 
 __all__ = [
     "REQUESTS",
@@ -179,10 +180,14 @@ def decode_request(data: str | bytes, max_bytes: int, max_chat: int) -> Request:
         raise MalformedRequest("Binary frames are not accepted; send a JSON text frame")
     if len(data) > max_bytes and len(data.encode()) > max_bytes:
         raise MalformedRequest(f"The message exceeds the limit of {max_bytes} bytes")
+    if too_deep(data, MAX_DEPTH):
+        raise MalformedRequest(f"Invalid JSON: nested more than {MAX_DEPTH} levels deep")
     try:
         body: Any = msgspec.json.decode(data)
-    except msgspec.DecodeError as error:
+    except msgspec.DecodeError as error:  # ValidationError too: an integer out of range
         raise MalformedRequest(f"Invalid JSON: {error}") from None
+    except RecursionError:  # unreachable after the depth check; kept as a guard
+        raise MalformedRequest(f"Invalid JSON: nested more than {MAX_DEPTH} levels deep") from None
     if not isinstance(body, dict):
         raise MalformedRequest("A request must be a JSON object")
     message = body.get("message")

@@ -14,10 +14,19 @@ from typing import Any
 
 from parlour.core.checks import Schedule
 from parlour.core.effects import Close, ConnId, Effect, Send, Store
-from parlour.core.errors import ConnectionLimit, InternalError, ParlourError, StoreUnavailable, UnknownPlayer
+from parlour.core.errors import (
+    ConnectionLimit,
+    InternalError,
+    ParlourError,
+    RateLimited,
+    StoreUnavailable,
+    UnknownPlayer,
+)
 from parlour.core.events import Event, RequestFailed
+from parlour.core.ids import IdSource
 from parlour.core.ledger import Ledger
 from parlour.core.lobby import Lobby
+from parlour.core.ratelimit import TokenBucket
 from parlour.core.records import Player, Visibility
 from parlour.games.apologies.model import Mode
 from parlour.protocols.apologies_ws.render import Renderer, failure_reason
@@ -65,6 +74,8 @@ def decode_options(options: Mapping[str, Any]) -> dict[str, Any]:
 
 #: Close code when the connection limit is reached: "try again later".
 TRY_AGAIN_LATER = 1013
+#: Close code for a flood past the request rate: a policy violation.
+POLICY_VIOLATION = 1008
 
 Handler = Callable[["ApologiesService", ConnId, Player, Any, float], None]
 
@@ -103,17 +114,26 @@ HANDLERS: dict[str, Handler] = {
 class ApologiesService:
     """One Apologies lobby behind a websocket listener."""
 
-    def __init__(self, settings: Settings, rng: Random | None = None, ledger: Ledger | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        rng: Random | None = None,
+        ledger: Ledger | None = None,
+        ids: IdSource | None = None,
+    ) -> None:
         self.settings = settings
         self.rng = rng if rng is not None else Random()
         self.renderer = Renderer(settings.history_length)
         self.lobby: Lobby = Lobby(
-            settings, self.rng, self, game="apologies", robot_handles=ROBOT_HANDLES, ledger=ledger
+            settings, self.rng, self, game="apologies", robot_handles=ROBOT_HANDLES, ledger=ledger, ids=ids
         )
         self.schedule: Schedule | None = None
         self._out: list[Effect] = []
         #: REQUEST_FAILED answers by reason code, read by /metrics (parlour.metrics).
         self.failures: dict[str, int] = {}
+        #: Each connection's request rate (``requests_per_second``, bursts of twice that); a
+        #: connection past it is refused once, closed, and not heard any more.
+        self._buckets: dict[ConnId, TokenBucket] = {}
 
     # Sink: events are rendered the moment they are emitted.
     def send(self, conns: Iterable[ConnId], event: Event) -> None:
@@ -143,6 +163,7 @@ class ApologiesService:
     # Service
     def connected(self, conn: ConnId, now: float) -> list[Effect]:
         self._start_checks(now)
+        self._buckets[conn] = TokenBucket.full(self.settings.requests_per_second, now)
         try:
             self.lobby.connect(conn, now)
         except ConnectionLimit as error:
@@ -151,6 +172,15 @@ class ApologiesService:
         return self._drain()
 
     def received(self, conn: ConnId, data: str | bytes, now: float) -> list[Effect]:
+        bucket = self._buckets.get(conn)
+        if bucket is None:
+            return []  # flooded and closing: nothing more is read
+        if not bucket.allow(now):
+            del self._buckets[conn]
+            rate = self.settings.requests_per_second
+            self._fail(conn, RateLimited(f"Too many requests: at most {rate:g} a second"), "request")
+            self.close(conn, POLICY_VIOLATION, "rate limit exceeded")
+            return self._drain()
         what = "request"
         try:
             request = decode_request(data, self.settings.max_message_bytes, self.settings.max_chat_chars)
@@ -175,7 +205,7 @@ class ApologiesService:
             player = self.lobby.reregister(conn, request.player_id, request.context.handle, now)
             log.info("REREGISTER_PLAYER by %s", player.handle)
             return
-        player = self.lobby.lookup(request.player_id, now)
+        player = self.lobby.lookup(request.player_id, now, conn)
         log.info("%s by %s", request.message, player.handle)
         try:
             HANDLERS[request.message](self, conn, player, request.context, now)
@@ -187,6 +217,7 @@ class ApologiesService:
             raise
 
     def disconnected(self, conn: ConnId, now: float) -> list[Effect]:
+        self._buckets.pop(conn, None)
         try:
             self.lobby.disconnect(conn, now)
         except Exception:

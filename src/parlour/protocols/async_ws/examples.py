@@ -17,6 +17,7 @@ import msgspec
 
 from parlour.accounts.tokens import SessionTokens
 from parlour.core.effects import Broadcast, Close, Effect, Send
+from parlour.core.ids import IdSource
 from parlour.protocols.async_ws.hub import AsyncLimits
 from parlour.protocols.async_ws.service import AsyncService
 
@@ -35,7 +36,8 @@ class _Scene:
     def __init__(self) -> None:
         self.now = _START
         tokens = SessionTokens(b"example-secret-of-32-bytes-long!", 30 * 86400.0)
-        self.service = AsyncService(tokens, AsyncLimits(), Random(7))
+        # A seeded id source: the documented examples are the same at every build.
+        self.service = AsyncService(tokens, AsyncLimits(), Random(7), ids=IdSource(7))
         self.lines: list[str] = []
         self.conns: dict[str, int] = {}
         self.names: dict[int, str] = {}

@@ -13,6 +13,9 @@ have watched it); otherwise only an account seated in it, signed in with its ses
 Games still waiting or running are refused (409): a replay is for finished games, and a running
 game is watched through StartObserveGameRequest instead. Client-rules games (the server does not
 know their moves) get 404, as do unknown ids.
+
+A restart brings back only the live games (S10), so a game finished before it is read from the
+store (its row holds the whole record: seats, seed and actions), off the event loop.
 """
 
 from __future__ import annotations
@@ -26,16 +29,33 @@ import msgspec
 
 from parlour.accounts.tokens import TokenError
 from parlour.api import ApiResponse, HttpRequest
-from parlour.protocols.async_ws.model import AsyncGame
+from parlour.protocols.async_ws.model import AsyncGame, decode_game
 from parlour.protocols.async_ws.rules import IllegalAction, ServerGame, start
 from parlour.protocols.async_ws.service import AsyncService
 
-__all__ = ["REPLAY_PATH", "ReplayRoutes", "is_public", "replay_of"]
+__all__ = ["REPLAY_PATH", "ReplayRoutes", "StoredGame", "is_public", "replay_of", "stored_games"]
 
 REPLAY_PATH = "/api/async/replay"
 
 #: Statuses of a game whose play is over (the text's OUTCOME and ABORTING wait for confirmations).
 _FINISHED = frozenset({"OUTCOME", "OVER", "ABORTING", "ABORTED"})
+
+#: Reads one game from the store by id (None when the store has no such game).
+StoredGame = Callable[[int], Awaitable[AsyncGame | None]]
+
+
+def stored_games(
+    in_store_thread: Callable[[Callable[[], bytes | None]], Awaitable[bytes | None]],
+    load_doc: Callable[[int], bytes | None],
+) -> StoredGame:
+    """A StoredGame reading ``load_doc(game_id)`` (the game row's doc, or None) through
+    ``in_store_thread``: store reads block, and the event loop must not wait on them."""
+
+    async def load(game_id: int) -> AsyncGame | None:
+        doc = await in_store_thread(lambda: load_doc(game_id))
+        return None if doc is None else decode_game(doc)
+
+    return load
 
 
 def _json(status: HTTPStatus, body: object) -> ApiResponse:
@@ -84,11 +104,15 @@ def replay_of(game: AsyncGame) -> dict[str, Any]:
 
 
 class ReplayRoutes:
-    """The handler, bound to the /async service that holds the games and checks the tokens."""
+    """The handler, bound to the /async service that holds the games and checks the tokens,
+    and to the store's games (``stored``; None without a store) for those no longer in memory."""
 
-    def __init__(self, service: AsyncService, clock: Callable[[], float]) -> None:
+    def __init__(
+        self, service: AsyncService, clock: Callable[[], float], stored: StoredGame | None = None
+    ) -> None:
         self.service = service
         self.clock = clock
+        self.stored = stored
 
     def routes(self) -> dict[str, Callable[[HttpRequest], Awaitable[ApiResponse]]]:
         return {REPLAY_PATH: self.replay}
@@ -128,7 +152,10 @@ class ReplayRoutes:
         reader = self._reader(request, (query.get("name") or [""])[0])
         if isinstance(reader, ApiResponse):
             return reader
-        game = self.service.hub.games.get(int(text))
+        game_id = int(text)
+        game = self.service.hub.games.get(game_id)
+        if game is None and self.stored is not None:
+            game = await self.stored(game_id)
         if game is None or not game.server_rules:
             return _error(HTTPStatus.NOT_FOUND, "no finished game with server rules has this id")
         seated = reader is not None and any(seat.player_id == reader for seat in game.seats)

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any, Final
 import msgspec
 
 from parlour.core.effects import Broadcast, Close, ConnId, Effect, Send, Store
+from parlour.core.ids import IdSource
+from parlour.core.ratelimit import TokenBucket
 from parlour.protocols.async_ws.messages import (
     ErrorCode,
     ErrorRequest,
@@ -78,8 +80,7 @@ class Session:
     session: str = ""
     in_lobby: bool = False
     #: The rate limit's token bucket (S8: requests per second per connection).
-    allowance: float = 0.0
-    checked: float = 0.0
+    bucket: TokenBucket = field(default_factory=lambda: TokenBucket.full(1.0, 0.0))
     #: What this session was last sent of the lobby lists (S13: pushed only when changed).
     sent_players: str = ""
     sent_games: str = ""
@@ -91,9 +92,12 @@ def deflated(items: Any) -> str:
 
 
 class Hub:
-    def __init__(self, limits: AsyncLimits, rng: Random) -> None:
+    def __init__(self, limits: AsyncLimits, rng: Random, ids: IdSource | None = None) -> None:
         self.limits = limits
         self.rng = rng
+        #: Seeds of games under server rules: secrets, since a seed foretells every deal
+        #: (parlour.core.ids).
+        self.ids = ids if ids is not None else IdSource()
         self.accounts: dict[int, Account] = {}
         self.by_name: dict[str, int] = {}
         self.next_account = 1

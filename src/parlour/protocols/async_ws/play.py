@@ -129,7 +129,7 @@ def start_game(
     game.idle_time = game.config.idle_time
     game.next_players = [seat.local_id for seat in game.seats]
     if game.server_rules:
-        game.seed = hub.rng.getrandbits(63)
+        game.seed = hub.ids.bits(63)
         rules = start(game.config.rules, len(game.seats), game.seed)
         hub.rules[game.id] = rules
         game.turn = rules.to_move()

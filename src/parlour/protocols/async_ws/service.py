@@ -20,6 +20,8 @@ import msgspec
 from parlour.accounts.limits import LoginLimiter
 from parlour.accounts.tokens import ExternalJwt, SessionTokens, TokenExpired, TokenInvalid
 from parlour.core.effects import ConnId, Effect
+from parlour.core.ids import IdSource
+from parlour.core.ratelimit import TokenBucket
 from parlour.protocols.async_ws import devices, lobby, observe, phases, play, social
 from parlour.protocols.async_ws.hub import Account, AsyncLimits, Hub, Session
 from parlour.protocols.async_ws.messages import (
@@ -36,6 +38,7 @@ from parlour.protocols.async_ws.messages import (
 )
 from parlour.protocols.async_ws.model import LIVE, AsyncGame, decode_game
 from parlour.protocols.async_ws.rules import replay
+from parlour.protocols.jsonlimits import MAX_DEPTH, too_deep
 from parlour.storage import AccountRow, AsyncGameRow, RatingRow, Record
 
 __all__ = ["AsyncService"]
@@ -82,8 +85,9 @@ class AsyncService:
         rng: Random | None = None,
         external: ExternalJwt | None = None,
         limiter: LoginLimiter | None = None,
+        ids: IdSource | None = None,
     ) -> None:
-        self.hub = Hub(limits or AsyncLimits(), rng or Random())
+        self.hub = Hub(limits or AsyncLimits(), rng or Random(), ids)
         self.tokens = tokens
         self.external = external
         self.limiter = limiter or LoginLimiter()
@@ -92,7 +96,7 @@ class AsyncService:
 
     def connected(self, conn: ConnId, now: float) -> list[Effect]:
         self.hub.sessions[conn] = Session(
-            conn, now, allowance=self.hub.limits.requests_per_second * 2, checked=now
+            conn, now, bucket=TokenBucket.full(self.hub.limits.requests_per_second, now)
         )
         return []
 
@@ -108,6 +112,8 @@ class AsyncService:
             hub.error(conn, "BAD_REQUEST", "frames are JSON text; binary frames are not read (S1)")
         elif len(data) > hub.limits.max_frame_bytes:
             hub.error(conn, "TOO_LARGE", f"frames are limited to {hub.limits.max_frame_bytes} bytes")
+        elif too_deep(data, MAX_DEPTH):
+            hub.error(conn, "BAD_REQUEST", f"JSON nested more than {MAX_DEPTH} levels deep")
         else:
             try:
                 message = decode_client(data)
@@ -265,12 +271,9 @@ class AsyncService:
     def _allowed(self, session: Session, now: float) -> bool:
         """S8: a token bucket of ``requests_per_second`` with bursts of twice that; a flood
         past it closes the connection (S3)."""
-        rate = self.hub.limits.requests_per_second
-        session.allowance = min(rate * 2, session.allowance + (now - session.checked) * rate)
-        session.checked = now
-        if session.allowance >= 1:
-            session.allowance -= 1
+        if session.bucket.allow(now):
             return True
+        rate = self.hub.limits.requests_per_second
         self.hub.error(session.conn, "RATE_LIMITED", f"more than {rate:.0f} requests per second")
         self.hub.close(session.conn, POLICY_VIOLATION, "rate limit exceeded")
         return False

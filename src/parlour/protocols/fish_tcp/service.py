@@ -17,6 +17,7 @@ from random import Random
 from typing import Any
 
 from parlour.core.effects import ConnId, Effect
+from parlour.core.ids import IdSource
 from parlour.core.ledger import Ledger
 from parlour.games.base import Robot
 from parlour.games.fish import PLUGIN
@@ -49,8 +50,9 @@ class FishService(StreamedService):
         rng: Random | None = None,
         board: dict[str, Any] | None = None,
         ledger: Ledger | None = None,
+        ids: IdSource | None = None,
     ) -> None:
-        super().__init__(settings, rng, ledger)
+        super().__init__(settings, rng, ledger, ids)
         self.board = board or {}  # game options: rows, columns, fish (fixed boards), holes
         self.robot = robot("fish", settings.fish_robot)
         self._numbers = 0
@@ -72,6 +74,7 @@ class FishService(StreamedService):
         return decode(message)
 
     def disconnected(self, conn: ConnId, now: float) -> list[Effect]:
+        self.buckets.pop(conn, None)
         self.streams.pop(conn, None)
         self.join_by.pop(conn, None)
         if conn in self.seated:

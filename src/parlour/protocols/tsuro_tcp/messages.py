@@ -33,6 +33,14 @@ class MoveRequest:
     placement: Placement
 
 
+def _text(value: str) -> bool:
+    try:
+        value.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _int(body: dict[str, Any], name: str, low: int, high: int) -> int:
     value = body.get(name)
     if isinstance(value, bool) or not isinstance(value, int):
@@ -52,6 +60,9 @@ def decode(message: Any) -> Join | MoveRequest:
             raise Bad("'name' must be a non-empty string")
         if not isinstance(strategy, str):
             raise Bad("'strategy' must be a string")
+        if not _text(name) or not _text(strategy):
+            # JSON may escape lone surrogates; such a name could be neither stored nor sent.
+            raise Bad("'name' and 'strategy' must be Unicode text (no lone surrogates)")
         return Join(name, strategy)
     if kind == "MOVE_REQUEST":
         kind_of = message.get("placement_type")

@@ -16,6 +16,7 @@ from random import Random
 from typing import Any
 
 from parlour.core.effects import ConnId, Effect
+from parlour.core.ids import IdSource
 from parlour.core.ledger import Ledger
 from parlour.games.base import Robot
 from parlour.games.tsuro import PLUGIN
@@ -51,8 +52,14 @@ class Seat:
 class TsuroService(StreamedService):
     protocol = "tsuro"
 
-    def __init__(self, settings: Settings, rng: Random | None = None, ledger: Ledger | None = None) -> None:
-        super().__init__(settings, rng, ledger)
+    def __init__(
+        self,
+        settings: Settings,
+        rng: Random | None = None,
+        ledger: Ledger | None = None,
+        ids: IdSource | None = None,
+    ) -> None:
+        super().__init__(settings, rng, ledger, ids)
         self.robot = robot("tsuro", settings.tsuro_robot)
         self.join_by: dict[ConnId, float] = {}
         self._numbers = 0
@@ -74,6 +81,7 @@ class TsuroService(StreamedService):
         self._eject(conn, reason, now)
 
     def disconnected(self, conn: ConnId, now: float) -> list[Effect]:
+        self.buckets.pop(conn, None)
         if conn in self.streams:
             self._eject(conn, "disconnected", now, tell=False)
         return self._drain()

@@ -112,3 +112,25 @@ export function describeHistory(entry) {
   if (forfeit) return `had no move and discarded ${forfeit[1]}`;
   return entry.action.replace("GameMode.", "");
 }
+
+// Each colour's turn square, the last board square before its safe zone (rules section 2).
+const TURN_SQUARE = { RED: 2, BLUE: 17, YELLOW: 32, GREEN: 47 };
+
+/** How many squares a pawn still has to go to reach home (leaving start counts as one). */
+export function stepsToHome(pawn) {
+  if (pawn.home) return 0;
+  if (pawn.start) return 65;
+  if (pawn.safe !== null && pawn.safe !== undefined) return 5 - pawn.safe;
+  return ((TURN_SQUARE[pawn.color] - pawn.square + 60) % 60) + 6;
+}
+
+/** The final standings of a game's players (wire player objects with color and pawns): the winner
+ * first, then the most pawns home, then the fewest squares left to go. `handleOf(color)` names them. */
+export function standings(players, winner, handleOf) {
+  return players.map((player) => ({
+    color: player.color,
+    handle: handleOf(player.color),
+    home: player.pawns.filter((pawn) => pawn.home).length,
+    left: player.pawns.reduce((sum, pawn) => sum + stepsToHome(pawn), 0),
+  })).sort((a, b) => (b.handle === winner) - (a.handle === winner) || b.home - a.home || a.left - b.left);
+}

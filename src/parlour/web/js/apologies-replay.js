@@ -19,9 +19,12 @@ export function seatColors(record) {
   return record.seats.map((_, index) => players[index]?.color ?? COLOR_ORDER[index] ?? null);
 }
 
-/** Every pawn of a view, in the order of its players. */
+/** Every pawn of a view, in the order of its players: a record's view lists `players`, a live
+ * GAME_STATE_CHANGE has the `player` and its `opponents` (wire notes 5.2). */
 export function viewPawns(view) {
-  return view ? view.players.flatMap((player) => player.pawns) : [];
+  if (!view) return [];
+  const players = view.players ?? (view.player ? [view.player, ...(view.opponents ?? [])] : []);
+  return players.flatMap((player) => player.pawns ?? []);
 }
 
 /** The pawns whose position differs between two views: [{key, color, from, to}] (position keys). */

@@ -6,8 +6,9 @@ import { ApologiesClient, socketUrl } from "./protocol.js";
 import { createBoard } from "./boards/index.js";
 import { node } from "./dom.js";
 import { setupReplays } from "./replay.js";
+import { pawnChanges, viewPawns } from "./apologies-replay.js";
 import {
-  COLOR_ORDER, cardFace, cardHelp, describeHistory, describeMove, indexMoves, nextColor, pawnKey, titleCase,
+  COLOR_ORDER, cardFace, cardHelp, describeHistory, describeMove, indexMoves, nextColor, standings, titleCase,
 } from "./apologies-moves.js";
 
 const $ = (id) => document.getElementById(id);
@@ -41,6 +42,17 @@ const CANCEL_REASONS = {
   SHUTDOWN: "the server is shutting down",
 };
 
+// How long each move stays on screen before the next one is shown (ms; ?pace=N to change it).
+// Robots answer at once, so several moves arrive together: each is shown in turn, its pawn gliding
+// and its player highlighted, rather than all of them landing between two clicks.
+const PACE = paceSetting(new URLSearchParams(location.search).get("pace"));
+
+function paceSetting(text) {
+  const value = Number(text ?? "");
+  return text !== null && Number.isFinite(value) && value >= 0 ? Math.min(value, 5000) : 700;
+}
+
+const REDUCED_MOTION = window.matchMedia("(prefers-reduced-motion: reduce)");
 const client = new ApologiesClient(socketUrl());
 const state = { me: null, resuming: false, players: [], games: [], invitations: new Map(), messages: [], game: null };
 let board = null;
@@ -129,7 +141,27 @@ function storedGame() {
 }
 
 function newGame({ id, name = "Apologies", mode = "STANDARD", advertiser = null, phase }) {
-  return { id, name, mode, advertiser, phase, seats: [], view: null, turn: null, sent: false, selected: null, card: null, choices: [], outcome: null };
+  return { id, name, mode, advertiser, phase, seats: [], view: null, turn: null, sent: false, selected: null, card: null, choices: [], outcome: null, lastMove: null, moves: 0 };
+}
+
+// Game events are applied in order through one queue; a move shown holds the queue for PACE ms so
+// that it can be seen before the next move (or the turn, or the end) is shown.
+const paced = [];
+let pacing = false;
+
+function inOrder(apply, hold = false) {
+  paced.push([apply, hold]);
+  if (!pacing) drainPaced();
+}
+
+async function drainPaced() {
+  pacing = true;
+  while (paced.length) {
+    const [apply, hold] = paced.shift();
+    // The next event (often a robot's move a few ms later) waits even if it has not arrived yet.
+    if (apply() && hold && PACE > 0) await new Promise((done) => setTimeout(done, PACE));
+  }
+  pacing = false;
 }
 
 // ---------------------------------------------------------------- connection and registration
@@ -317,7 +349,7 @@ function currentGame(gameId) {
   return state.game && state.game.id === gameId ? state.game : null;
 }
 
-client.on("GAME_JOINED", (m) => {
+client.on("GAME_JOINED", (m) => inOrder(() => {
   const c = m.context;
   state.game = newGame({ id: c.game_id, name: c.name, mode: c.mode, advertiser: c.advertiser_handle, phase: "joined" });
   const known = state.games.find((g) => g.game_id === c.game_id) ?? state.invitations.get(c.game_id);
@@ -326,9 +358,9 @@ client.on("GAME_JOINED", (m) => {
   ensureBoard();
   refreshLobby();
   render();
-});
+}));
 
-client.on("GAME_PLAYER_CHANGE", (m) => {
+client.on("GAME_PLAYER_CHANGE", (m) => inOrder(() => {
   const game = currentGame(m.context.game_id);
   if (game) game.seats = m.context.players;
   if (m.context.comment !== "Player joined game" || !game || game.phase !== "joined") {
@@ -338,40 +370,54 @@ client.on("GAME_PLAYER_CHANGE", (m) => {
   }
   refreshLobby();
   render();
-});
+}));
 
-client.on("GAME_STARTED", (m) => {
+client.on("GAME_STARTED", (m) => inOrder(() => {
   const game = currentGame(m.context.game_id);
   if (game) game.phase = "playing";
   refreshLobby();
   render();
-});
+}));
 
-client.on("GAME_STATE_CHANGE", (m) => {
+client.on("GAME_STATE_CHANGE", (m) => inOrder(() => showState(m), true));
+
+/** A new view of the game: the move it shows is marked (who made it, which pawns moved and from
+ * where). Returns whether it showed a move (false for another game's stale event). */
+function showState(m) {
   let game = currentGame(m.context.game_id);
   if (!game) {
     // Reregistered before the server saw the old socket close, the player may still be in its game:
     // show it (the player listing will confirm or undo this). Any other game's events are stale
     // (the reference server keeps sending them to players who left, wire notes 7.5): ignored.
     const stored = storedGame();
-    if (!state.resuming || !stored || stored.id !== m.context.game_id) return;
+    if (!state.resuming || !stored || stored.id !== m.context.game_id) return false;
     state.game = game = newGame({ ...stored, id: m.context.game_id, phase: "playing" });
     game.adopted = true;
   }
   if (game.phase === "joined") game.phase = "playing";
+  const before = game.view;
   game.view = m.context;
+  const changes = before ? pawnChanges(before, m.context) : [];
+  const last = m.context.recent_history.at(-1);
+  const entry = [...m.context.recent_history].reverse().find((e) => e.color);
+  const moved = changes.length > 0 || Boolean(last && /^Turn is forfeit/.test(last.action));
+  if (moved) {
+    game.moves += 1;
+    game.lastMove = { color: entry?.color ?? null, changes, entry: entry ?? null, seq: game.moves };
+  }
   if (game.sent) setTurn(game, null); // the move we sent was played
-  render();
-});
+  render(true);
+  return moved;
+}
 
-client.on("GAME_PLAYER_TURN", (m) => {
+client.on("GAME_PLAYER_TURN", (m) => inOrder(() => {
   const game = currentGame(m.context.game_id);
   if (!game) return;
   setTurn(game, m.context);
   game.resumed = false;
   game.card = null;
   render();
-});
+}));
 
 // A new turn to play (or none): nothing sent for it yet, nothing picked.
 function setTurn(game, turn) {
@@ -381,17 +427,17 @@ function setTurn(game, turn) {
   game.choices = [];
 }
 
-client.on("GAME_COMPLETED", (m) => {
+client.on("GAME_COMPLETED", (m) => inOrder(() => {
   if (currentGame(m.context.game_id)) finish({ kind: "completed", winner: m.context.winner, comment: m.context.comment });
-});
+}));
 
-client.on("GAME_CANCELLED", (m) => {
+client.on("GAME_CANCELLED", (m) => inOrder(() => {
   if (currentGame(m.context.game_id)) finish({ kind: "cancelled", reason: m.context.reason, comment: m.context.comment });
-});
+}));
 
-client.on("GAME_PLAYER_QUIT", (m) => {
+client.on("GAME_PLAYER_QUIT", (m) => inOrder(() => {
   if (currentGame(m.context.game_id)) finish({ kind: "quit", started: state.game.phase === "playing" });
-});
+}));
 
 function finish(outcome) {
   const game = state.game;
@@ -448,8 +494,11 @@ function banner(game) {
   const o = game.outcome;
   if (!o) return null;
   if (o.kind === "completed") {
+    // The comment ("Player X won after N turns") repeats the winner: only its turn count is added.
     const mine = o.winner === state.me?.handle;
-    return { cls: mine ? "win" : "done", text: `${mine ? "You won!" : `Game over: ${o.winner} won.`} ${o.comment ?? ""}`.trim() };
+    const turns = /after (\d+) turns?/.exec(o.comment ?? "");
+    const after = turns ? ` after ${turns[1]} turns` : "";
+    return { cls: mine ? "win" : "done", text: mine ? `You won${after}!` : `Game over: ${o.winner} won${after}.` };
   }
   if (o.kind === "cancelled") {
     return { cls: "cancelled", text: `Game cancelled: ${CANCEL_REASONS[o.reason] ?? o.reason}${o.comment ? ` (${o.comment})` : ""}.` };
@@ -460,7 +509,8 @@ function banner(game) {
   return { cls: "cancelled", text: "Connection lost: a disconnected player leaves its game." };
 }
 
-function render() {
+/** `glide`: a new move was just applied; its pawns glide from where they were. */
+function render(glide = false) {
   const game = state.game;
   if (game && game.phase !== "over" && replays.isOpen()) replays.close(false);
   const replaying = replays.isOpen();
@@ -512,9 +562,12 @@ function render() {
   $("turn").textContent = turnText;
   $("turn").className = `turn${myTurn ? " mine" : ""}`;
 
-  renderSeats(game, view, colors, toMove);
+  const moving = game.lastMove && game.phase === "playing" && !myTurn ? game.lastMove.color : null;
+  renderSeats(game, view, colors, toMove, moving);
+  renderLastMove(game);
 
-  // The card: STANDARD shows the drawn card on our turn, else the last card played; ADULT shows the hand.
+  // The card, shown once, on the board: STANDARD shows the drawn card on our turn, else the last
+  // card played; ADULT shows the hand (and the chosen card on the board).
   const lastPlayed = view ? [...view.recent_history].reverse().find((e) => e.card) : null;
   let card = null;
   let caption = "";
@@ -526,7 +579,7 @@ function render() {
     caption = "chosen card";
   } else if (lastPlayed) {
     card = lastPlayed.card;
-    caption = `${titleCase(lastPlayed.color)} played`;
+    caption = `${seatHandle(game, lastPlayed.color)} played`;
   }
   renderHand(game, view, myTurn, moves);
 
@@ -534,7 +587,10 @@ function render() {
   const targets = game.selected ? [...index.byPawn.get(game.selected).values()] : [];
   const pawns = view ? [view.player, ...view.opponents].flatMap((p) => p.pawns) : [];
   const movable = new Map([...index.byPawn].map(([key, places]) => [key, [...places.keys()]]));
-  board.render({ pawns, movable, selected: game.selected, targets, card, caption });
+  const last = game.lastMove;
+  const marked = last && game.phase === "playing" ? new Set(last.changes.map((c) => c.key)) : new Set();
+  const ghosts = marked.size ? last.changes.map((c) => c.old) : [];
+  board.render({ pawns, movable, selected: game.selected, targets, card, caption, marked, ghosts, glide: glide && !REDUCED_MOTION.matches });
 
   // Choices: forfeits when nothing can move, or the moves sharing one pawn and destination.
   let choices = game.choices;
@@ -549,20 +605,67 @@ function render() {
     else if (game.selected) hint = "Now pick where it goes (the dashed rings), or another pawn.";
     else if (game.mode === "ADULT" && !game.card) hint = "Pick a pawn (or a card to see only its moves).";
     else hint = "Pick a pawn to move, or let the server choose the optimal move.";
+    if (game.turn.drawn_card && game.mode === "STANDARD") hint = `You drew ${cardFace(game.turn.drawn_card)}: ${cardHelp(game.turn.drawn_card)}. ${hint}`;
   }
   const unsure = game.resumed && game.phase === "playing" && !game.turn && !game.sent;
   if (unsure && !hint) hint = "Your choices for a turn are not sent again after a reload: if it is your turn, use Optimal move.";
   $("hint").textContent = hint;
   $("optimal").disabled = !(myTurn || unsure);
+  $("optimal").hidden = game.phase === "over";
+  // On a phone the turn's controls stay on screen, whatever is scrolled into view (css: .acting).
+  $("turn-actions").classList.toggle("acting", myTurn || unsure);
+  document.body.classList.toggle("acting", myTurn || unsure);
 
   const history = view ? [...view.recent_history].reverse() : [];
   $("history").replaceChildren(...history.map((entry) =>
     node("li", { title: entry.action, "data-color": entry.color ?? "" },
       entry.color ? node("span", { class: `swatch ${entry.color.toLowerCase()}` }) : null,
-      entry.color ? `${seatHandle(game, entry.color)} ${describeHistory(entry)}` : describeHistory(entry))));
+      entry.color ? `${seatHandle(game, entry.color)} ${describeHistory(entry)}` : describeEnding(game, entry))));
+  renderStandings(game, view);
 }
 
-function renderSeats(game, view, colors, toMove) {
+/** "Game completed: winner is Yellow after 40 turns" names the player: "Game completed: hal won after 40 turns". */
+function describeEnding(game, entry) {
+  const won = /^Game completed: winner is (\w+)(.*)$/.exec(entry.action);
+  if (won) return `Game completed: ${seatHandle(game, won[1].toUpperCase())} won${won[2]}`;
+  return describeHistory(entry);
+}
+
+function renderLastMove(game) {
+  const box = $("last-move");
+  const last = game.lastMove;
+  if (!last || !last.entry || game.phase !== "playing") {
+    box.hidden = true;
+    return;
+  }
+  box.hidden = false;
+  box.dataset.color = last.color ?? "";
+  box.dataset.seq = String(last.seq);
+  const who = seatHandle(game, last.color);
+  const mine = who === state.me?.handle;
+  box.replaceChildren(node("span", { class: `swatch ${(last.color ?? "none").toLowerCase()}` }),
+    node("span", {}, mine ? `You ${describeHistory(last.entry)}` : `${who} ${describeHistory(last.entry)}`));
+}
+
+/** The final standings (winner first, then by pawns home and how far the others still have to
+ * go) and a rematch with the same people. */
+function renderStandings(game, view) {
+  const box = $("standings");
+  const done = game.phase === "over" && game.outcome?.kind === "completed" && view;
+  box.hidden = !done;
+  if (!done) return;
+  const rows = standings([view.player, ...view.opponents], game.outcome.winner, (color) => seatHandle(game, color));
+  $("standings-rows").replaceChildren(...rows.map((row, i) =>
+    node("tr", { "data-testid": `standing-${i + 1}`, class: row.handle === state.me?.handle ? "me" : "" },
+      node("td", {}, String(i + 1)),
+      node("td", {}, node("span", { class: `swatch ${row.color.toLowerCase()}` }), row.handle),
+      node("td", {}, `${row.home}/4`),
+      node("td", {}, String(row.left)))));
+  const others = game.seats.filter((seat) => seat.player_type !== "PROGRAMMATIC" && seat.handle !== state.me?.handle);
+  $("rematch").textContent = others.length ? `Rematch: invite ${others.map((seat) => seat.handle).join(", ")}` : "Rematch against robots";
+}
+
+function renderSeats(game, view, colors, toMove, moving) {
   const parts = view ? new Map([view.player, ...view.opponents].map((p) => [p.color, p])) : new Map();
   const seats = game.seats.length ? game.seats : colors.map((c) => ({ handle: titleCase(c), player_color: c, player_type: "HUMAN", player_state: "PLAYING" }));
   $("seats").replaceChildren(...seats.map((seat) => {
@@ -573,7 +676,10 @@ function renderSeats(game, view, colors, toMove) {
     if (seat.handle === state.me?.handle) tags.push("you");
     if (seat.player_type === "PROGRAMMATIC") tags.push("robot");
     if (seat.player_state === "QUIT") tags.push("left: robot plays");
-    return node("li", { class: `seat${color && color === toMove ? " to-move" : ""}`, "data-testid": `seat-${color ?? seat.handle}` },
+    const classes = ["seat"];
+    if (color && color === toMove) classes.push("to-move");
+    if (color && color === moving) classes.push("moving");
+    return node("li", { class: classes.join(" "), "data-testid": `seat-${color ?? seat.handle}` },
       node("span", { class: `swatch ${(color ?? "none").toLowerCase()}` }),
       node("span", { class: "seat-name" }, seat.handle),
       tags.length ? node("span", { class: "tags" }, tags.join(", ")) : null,
@@ -599,13 +705,7 @@ function renderHand(game, view, myTurn, moves) {
     host.prepend(node("span", { class: "hand-label" }, "Your hand"));
     return;
   }
-  if (myTurn && game.turn.drawn_card) {
-    const card = game.turn.drawn_card;
-    host.replaceChildren(node("span", { class: "playing-card drawn", "data-testid": "drawn-card", "data-card": card }, cardFace(card)),
-      node("span", { class: "card-help" }, cardHelp(card)));
-    return;
-  }
-  host.replaceChildren();
+  host.replaceChildren(); // STANDARD: the drawn card is on the board, its help in the hint
 }
 
 function renderGames() {
@@ -684,6 +784,15 @@ $("refresh").addEventListener("click", () => act(() => { client.listPlayers(); c
 $("start-game").addEventListener("click", () => act(() => client.start()));
 $("quit-game").addEventListener("click", () => act(() => client.quit()));
 $("cancel-game").addEventListener("click", () => act(() => client.cancel()));
+$("rematch").addEventListener("click", () => {
+  const game = state.game;
+  if (!game) return;
+  const others = game.seats.filter((seat) => seat.player_type !== "PROGRAMMATIC" && seat.handle !== state.me?.handle);
+  act(() => client.advertise({
+    name: game.name, mode: game.mode, players: Math.max(2, game.seats.length), visibility: "PUBLIC",
+    invitedHandles: others.map((seat) => seat.handle),
+  }));
+});
 $("close-game").addEventListener("click", () => {
   state.game = null;
   render();

@@ -5,8 +5,7 @@
 // render(scene).
 
 import { cardFace, pawnKey, positionKey, titleCase } from "../apologies-moves.js";
-
-const NS = "http://www.w3.org/2000/svg";
+import { TapAreas, activate, el, swapKeepingFocus } from "./svg.js";
 const CELL = 40;
 const SIZE = 16 * CELL;
 
@@ -75,27 +74,11 @@ function px([x, y]) {
   return [x * CELL + CELL / 2, y * CELL + CELL / 2];
 }
 
-function el(name, attrs, parent, text) {
-  const node = document.createElementNS(NS, name);
-  for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, String(value));
-  if (text !== undefined) node.textContent = text;
-  if (parent) parent.appendChild(node);
-  return node;
-}
+/** A finger-sized tap area is never smaller than a pawn's own circle and its margin. */
+const MIN_HIT = 22;
 
-/** Clickable, and reachable with the keyboard (Tab, then Enter or Space). */
-function activate(node, focusKey, handler) {
-  node.setAttribute("tabindex", "0");
-  node.setAttribute("data-focus", focusKey);
-  node.setAttribute("role", "button");
-  node.addEventListener("click", handler);
-  node.addEventListener("keydown", (event) => {
-    if (event.key === "Enter" || event.key === " ") {
-      event.preventDefault();
-      handler();
-    }
-  });
-}
+/** Area labels in darker shades of the colours: text must stay readable (contrast >= 4.5:1). */
+const LABEL_INK = { RED: "#b3262c", YELLOW: "#7d5a00", GREEN: "#17693d", BLUE: "#2456a8" };
 
 function drawStatic(g) {
   el("rect", { x: 0, y: 0, width: SIZE, height: SIZE, rx: 18, fill: "#f4ecd8" }, g);
@@ -113,10 +96,12 @@ function drawStatic(g) {
     }
     const [hx, hy] = px(homeCell(color));
     el("circle", { cx: hx, cy: hy, r: CELL * 1.05, fill: TINTS[color], stroke: ink, "stroke-width": 3, "data-home": color }, g);
-    el("text", { x: hx, y: hy + CELL * 1.05 + 13, class: "area-label", fill: ink }, g, "HOME");
+    // The label goes on the side of the circle away from the safe zone, which it would sit under.
+    const below = inward(geo.turn)[1] >= 0;
+    el("text", { x: hx, y: below ? hy + CELL * 1.05 + 13 : hy - CELL * 1.05 - 5, class: "area-label", fill: LABEL_INK[color], "data-label": `home-${color}` }, g, "HOME");
     const [sx, sy] = px(startCell(color));
     el("circle", { cx: sx, cy: sy, r: CELL * 1.05, fill: "#fffdf7", stroke: ink, "stroke-width": 3, "stroke-dasharray": "7 4", "data-start": color }, g);
-    el("text", { x: sx, y: sy + CELL * 1.05 + 13, class: "area-label", fill: ink }, g, "START");
+    el("text", { x: sx, y: sy + CELL * 1.05 + 13, class: "area-label", fill: LABEL_INK[color], "data-label": `start-${color}` }, g, "START");
     for (const [from, to] of geo.slides) {
       const [x1, y1] = px(squareCell(from));
       const [x2, y2] = px(squareCell(to));
@@ -143,23 +128,28 @@ export class ApologiesBoard {
     this.svg = el("svg", { viewBox: `0 0 ${SIZE} ${SIZE}`, role: "group", "aria-label": "Apologies board", "data-testid": "board", class: "board apologies" });
     drawStatic(el("g", { class: "static" }, this.svg));
     this.layer = el("g", { class: "dynamic" }, this.svg);
+    this.taps = new TapAreas(this.svg, MIN_HIT);
     host.replaceChildren(this.svg);
   }
 
   /** scene: pawns (wire pawn objects), movable (Set of pawnKey, or Map pawnKey -> destination keys), selected (pawnKey or null),
-   * targets ([{key, position}] for the selected pawn), card (CardType or null) and caption; for replays, marked (Set of
-   * pawnKey: pawns that just moved) and ghosts (pawn objects: where they came from, drawn hollow). */
-  render({ pawns = [], movable = new Map(), selected = null, targets = [], card = null, caption = "", marked = new Set(), ghosts = [] }) {
+   * targets ([{key, position}] for the selected pawn), card (CardType or null) and caption; marked (Set of pawnKey: pawns that
+   * just moved), ghosts (pawn objects: where they came from, drawn hollow) and glide (true: marked pawns glide there from their ghost). */
+  render({ pawns = [], movable = new Map(), selected = null, targets = [], card = null, caption = "", marked = new Set(), ghosts = [], glide = false }) {
     const layer = el("g", { class: "dynamic" });
     this.drawCard(layer, card, caption);
+    const from = new Map();
     for (const ghost of ghosts) {
       const [x, y] = px(pawnCell(ghost));
+      from.set(pawnKey(ghost), [x, y]);
       el("circle", { r: 13.5, cx: x, cy: y, class: "ghost", stroke: COLORS[ghost.color], "data-testid": `ghost-${pawnKey(ghost)}`, "data-position": positionKey(ghost) }, layer);
     }
+    this.taps.begin(layer);
     // `movable` may map each pawn to its destinations' keys; they are kept on the pawn (data-targets).
     const destinations = movable instanceof Map ? movable : new Map([...movable].map((k) => [k, []]));
     // Pawns sharing a square (possible on servers that allow it) are drawn side by side.
     const seen = new Map();
+    const gliding = [];
     for (const pawn of pawns) {
       const key = pawnKey(pawn);
       const where = positionKey(pawn);
@@ -177,10 +167,10 @@ export class ApologiesBoard {
       const group = el("g", { class: classes.join(" "), "data-testid": `pawn-${key}`, "data-position": where, "data-color": pawn.color, transform: `translate(${x} ${y})` }, layer);
       if (destinations.has(key)) group.setAttribute("data-targets", destinations.get(key).join(" "));
       el("title", {}, group, `${titleCase(pawn.color)}${pawn.id}: ${where.replace("-", " ")}`);
-      el("circle", { r: 19, fill: "transparent", class: "hit" }, group);
       el("circle", { r: 13.5, fill: COLORS[pawn.color], class: "body" }, group);
       el("text", { y: 5, class: "pawn-label" }, group, String(pawn.id));
-      if (movable.has(key)) activate(group, `pawn-${key}`, () => this.onPawn(key));
+      if (movable.has(key)) activate(group, `pawn-${key}`, null, () => this.onPawn(key), this.taps, [x, y]);
+      if (glide && marked.has(key) && from.has(key)) gliding.push([group, from.get(key), [x, y]]);
     }
     // Destinations on top: a destination may hold an opponent about to be bumped.
     for (const target of targets) {
@@ -189,13 +179,16 @@ export class ApologiesBoard {
       const ring = el("g", { class: "target", "data-testid": "target", "data-position": target.key, "data-cards": cards, transform: `translate(${x} ${y})` }, layer);
       el("title", {}, ring, `Move here (${target.key.replace("-", " ")})`);
       el("circle", { r: 19, class: "target-ring" }, ring);
-      activate(ring, `target-${target.key}`, () => this.onTarget(target));
+      activate(ring, `target-${target.key}`, null, () => this.onTarget(target), this.taps, [x, y]);
     }
     // Redrawing must not steal the keyboard focus from a pawn or destination that is still there.
-    const focused = this.layer.contains(document.activeElement) ? document.activeElement.getAttribute("data-focus") : null;
-    this.layer.replaceWith(layer);
+    swapKeepingFocus(this.layer, layer);
     this.layer = layer;
-    if (focused) layer.querySelector(`[data-focus="${focused}"]`)?.focus();
+    // A move glides from where it was: the eye follows one pawn at a time.
+    for (const [group, [x0, y0], [x1, y1]] of gliding) {
+      group.animate([{ transform: `translate(${x0}px, ${y0}px)` }, { transform: `translate(${x1}px, ${y1}px)` }],
+        { duration: 320, easing: "ease-out" });
+    }
   }
 
   drawCard(layer, card, caption) {

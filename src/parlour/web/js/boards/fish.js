@@ -4,7 +4,7 @@
 // "move X1,Y1 X2,Y2". Click a tile to place; click one of your penguins, then a tile it reaches.
 // Implements the server-rules board interface of ./index.js.
 
-import { activate, el, swapKeepingFocus } from "./svg.js";
+import { TapAreas, activate, el, swapKeepingFocus } from "./svg.js";
 
 const R = 36; // hex radius (centre to corner)
 const W = Math.sqrt(3) * R;
@@ -64,6 +64,7 @@ export class FishBoard {
     this.selected = null;
     this.svg = el("svg", { role: "group", "aria-label": "Fish board", "data-testid": "board", class: "board fish-board" });
     this.layer = el("g", {}, this.svg);
+    this.taps = new TapAreas(this.svg, R * 0.6);
     this.hint = document.createElement("p");
     this.hint.className = "hint board-hint";
     this.hint.setAttribute("data-testid", "board-hint");
@@ -86,6 +87,7 @@ export class FishBoard {
     }
 
     const layer = el("g");
+    this.taps.begin(layer);
     for (let y = 0; y < rows; y++) {
       for (let x = 0; x < columns; x++) {
         const count = fish[y][x];
@@ -107,11 +109,11 @@ export class FishBoard {
           el("ellipse", { cx: cx + spread * Math.cos(angle), cy: cy + spread * Math.sin(angle), rx: 6.5, ry: 3.6, class: "fish" }, tile);
         }
         if (!owners.has(key)) el("text", { x: cx, y: cy + 5, class: "fish-count" }, tile, String(count));
-        if (place) activate(tile, `tile-${key}`, `Place a penguin on ${key} (${count} fish)`, () => this.onAction(place));
+        if (place) activate(tile, `tile-${key}`, `Place a penguin on ${key} (${count} fish)`, () => this.onAction(place), this.taps, [cx, cy]);
         else if (target) activate(tile, `tile-${key}`, `Move there: ${key} (${count} fish)`, () => {
           this.selected = null;
           this.onAction(target);
-        });
+        }, this.taps, [cx, cy]);
       }
     }
     for (const [key, owner] of owners) {
@@ -137,7 +139,7 @@ export class FishBoard {
         activate(penguin, `penguin-${key}`, `Your penguin on ${key}: choose it`, () => {
           this.selected = this.selected === key ? null : key;
           this.render({ view, legal, me });
-        });
+        }, this.taps, [cx, cy]);
       }
     }
     swapKeepingFocus(this.layer, layer);

@@ -7,7 +7,7 @@
 // interface of ./index.js.
 
 import { node } from "../dom.js";
-import { activate, el, swapKeepingFocus } from "./svg.js";
+import { TapAreas, activate, el, swapKeepingFocus } from "./svg.js";
 
 const PORTS = "ABCDEFGH";
 const SPECS = (
@@ -158,6 +158,7 @@ export class TsuroBoard {
       }
     }
     this.layer = el("g", {}, this.svg);
+    this.taps = new TapAreas(this.svg, CELL / 2);
     this.controls = node("div", { class: "tsuro-controls", "data-testid": "tsuro-controls" });
     this.hint = node("p", { class: "hint board-hint", "data-testid": "board-hint" });
     host.replaceChildren(this.svg, this.controls, this.hint);
@@ -185,6 +186,7 @@ export class TsuroBoard {
     if (this.square && !combo.has(this.square)) this.square = null;
 
     const layer = el("g");
+    this.taps.begin(layer);
     // Placed tiles, then every avatar's path in its colour, then the avatars.
     for (const [x, y, tile, rotation] of view.tiles) {
       el("rect", { x: MARGIN + x * CELL + 1, y: MARGIN + y * CELL + 1, width: CELL - 2, height: CELL - 2, rx: 3, class: "tile-face", "data-testid": `placed-${x}-${y}` }, layer);
@@ -232,23 +234,25 @@ export class TsuroBoard {
         for (const d of tilePaths(x, y, this.tile, this.rotation)) el("path", { d, class: "tile-path" }, preview);
       }
       el("rect", { x: MARGIN + x * CELL + 3, y: MARGIN + y * CELL + 3, width: CELL - 6, height: CELL - 6, rx: 5, class: "target-ring" }, target);
+      const middle = [MARGIN + (x + 0.5) * CELL, MARGIN + (y + 0.5) * CELL];
       if (!index.first) {
         const action = ports.get("");
-        activate(target, `square-${square}`, `Place tile ${this.tile} turned ${this.rotation}° on ${square}`, () => this.commit(action));
+        activate(target, `square-${square}`, `Place tile ${this.tile} turned ${this.rotation}° on ${square}`, () => this.commit(action), this.taps, middle);
       } else {
         activate(target, `square-${square}`, `Start on the edge square ${square}`, () => {
           this.square = square;
           this.render(this.scene);
-        });
+        }, this.taps, middle);
         if (chosen) {
           for (const [letter, action] of ports) {
             const p = PORTS.indexOf(letter);
             const [px, py] = portPoint(x, y, p);
             const [nx, ny] = INWARD[Math.floor(p / 2)];
-            const marker = el("g", { class: "port-marker", "data-testid": `port-marker-${letter}`, transform: `translate(${(px - nx * 12).toFixed(1)} ${(py - ny * 12).toFixed(1)})` }, group);
+            const at = [px - nx * 12, py - ny * 12];
+            const marker = el("g", { class: "port-marker", "data-testid": `port-marker-${letter}`, transform: `translate(${at[0].toFixed(1)} ${at[1].toFixed(1)})` }, group);
             el("circle", { r: 11 }, marker);
             el("text", { y: 4.5 }, marker, letter);
-            activate(marker, `port-${square}-${letter}`, `Enter at port ${letter}`, () => this.commit(action));
+            activate(marker, `port-${square}-${letter}`, `Enter at port ${letter}`, () => this.commit(action), this.taps, at);
           }
         }
       }
