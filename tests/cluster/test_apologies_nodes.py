@@ -15,6 +15,10 @@ from websockets.exceptions import ConnectionClosed
 from tests.cluster.nodes import Cluster, cluster_of
 
 
+#: Between moves: under the server's per-connection request rate (50 a second by default).
+PACE = 0.03
+
+
 class Seat:
     """One Apologies player: registers, answers every GAME_PLAYER_TURN with its first legal move."""
 
@@ -63,6 +67,7 @@ class Seat:
                 self.completed = message["context"]
                 return
             moves = message["context"]["moves"]  # legal moves, keyed by their ids
+            await asyncio.sleep(PACE)
             await self.send("EXECUTE_MOVE", move_id=min(moves))
             self.moves += 1
 
