@@ -293,7 +293,7 @@ async def _start_cluster(
 
     async def own_apologies(heartbeat: float | None) -> Owned:
         # A ledger per tenure: the games of an earlier tenure are the next owner's to count.
-        service = ApologiesService(settings, Random(), Ledger(settings.max_in_progress_games))
+        service = ApologiesService(settings, Random(), Ledger(settings.max_in_progress_games), IdSource())
         snapshot = await runtime.in_store_thread(store.load_live)
         if heartbeat is not None:
             snapshot.heartbeat = heartbeat
@@ -302,7 +302,7 @@ async def _start_cluster(
 
     async def own_async(heartbeat: float | None) -> Owned:
         service = AsyncService(
-            tokens, async_limits(settings), Random(), ExternalJwt.from_settings(settings), limiter
+            tokens, async_limits(settings), Random(), ExternalJwt.from_settings(settings), limiter, IdSource()
         )
         await runtime.in_store_thread(lambda: _restore_async(store, runtime, service, heartbeat))
         replays = ReplayRoutes(service, runtime.clock)
