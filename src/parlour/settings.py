@@ -372,6 +372,18 @@ HELP: dict[str, str] = {
     "log_format": "text: readable lines; json: one JSON object per line (time, level, logger, message) "
     "for a log collector. Neither ever holds ids, tokens or passwords.",
     "max_connections": "Open connections allowed per listener; one more is refused the protocol's way.",
+    "max_outbox_bytes": "Bytes of messages waiting for a client that does not read them; past this the "
+    "connection is closed (websocket 1008, TCP dropped) and its player leaves as on a disconnect.",
+    "handshake_timeout": "Seconds an HTTP request or websocket upgrade has to arrive whole; a silent or "
+    "dribbling client is closed.",
+    "requests_per_second": "Requests per Apologies, Fish or Tsuro connection (bursts of twice that); past it "
+    "the protocol's refusal, then the connection is closed.",
+    "address_requests_per_second": "Requests per client address, all its connections and ports together "
+    "(bursts of twice that); past it: websocket 1008, HTTP 429, TCP dropped.",
+    "max_connections_per_address": "Connections open at once from one address, all ports together; one "
+    "more is dropped at once.",
+    "exempt_addresses": "Comma-separated addresses the per-address limits do not count (local tools, a "
+    "reverse proxy on the host).",
     "max_players": "Registered Apologies players allowed at once (USER_LIMIT past it).",
     "max_games": "Apologies games tracked at once, finished ones included until forgotten (GAME_LIMIT).",
     "max_in_progress_games": "Games advertised or being played at once, every protocol together.",
