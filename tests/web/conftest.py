@@ -82,6 +82,9 @@ def _serve_parlour(stack: ExitStack, logs: Path, store: str) -> WebServer:
     # The greedy robot (the reference's strategy) keeps robot seats and OPTIMAL_MOVE quick.
     command = [str(BIN / "parlour"), "serve", "--host", "127.0.0.1", "--port", str(port)]
     command += ["--fish-port", "0", "--tsuro-port", "0", "--robot", "greedy", "--store", store]
+    # The scripted clients that make records for the lists play as fast as the server answers,
+    # faster than the per-connection default a person never reaches.
+    command += ["--requests-per-second", "1000"]
     process = stack.enter_context(_process(command, logs / "parlour.log"))
     _wait_for_health(process, port)
     return WebServer(f"http://127.0.0.1:{port}/", "parlour")
