@@ -170,3 +170,11 @@ def new_page(browser: Any) -> Iterator[Callable[..., Any]]:
     for context in contexts:
         context.close()
     assert not errors, f"script errors in the page: {errors}"
+
+
+@pytest.fixture
+def url(web_server: WebServer) -> str:
+    """The address of the shared server, for the tests of the /async page (Parlour only)."""
+    if web_server.kind != "parlour":
+        pytest.skip("the reference server has no /async protocol")
+    return str(web_server.url)

@@ -7,8 +7,6 @@ import re
 import time
 from typing import Any
 
-import pytest
-
 from .browser_steps import SMALL_TARGETS, screenshot, tid
 from .conftest import PHONE
 from .play_steps import (
@@ -27,13 +25,6 @@ from .play_steps import (
     sign_up,
     turn_index,
 )
-
-
-@pytest.fixture
-def url(web_server: Any) -> str:
-    if web_server.kind != "parlour":
-        pytest.skip("the reference server has no /async protocol")
-    return str(web_server.url)
 
 
 def test_a_whole_fish_game_by_invitation(new_page: Any, url: str) -> None:

@@ -8,8 +8,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import pytest
-
 from .browser_steps import SMALL_TARGETS, screenshot, tid
 from .conftest import PHONE
 from .play_steps import (
@@ -24,14 +22,6 @@ from .play_steps import (
     sign_up,
     turn_index,
 )
-
-
-@pytest.fixture
-def url(web_server: Any) -> str:
-    if web_server.kind != "parlour":
-        pytest.skip("the reference server has no /async protocol")
-    return str(web_server.url)
-
 
 BOARD_SVG = "document.querySelector(\"[data-testid='board']\").innerHTML"
 
