@@ -412,3 +412,28 @@ async def invite(inviter: Player, invitees: Sequence[Player | None], **config: A
         if invitee is not None:
             await invitee.client.expect("GameCreatedRequest", game_id=game_id, invited_by=inviter.player_id)
     return game_id
+
+
+async def play_first_legal_actions(watcher: Player, seats: dict[int, Player], game_id: int) -> int:
+    """A server-rules game (S9) played to its end: whoever the status report names commits the
+    first of the legal actions it was sent, each checked to be its own view. The moves made."""
+    for moves in range(200):
+        report = await watcher.client.report(game_id)
+        if report["status"] != "RUNNING":
+            return moves
+        player = seats[report["active_player"]]
+        required = await player.client.expect(
+            "ActionRequiredRequest", game_id=game_id, turn_index=report["turn_index"]
+        )
+        assert msgspec.json.decode(required["state"])["you"]["id"] == required["player_id"]
+        index = required["turn_index"]
+        await player.client.send(
+            {
+                "type": "CommitActionRequest",
+                "game_id": game_id,
+                "turn_index": index,
+                "action": required["legal_actions"][0],
+            }
+        )
+        await player.client.expect("ActionCommitedRequest", game_id=game_id, turn_index=index + 1)
+    raise AssertionError(f"game {game_id} still running after 200 moves")

@@ -11,14 +11,13 @@ import urllib.request
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-import msgspec
-
 from tests.asyncclient import (
     AsyncClient,
     Player,
     enter_lobby,
     http_json,
     new_player,
+    play_first_legal_actions,
     reconnect,
     request_id,
     start_open_game,
@@ -80,29 +79,7 @@ def test_a_server_rules_game_between_players_on_two_nodes(
             await b.client.send({"type": "LobbyJoinGameRequest", "game_id": game_id})
             for player in (a, b):  # the join went through the other node: wait for the start
                 await player.client.expect("GameCreatedRequest", game_id=game_id)
-            seats = {1: a, 2: b}
-            moves = 0
-            for _ in range(200):
-                report = await a.client.report(game_id)
-                if report["status"] != "RUNNING":
-                    break
-                player = seats[report["active_player"]]
-                required = await player.client.expect(
-                    "ActionRequiredRequest", game_id=game_id, turn_index=report["turn_index"]
-                )
-                assert msgspec.json.decode(required["state"])["you"]["id"] == required["player_id"]
-                index = required["turn_index"]
-                await player.client.send(
-                    {
-                        "type": "CommitActionRequest",
-                        "game_id": game_id,
-                        "turn_index": index,
-                        "action": required["legal_actions"][0],
-                    }
-                )
-                await player.client.expect("ActionCommitedRequest", game_id=game_id, turn_index=index + 1)
-                moves += 1
-            assert moves > 4
+            assert await play_first_legal_actions(a, {1: a, 2: b}, game_id) > 4
             for player in (a, b):
                 outcome = await player.client.expect("GameOutcomeRequest", game_id=game_id)
                 assert {entry["player_id"] for entry in outcome["outcome"]} == {1, 2}, outcome

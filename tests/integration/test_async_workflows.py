@@ -18,7 +18,6 @@ from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import pytest
 
 from tests.asyncclient import (
@@ -36,6 +35,7 @@ from tests.asyncclient import (
     http_json,
     invite,
     new_player,
+    play_first_legal_actions,
     request_id,
     start_open_game,
     unique_name,
@@ -1139,29 +1139,7 @@ def test_a_whole_fish_game_with_server_rules(port: int) -> None:
         )
         game_id = (await a.client.expect("LobbyGameCreatedRequest"))["game_id"]
         await b.client.send({"type": "LobbyJoinGameRequest", "game_id": game_id})
-        players = {1: a, 2: b}
-        turn_index = 1
-        required = None
-        for _ in range(200):
-            report = await a.client.report(game_id)
-            if report["status"] != "RUNNING":
-                break
-            player = players[report["active_player"]]
-            required = await player.client.expect(
-                "ActionRequiredRequest", game_id=game_id, turn_index=report["turn_index"]
-            )
-            assert msgspec.json.decode(required["state"])["you"]["id"] == required["player_id"]
-            turn_index = required["turn_index"]
-            await player.client.send(
-                {
-                    "type": "CommitActionRequest",
-                    "game_id": game_id,
-                    "turn_index": turn_index,
-                    "action": required["legal_actions"][0],
-                }
-            )
-            await player.client.expect("ActionCommitedRequest", game_id=game_id, turn_index=turn_index + 1)
-        assert required is not None
+        assert await play_first_legal_actions(a, {1: a, 2: b}, game_id) > 0
         for player in (a, b):
             outcome = await player.client.expect("GameOutcomeRequest", game_id=game_id)
             assert outcome["is_ranked"] is True and {entry["player_id"] for entry in outcome["outcome"]} == {
