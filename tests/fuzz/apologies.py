@@ -376,8 +376,15 @@ async def _check_victim(victim: Player, vgame: str, tally: Tally) -> None:
         tally.fail(
             f"the victim heard what others sent in its name: {[m.get('message') for m in strange][:5]}"
         )
-    if seen[-1].get("message") != "GAME_STATE_CHANGE":
-        tally.fail(f"the victim is no longer in its game: {seen[-1]}")
+    # Its game is advertised, not started: RETRIEVE_GAME_STATE answers INVALID_GAME "Game is not
+    # being played" for a player in such a game, and NOT_PLAYING for one in no game at all
+    # (apologies-wire-notes 6.13); GAME_STATE_CHANGE if someone started it.
+    last = seen[-1]
+    in_game = last.get("message") == "GAME_STATE_CHANGE" or (
+        last.get("message") == "REQUEST_FAILED" and last.get("context", {}).get("reason") == "INVALID_GAME"
+    )
+    if not in_game:
+        tally.fail(f"the victim is no longer in its game: {last}")
     await victim.peer.close()
 
 
