@@ -172,8 +172,12 @@ class Generator:
         return Case("deep", (dumps(body),), "error", note)
 
     def huge(self, rng: random.Random) -> Case:
-        body, note = self._somewhere(rng, huge_number(rng))
-        return Case("huge_number", (dumps(body),), "error", note)
+        value = huge_number(rng)
+        body, note = self._somewhere(rng, value)
+        # "0.000...1" (5,000 zeros) is a valid JSON number that is a finite double (0.0): a field
+        # that takes a number (PingRequest.timestamp) may accept it; elsewhere it is ill-typed.
+        expect = "any" if value.text.startswith("0.") and note.endswith(".timestamp") else "error"
+        return Case("huge_number", (dumps(body),), expect, note)
 
     def strings(self, rng: random.Random) -> Case:
         body = {"type": "PingRequest", "timestamp": 1, "request_id": hostile_string(rng)}

@@ -152,8 +152,11 @@ def framing(rng: random.Random) -> Case:
         cut = rng.randint(1, len(bad) - 2)
         return Case("framing", (bad[:cut], PAUSE, bad[cut:]), "refused", "split bad")
     if roll < 0.55:
+        # A message cut short, then a whole one; where the cut leaves a value open after a ':'
+        # the whole one is its value, valid JSON still waiting for more (F1), so a closing '}'
+        # ends the wait: every cut is then refused at once.
         cut = rng.randint(1, len(good) - 3)
-        return Case("framing", (good[:cut] + "\n" + good,), "refused", "truncated then more")
+        return Case("framing", (good[:cut] + "\n" + good + "}\n",), "refused", "truncated then more")
     if roll < 0.75:  # several messages in one write: a join, then a bad one
         body, note = _bad(rng)
         return Case(

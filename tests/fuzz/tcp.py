@@ -9,7 +9,6 @@ reach the server as separate segments.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -35,18 +34,64 @@ class Exchange:
     end: str = "open"  # "eof", "reset", "open" (we hung up first) or "timeout"
 
 
-async def _read_line(reader: asyncio.StreamReader, got: Exchange, timeout: float) -> bool:
-    """One more line into ``got``; False at the end of the stream."""
-    try:
-        line = await asyncio.wait_for(reader.readline(), timeout)
-    except TimeoutError:
-        got.end = "timeout"
+class _Lines(asyncio.Protocol):
+    """A client connection that keeps every byte the kernel delivered, even when the stream then
+    ends with a reset. asyncio's StreamReader raises the reset before returning lines it already
+    holds, and a reset is common here: a server that closes while a case's later writes are in
+    flight answers them with RST, after its last words (EJECTED, GAME_END) had arrived."""
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.buffer = b""
+        self.end: str | None = None
+        self.changed = asyncio.Event()
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        self.changed.set()
+
+    def eof_received(self) -> bool:
+        self.end = "eof"
+        self.changed.set()
         return False
-    except (ConnectionResetError, BrokenPipeError):
-        got.end = "reset"
-        return False
-    if not line:
-        got.end = "eof"
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.end is None:
+            self.end = "eof" if exc is None else "reset"
+        self.changed.set()
+
+    def write(self, data: bytes) -> bool:
+        """False once the connection is gone (the server hung up mid-case)."""
+        if self.transport is None or self.transport.is_closing() or self.end is not None:
+            return False
+        self.transport.write(data)
+        return True
+
+    async def line(self, timeout: float) -> bytes | None:
+        """The next whole line, or None at the end (``end`` says how) or after ``timeout``."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while b"\n" not in self.buffer:
+            if self.end is not None:
+                return None
+            self.changed.clear()
+            try:
+                await asyncio.wait_for(self.changed.wait(), max(0.0, deadline - loop.time()))
+            except TimeoutError:
+                return None
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return line
+
+
+async def _read_line(client: _Lines, got: Exchange, timeout: float) -> bool:
+    """One more line into ``got``; False at the end of the stream (or after ``timeout``)."""
+    line = await client.line(timeout)
+    if line is None:
+        got.end = client.end or "timeout"
         return False
     try:
         got.lines.append(json.loads(line))
@@ -59,36 +104,31 @@ async def exchange(port: int, case: Case, greeting: bool, until_close: bool) -> 
     """Send the case on a new connection; read until the server closes (``until_close``) or
     until one answer has come (or a moment has passed), then hang up."""
     got = Exchange()
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    _, client = await asyncio.get_running_loop().create_connection(_Lines, "127.0.0.1", port)
     try:
-        if greeting and not await _read_line(reader, got, ANSWER_TIMEOUT):
+        if greeting and not await _read_line(client, got, ANSWER_TIMEOUT):
             return got
-        try:
-            for frame in case.frames:
-                if frame == WAIT:
-                    if not await _read_line(reader, got, ANSWER_TIMEOUT):
-                        return got
-                elif frame == PAUSE:
-                    await asyncio.sleep(0.003)
-                else:
-                    writer.write(frame if isinstance(frame, bytes) else frame.encode())
-                    await writer.drain()
-        except (ConnectionResetError, BrokenPipeError):
-            pass  # the server hung up mid-write: read what it said before it did
+        for frame in case.frames:
+            if frame == WAIT:
+                if not await _read_line(client, got, ANSWER_TIMEOUT):
+                    return got
+            elif frame == PAUSE:
+                await asyncio.sleep(0.003)
+            elif not client.write(frame if isinstance(frame, bytes) else frame.encode()):
+                break  # the server hung up mid-case: read what it said before it did
         if until_close:
-            while await _read_line(reader, got, ANSWER_TIMEOUT):
+            while await _read_line(client, got, ANSWER_TIMEOUT):
                 pass
         else:
             # A Fish join is answered (PlayerConnected); a Tsuro one is not until its table starts.
             answered = case.expect == "joined" and not greeting
-            await _read_line(reader, got, ANSWER_TIMEOUT if answered else 0.05)
+            await _read_line(client, got, ANSWER_TIMEOUT if answered else 0.05)
             if got.end == "timeout":
                 got.end = "open"
         return got
     finally:
-        writer.close()
-        with contextlib.suppress(ConnectionResetError, BrokenPipeError):
-            await writer.wait_closed()
+        if client.transport is not None:
+            client.transport.close()
 
 
 Judge = Callable[[Case, Exchange], tuple[str, str | None]]

@@ -11,7 +11,9 @@ any other garbage (parlour.protocols.jsonlimits).
 
 from __future__ import annotations
 
+import codecs
 import json
+import math
 from typing import Any, NoReturn
 
 from parlour.protocols.jsonlimits import MAX_DEPTH, MAX_DIGITS, DepthTracker
@@ -31,31 +33,56 @@ def _integer(text: str) -> int:
     return int(text)
 
 
+def _float(text: str) -> float:
+    # No message of these protocols holds a fraction; a literal this long is padding, and one
+    # out of a double's range would become infinity, which no reply could carry back as JSON.
+    if len(text) > MAX_DIGITS:
+        raise StreamError(f"a number of more than {MAX_DIGITS} characters")
+    value = float(text)
+    if not math.isfinite(value):
+        raise StreamError("a number out of range")
+    return value
+
+
+#: The second byte each UTF-8 lead byte allows (RFC 3629, section 4): narrower than 80-BF after
+#: E0 and F0 (overlong forms), ED (surrogates) and F4 (past U+10FFFF).
+_SECOND = {0xE0: (0xA0, 0xBF), 0xED: (0x80, 0x9F), 0xF0: (0x90, 0xBF), 0xF4: (0x80, 0x8F)}
+
+
+def _could_continue(pending: bytes) -> bool:
+    """Whether the bytes an incremental UTF-8 decoder holds back can still become a character.
+    CPython's decoder waits after some second bytes that can never be valid (``ED A0``: a
+    surrogate), so a client could leave them pending; they are refused as soon as they arrive."""
+    if len(pending) < 2:
+        return True  # a lone lead byte is held back only when it is a valid one
+    low, high = _SECOND.get(pending[0], (0x80, 0xBF))
+    return low <= pending[1] <= high
+
+
 def _constant(name: str) -> NoReturn:
     raise StreamError(f"{name} is not JSON")
 
 
-_DECODER = json.JSONDecoder(parse_int=_integer, parse_constant=_constant)
+_DECODER = json.JSONDecoder(parse_int=_integer, parse_float=_float, parse_constant=_constant)
 
 
 class JsonStream:
     def __init__(self, limit: int = 65_536) -> None:
         self.limit = limit
-        self._bytes = b""
+        # UTF-8 decoded incrementally: only a valid beginning of a multi-byte character at the
+        # very end of what has arrived waits for its rest; any invalid byte is an error at once.
+        self._utf8 = codecs.getincrementaldecoder("utf-8")("strict")
         self._text = ""
         self._depth = DepthTracker(MAX_DEPTH)
 
     def feed(self, data: bytes) -> list[Any]:
         """Every complete value now available, in order; raises StreamError on garbage."""
-        self._bytes += data
         try:
-            piece = self._bytes.decode()
-            self._bytes = b""
-        except UnicodeDecodeError as error:
-            if error.start < len(self._bytes) - 3:  # not just a character cut in two
-                raise StreamError("the stream is not UTF-8 text") from None
-            piece = self._bytes[: error.start].decode()
-            self._bytes = self._bytes[error.start :]
+            piece = self._utf8.decode(data)
+        except UnicodeDecodeError:
+            raise StreamError("the stream is not UTF-8 text") from None
+        if not _could_continue(self._utf8.getstate()[0]):
+            raise StreamError("the stream is not UTF-8 text")
         # Checked before any parse, on the new text only (the parser re-reads the rest).
         if not self._depth.feed(piece):
             raise StreamError(f"JSON nested more than {MAX_DEPTH} levels deep")

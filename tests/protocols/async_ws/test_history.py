@@ -111,6 +111,33 @@ def test_bad_and_unknown_ids_are_refused_in_words(query: str, status: int) -> No
     assert ask(routes, "game_id=1", method="POST").status == HTTPStatus.METHOD_NOT_ALLOWED
 
 
+@pytest.mark.parametrize("text", [str(2**63), "9" * 130, "9" * 5_000])
+def test_an_id_past_the_store_integers_is_refused_without_reading_the_store(
+    text: str, tmp_path: Path
+) -> None:
+    """The fuzzer's find: such an id reached SQLite (OverflowError) or int() (ValueError): a 500."""
+    store = SQLiteStore(tmp_path / "parlour.db")
+    reads: list[int] = []
+
+    async def in_store_thread(work: Callable[[], T]) -> T:
+        return work()
+
+    def load_doc(wanted: int) -> bytes | None:
+        reads.append(wanted)
+        row = store.load_async_game(wanted)
+        return None if row is None else row.doc
+
+    try:
+        routes = ReplayRoutes(Harness().service, lambda: 0.0, stored_games(in_store_thread, load_doc))
+        answer = ask(routes, f"game_id={text}")
+        assert answer.status == HTTPStatus.BAD_REQUEST and "error" in msgspec.json.decode(answer.body)
+        assert reads == []
+        assert ask(routes, f"game_id={2**63 - 1}").status == HTTPStatus.NOT_FOUND  # the largest id is read
+        assert reads == [2**63 - 1]
+    finally:
+        store.close()
+
+
 def test_a_game_finished_before_a_restart_replays_from_the_store(tmp_path: Path) -> None:
     h = Harness()
     game_id, people = fish_game(h)

@@ -40,6 +40,9 @@ REPLAY_PATH = "/api/async/replay"
 #: Statuses of a game whose play is over (the text's OUTCOME and ABORTING wait for confirmations).
 _FINISHED = frozenset({"OUTCOME", "OVER", "ABORTING", "ABORTED"})
 
+#: The largest game id there can be (the store's INTEGER is a signed 64-bit number).
+_MAX_ID = 2**63 - 1
+
 #: Reads one game from the store by id (None when the store has no such game).
 StoredGame = Callable[[int], Awaitable[AsyncGame | None]]
 
@@ -147,8 +150,10 @@ class ReplayRoutes:
         if unknown:
             return _error(HTTPStatus.BAD_REQUEST, f"unknown parameter '{sorted(unknown)[0]}'")
         text = (query.get("game_id") or [""])[0]
-        if not text.isdecimal() or int(text) <= 0:
-            return _error(HTTPStatus.BAD_REQUEST, "'game_id' must be a positive whole number")
+        # Game ids are the store's 64-bit integers: a longer number is nobody's id, and the
+        # store (or int() itself, past 4,300 digits) would fail on it rather than say so.
+        if not text.isdecimal() or len(text) > 19 or not 0 < int(text) <= _MAX_ID:
+            return _error(HTTPStatus.BAD_REQUEST, "'game_id' must be a positive whole number (a game id)")
         reader = self._reader(request, (query.get("name") or [""])[0])
         if isinstance(reader, ApiResponse):
             return reader
