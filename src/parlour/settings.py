@@ -75,7 +75,7 @@ class Settings:
     #: exempt from the per-address limits, comma-separated (loopback by default).
     max_outbox_bytes: int = 1 << 20
     handshake_timeout: float = 10.0
-    requests_per_second: float = 50.0
+    requests_per_second: float = 200.0
     address_requests_per_second: float = 500.0
     max_connections_per_address: int = 100
     exempt_addresses: str = "127.0.0.1,::1"

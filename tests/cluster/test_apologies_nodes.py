@@ -14,7 +14,7 @@ from websockets.exceptions import ConnectionClosed
 
 from tests.cluster.nodes import Cluster, cluster_of
 
-#: Between moves: under the server's per-connection request rate (50 a second by default).
+#: Between moves: under the server's per-connection request rate (200 a second by default).
 PACE = 0.03
 
 

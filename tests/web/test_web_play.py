@@ -104,10 +104,20 @@ def test_a_whole_tsuro_game_with_a_robot(new_page: Any, url: str) -> None:
             page.click(tid(f"tsuro-tile-{page.locator(tid('board')).get_attribute('data-tile')}"))
             shoot({"": cy, "-phone": dee}, "play-tsuro")
             # The squares to play on (and every control) are finger-sized on the phone.
-            for _ in range(4):  # turned so that the tile fits somewhere
+            # Turned (or another tile of the hand taken) until it fits: a tile whose every
+            # turn would be suicide is not legal while another tile has a safe one.
+            tiles = [
+                tile.get_attribute("data-testid")
+                for tile in page.locator("[data-testid^='tsuro-tile-']").all()
+            ]
+            for tile in tiles:
+                page.click(tid(str(tile)))
+                for _ in range(4):
+                    if page.locator("svg [data-focus^='square-']").count():
+                        break
+                    page.click(tid("rotate-right"))
                 if page.locator("svg [data-focus^='square-']").count():
                     break
-                page.click(tid("rotate-right"))
             assert page.locator("svg [data-focus^='square-']").count()
             assert not page.evaluate(SMALL_TARGETS), page.evaluate(SMALL_TARGETS)
             assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
