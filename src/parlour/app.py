@@ -21,7 +21,7 @@ from parlour.core.ledger import Ledger
 from parlour.core.service import Service
 from parlour.metrics import kinds
 from parlour.metrics.collector import Exporter, Watched
-from parlour.metrics.tally import Meter, TimedRobot
+from parlour.metrics.tally import Meter, TimedRobot, robot_timer
 from parlour.protocols.apologies_ws import ApologiesService
 from parlour.protocols.async_ws import devices, social
 from parlour.protocols.async_ws.history import ReplayRoutes, StoredGame, stored_games
@@ -184,6 +184,7 @@ def _metrics(
     meter.watch(apologies, "apologies", kinds.apologies_kind)
     meter.watch(async_service, "async", kinds.async_kind)
     apologies.lobby.robot = TimedRobot(apologies.lobby.robot, meter.robot("apologies"))
+    async_service.hub.robot_timer = robot_timer(meter)  # server-rules games of /async
     for name, table in (("fish", fish), ("tsuro", tsuro)):
         if table is not None:
             watched.append(Watched(name, table))

@@ -167,3 +167,24 @@ def test_each_exporter_has_its_own_registry() -> None:
     first, second = services()[-1], services()[-1]
     assert first.registry is not second.registry
     assert b"parlour_connections" in first.render() and b"parlour_connections" in second.render()
+
+
+def test_the_robots_of_async_server_rules_games_are_timed_too() -> None:
+    from parlour.metrics.tally import robot_timer
+    from tests.protocols.async_ws.harness import Harness
+
+    meter = Meter()
+    h = Harness()
+    h.service.hub.robot_timer = robot_timer(meter)
+    ann, _ = h.player("ann")
+    bob, _ = h.player("bob")
+    game_id = h.open_game(ann, bob, game_type="fish", rules="fish")
+    h.send(bob, type="GameForfeitRequest", game_id=game_id)  # a robot plays bob's seat on
+    for _ in range(200):
+        game = h.service.hub.games[game_id]
+        if game.status != "RUNNING":
+            break
+        required = h.expect(ann, "ActionRequiredRequest", game_id=game_id, turn_index=game.turn_index)
+        h.send(ann, type="CommitActionRequest", game_id=game_id, action=required["legal_actions"][0])
+    assert h.service.hub.games[game_id].status != "RUNNING"
+    assert meter.robots["fish"].count > 0 and meter.robots["fish"].sum > 0

@@ -145,6 +145,20 @@ class Meter:
         return tally
 
 
+def robot_timer(meter: Meter) -> Callable[[str, Callable[[], Any]], Any]:
+    """For services that ask a robot through a callable (the /async hub's ``robot_timer``):
+    each decision timed into the meter's tally of its game."""
+
+    def timed(game: str, decide: Callable[[], Any]) -> Any:
+        started = perf_counter()
+        try:
+            return decide()
+        finally:
+            meter.robot(game).observe(perf_counter() - started)
+
+    return timed
+
+
 class TimedRobot:
     """A robot (parlour.games.base.Robot) whose every decision is timed into ``tally``: the
     composition root wraps the services' robots with it, so no pure module reads a clock."""

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import base64
 import zlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from random import Random
 from typing import TYPE_CHECKING, Any, Final
 
@@ -110,6 +111,9 @@ class Hub:
         self.next_game = 1
         #: Games played with Parlour's rules (S9), rebuilt from their actions after a restart.
         self.rules: dict[int, ServerGame] = {}
+        #: Times a robot's decision (rules name, the decision) when the composition root gives
+        #: one (parlour.metrics): no clock is read in here.
+        self.robot_timer: Callable[[str, Callable[[], str]], str] | None = None
         #: Players in the lobby, and whether its lists changed since the last push.
         self.lobby: set[int] = set()
         self.lobby_changed = False
@@ -125,6 +129,14 @@ class Hub:
         #: other records it produced.
         self.dirty: dict[int, AsyncGame] = {}
         self.records: list[Record] = []
+
+    def robot_action(self, game: ServerGame, local_id: int) -> str:
+        """The action Parlour's robot chooses for a seat of a server-rules game (timed by
+        ``robot_timer`` if there is one)."""
+        timer = self.robot_timer
+        if timer is None:
+            return game.robot_action(local_id)
+        return timer(game.rules, partial(game.robot_action, local_id))
 
     # -- The lobby ------------------------------------------------------------------------------
 

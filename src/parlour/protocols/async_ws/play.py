@@ -247,7 +247,7 @@ def _play_robots(hub: Hub, game: AsyncGame, now: float) -> None:
         if game.delegation is None and seat.robot_reason is None:
             _ask(hub, game, seat, now)
             return
-        _apply_action(hub, game, seat, rules.robot_action(seat.local_id), None, now)
+        _apply_action(hub, game, seat, hub.robot_action(rules, seat.local_id), None, now)
 
 
 def _apply_action(
