@@ -2,6 +2,7 @@
 // of JSON text frames {"type": <MessageName>, ...fields}, the pushed lobby lists (base64 of
 // zlib-deflated JSON). Knows nothing about the page: handlers are registered with on(<type>, fn);
 // "open", "close" and "garbled" are the connection's own events.
+import { emitFrames } from "./frames.js";
 
 /** The /async websocket URL: ?async=<url> when given, else the host and port that served the page. */
 export function asyncUrl(loc = window.location) {
@@ -116,17 +117,7 @@ export class AsyncClient {
       this.socket = null;
       this.emit("close", { code: event.code, reason: event.reason });
     });
-    socket.addEventListener("message", (event) => {
-      let message;
-      try {
-        message = JSON.parse(event.data);
-      } catch {
-        this.emit("garbled", String(event.data).slice(0, 200));
-        return;
-      }
-      if (message && typeof message.type === "string") this.emit(message.type, message);
-      else this.emit("garbled", String(event.data).slice(0, 200));
-    });
+    emitFrames(socket, "type", (name, message) => this.emit(name, message));
   }
 
   close() {

@@ -2,6 +2,7 @@
 // Knows the envelope and the request shapes; knows nothing about the page. Events are delivered to
 // handlers registered with on(<MessageType NAME>, fn); "open", "close" and "garbled" are the
 // connection's own events.
+import { emitFrames } from "./frames.js";
 
 /** The websocket URL: ?ws=<url> when given (development against another server), else the host
  * and port that served the page; the server accepts any path (wire notes section 1). */
@@ -43,17 +44,7 @@ export class ApologiesClient {
     socket.addEventListener("close", (event) => {
       if (this.socket === socket) this.emit("close", { code: event.code, reason: event.reason });
     });
-    socket.addEventListener("message", (event) => {
-      let message;
-      try {
-        message = JSON.parse(event.data);
-      } catch {
-        this.emit("garbled", String(event.data).slice(0, 200));
-        return;
-      }
-      if (message && typeof message.message === "string") this.emit(message.message, message);
-      else this.emit("garbled", String(event.data).slice(0, 200));
-    });
+    emitFrames(socket, "message", (name, message) => this.emit(name, message));
   }
 
   /** One request; `playerId` overrides the registered id (REREGISTER_PLAYER carries the stored one). */
