@@ -74,6 +74,9 @@ class Settings:
     #: on every port (bursts of twice each); connections open at once per address; addresses
     #: exempt from the per-address limits, comma-separated (loopback by default).
     max_outbox_bytes: int = 1 << 20
+    #: Recipients written per loop iteration for a broadcast to more than that many
+    #: connections (parlour.transport.fanout: a busy lobby's chat).
+    broadcast_slice: int = 256
     handshake_timeout: float = 10.0
     requests_per_second: float = 200.0
     address_requests_per_second: float = 500.0
@@ -194,6 +197,8 @@ class Settings:
             raise SettingError("history_length must be at least 1")
         if self.max_outbox_bytes < 65_536:
             raise SettingError("max_outbox_bytes must be at least 65536")
+        if self.broadcast_slice < 1:
+            raise SettingError("broadcast_slice must be at least 1")
         for name in ("handshake_timeout", "requests_per_second", "address_requests_per_second"):
             if not getattr(self, name) > 0:
                 raise SettingError(f"{name} must be positive")
@@ -374,6 +379,8 @@ HELP: dict[str, str] = {
     "max_connections": "Open connections allowed per listener; one more is refused the protocol's way.",
     "max_outbox_bytes": "Bytes of messages waiting for a client that does not read them; past this the "
     "connection is closed (websocket 1008, TCP dropped) and its player leaves as on a disconnect.",
+    "broadcast_slice": "A message for more connections than this (a lobby's chat) is written to this many "
+    "of them per turn of the event loop, so that everyone else's requests are served in between.",
     "handshake_timeout": "Seconds an HTTP request or websocket upgrade has to arrive whole; a silent or "
     "dribbling client is closed.",
     "requests_per_second": "Requests per Apologies, Fish or Tsuro connection (bursts of twice that); past it "

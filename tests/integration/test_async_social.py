@@ -17,7 +17,10 @@ messages are matched on unique texts and checked with ``.get(field, default)``.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
 from typing import Any
+
+import pytest
 
 from tests.asyncclient import (
     AsyncClient,
@@ -31,16 +34,26 @@ from tests.asyncclient import (
     start_open_game,
     unique_name,
 )
-from tests.integration import test_async_workflows as workflows
 from tests.integration.test_async_workflows import (
     NO_GAME,
     Table,
     commit,
     play,
 )
+from tests.processes import clean_env, free_port, running, serve_command
 
-#: The module's ``parlour serve`` on a fresh store: test_async_workflows.py's fixture.
-port = workflows.port
+
+@pytest.fixture(scope="module")
+def port(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+    """The module's ``parlour serve`` on a fresh store, as test_async_workflows.py's, but with
+    ``--broadcast-slice 2``: every lobby chat line to more than two players goes out through the
+    fan-out's sweep (parlour.transport.fanout), its sender's copy and ignorers' silence included."""
+    directory = tmp_path_factory.mktemp("social")
+    port = free_port()
+    command = serve_command(port, "--broadcast-slice", "2", store=str(directory / "p.db"))
+    with (directory / "server.log").open("wb") as log, running(command, port, log, clean_env()):
+        yield port
+
 
 #: A word of the shipped profanity list (profanity.txt).
 PROFANE = "you bastard"

@@ -34,6 +34,7 @@ from parlour.storage import (
 from parlour.storage import Store as StoreBackend
 from parlour.storage.base import StoreFailure
 from parlour.storage.sql import SQLStore
+from parlour.transport.fanout import SLICE, Fanout
 from parlour.transport.limits import AddressLimits, ConnectionLimits
 from parlour.transport.outbox import Outbox
 from parlour.transport.writer import ProcessCommitter, StoreWriter
@@ -116,12 +117,16 @@ class Runtime:
         store: StoreBackend | None = None,
         store_writer: str = "process",
         limits: ConnectionLimits | None = None,
+        fanout_slice: int = SLICE,
     ) -> None:
         self.clock = clock
         #: What one client may cost, and the per-address counts every listener shares.
         self.limits = limits if limits is not None else ConnectionLimits()
         self.addresses = AddressLimits(self.limits, clock)
         self.outboxes: dict[ConnId, Outbox] = {}
+        #: Broadcasts to more than ``fanout_slice`` connections are written that many
+        #: recipients per loop iteration (a busy lobby's chat: parlour.transport.fanout).
+        self.fanout = Fanout(self.outboxes, fanout_slice)
         self._ids = itertools.count(1)
         self.started = clock()
         self.store = store
@@ -209,8 +214,11 @@ class Runtime:
         of these effects' messages to a connection leave together, in one write. A run of
         broadcasts to the same connections (the lobby chat lines of one commit) is one pass
         over the recipients, so each recipient costs a dictionary lookup and an append per
-        release, however many lines it carries."""
+        release, however many lines it carries; to many connections, the run joins the
+        fan-out's wave instead, written a slice of recipients per loop iteration, and anything
+        else for a recipient first takes what the wave owes it."""
         outboxes = self.outboxes
+        fanout = self.fanout
         queued: dict[Outbox, list[bytes]] = {}
         closed: list[Outbox] = []
         # Effects for connections without an outbox here (gone, or another node's).
@@ -228,7 +236,14 @@ class Runtime:
                     elif type(following) is not Store:  # records are stored already: no-ops
                         break
                     index += 1
-                self._queue_broadcasts(run, queued, remote)
+                if fanout.takes(effect):
+                    if remote is not None:  # a cluster: other nodes' recipients get theirs now
+                        missing = [conn for conn in effect.conns if conn not in outboxes]
+                        if missing:
+                            remote.extend(Broadcast(missing, each.data, each.instead) for each in run)
+                    fanout.add(run)
+                else:
+                    self._queue_broadcasts(run, queued, remote)
             elif type(effect) is Send:
                 outbox = outboxes.get(effect.conn)
                 if outbox is None:
@@ -239,9 +254,12 @@ class Runtime:
                 framed = effect.data if frame is None else frame(effect.data)
                 chunks = queued.get(outbox)
                 if chunks is None:
-                    queued[outbox] = [framed]
-                else:
-                    chunks.append(framed)
+                    chunks = queued[outbox] = []
+                if fanout.active:
+                    owed = fanout.owed(effect.conn, frame)
+                    if owed is not None:
+                        chunks.append(owed)
+                chunks.append(framed)
             elif type(effect) is Close:
                 outbox = outboxes.get(effect.conn)
                 if outbox is None:
@@ -251,6 +269,9 @@ class Runtime:
                 # What came before the close goes first; what follows is dropped (the
                 # outbox is closing by then).
                 chunks = queued.pop(outbox, None)
+                owed = fanout.owed(effect.conn, outbox.frame)
+                if owed is not None:
+                    chunks = [owed] if chunks is None else [*chunks, owed]
                 if chunks is not None:
                     outbox.put_framed(chunks)
                 outbox.put(effect)
@@ -270,6 +291,7 @@ class Runtime:
         messages joined in one chunk (framed once per framing), the few named in an
         ``instead`` their own."""
         outboxes = self.outboxes
+        fanout = self.fanout if self.fanout.active else None
         special: set[ConnId] = set()
         for broadcast in run:
             if broadcast.instead:
@@ -300,9 +322,12 @@ class Runtime:
                     continue
             chunks = queued.get(outbox)
             if chunks is None:
-                queued[outbox] = [chunk]
-            else:
-                chunks.append(chunk)
+                chunks = queued[outbox] = []
+            if fanout is not None:
+                owed = fanout.owed(conn, frame)
+                if owed is not None:
+                    chunks.append(owed)
+            chunks.append(chunk)
         if missing and remote is not None:
             remote.extend(Broadcast(missing, broadcast.data, broadcast.instead) for broadcast in run)
 
@@ -557,6 +582,7 @@ class Runtime:
             await self._in_writer(partial(store.purge, now - record_retention))
 
     async def flush(self, timeout: float) -> None:
+        self.fanout.finish()
         await asyncio.gather(*(outbox.flush(timeout) for outbox in list(self.outboxes.values())))
 
     async def close_store(self) -> None:
