@@ -72,7 +72,10 @@ async def run_server(settings: Settings, stop: asyncio.Event | None = None) -> i
     for sig in SHUTDOWN_SIGNALS:
         loop.add_signal_handler(sig, stop.set)
     runtime = Runtime(
-        store=store, store_writer=settings.store_writer, limits=ConnectionLimits.from_settings(settings)
+        store=store,
+        store_writer=settings.store_writer,
+        limits=ConnectionLimits.from_settings(settings),
+        fanout_slice=settings.broadcast_slice,
     )
     ledger = Ledger(settings.max_in_progress_games)  # one limit for every game of the server
     # Rules and robots draw from a Random each; every secret (ids, seeds) from the OS (secrets).
@@ -227,7 +230,12 @@ def _restore_async(
     )
     devices.restore_devices(service.hub, store.devices())
     social.restore(
-        service.hub, store.load_chat([social.LOBBY, *service.hub.games], social.HISTORY), store.relations()
+        service.hub,
+        store.load_chat([social.LOBBY, *service.hub.games], social.HISTORY),
+        store.relations(),
+        store.meta(social.MUTES_KEY),
+        store.reports(social.REPORTS_RESTORED),
+        runtime.clock(),
     )
     log.info(
         "async: %d accounts and %d live games restored", len(service.hub.accounts), len(service.hub.games)

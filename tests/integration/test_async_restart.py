@@ -285,8 +285,8 @@ def test_sigkill_during_an_interruption_window(server: Server) -> None:
 
 def test_chat_history_buddies_and_reports_survive_a_restart(server: Server) -> None:
     """Chat lines, buddy changes and reports are stored before they are acknowledged (S10, S14):
-    after a SIGKILL the history (without private lines) and the buddy list are back, and the
-    stopped server's store exports the report."""
+    after a SIGKILL the history (without private lines) and the buddy list are back, a mute and
+    a report's cooldown still hold, and the stopped server's store exports the report."""
 
     reporter: dict[str, Any] = {}
 
@@ -312,6 +312,10 @@ def test_chat_history_buddies_and_reports_survive_a_restart(server: Server) -> N
         await a.client.send({"type": "MulticastChatRequest", "text": f"/report {b.name} spamming the lobby"})
         thanks = await a.client.expect("ClientChatRequest", sender=0, code=4)
         assert "Thanks" in thanks["text"], thanks
+        for number in range(3):  # the third blocked line mutes B for five minutes (S14)
+            await b.client.send({"type": "MulticastChatRequest", "text": f"you bastard {number}"})
+            blocked = await b.client.expect("ClientChatBlockedRequest")
+        assert blocked.get("muted") is True, blocked
 
         await crash_and_restart(server, clients, a, b)
 
@@ -329,6 +333,11 @@ def test_chat_history_buddies_and_reports_survive_a_restart(server: Server) -> N
         assert [(entry["player_id"], entry["name"]) for entry in buddies] == [(b.player_id, b.name)], buddies
         await b.client.send({"type": "AsyncBuddyListRequest"})
         assert (await b.client.expect("AsyncBuddyListContentRequest")).get("buddies", []) == []
+        # B is still muted, and A still has to wait to report again.
+        await b.client.send({"type": "MulticastChatRequest", "text": "sorry everyone"})
+        assert (await b.client.expect("ClientChatBlockedRequest")).get("muted") is True
+        await a.client.send({"type": "MulticastChatRequest", "text": f"/report {b.name} again"})
+        await a.client.expect("ClientChatRequest", sender=0, code=5)
         # Chat goes on after the restart (the history's numbering included).
         await a.client.send({"type": "MulticastChatRequest", "text": "back again"})
         await b.client.expect("ClientChatRequest", text="back again")

@@ -80,7 +80,7 @@ from parlour.protocols.async_ws.messages import (
 )
 from parlour.protocols.async_ws.model import LIVE, AsyncGame
 from parlour.protocols.async_ws.profanity import ProfanityFilter, default_filter
-from parlour.storage import ChatRow, RelationGone, RelationRow, ReportRow
+from parlour.storage import ChatRow, MetaRow, RelationGone, RelationRow, ReportRow
 
 __all__ = [
     "HANDLERS",
@@ -114,6 +114,11 @@ BLOCK_WINDOW: Final = 600.0
 MUTE_SECONDS: Final = 300.0
 #: S14: one report a minute per reporter.
 REPORT_COOLDOWN: Final = 60.0
+#: The parlour_meta key of the mutes in force ({player id: end}, JSON; written as one starts,
+#: the expired left out), and how many of the latest reports a restart reads back for the
+#: cooldowns (far more than a minute's worth).
+MUTES_KEY: Final = "async.chat.mutes"
+REPORTS_RESTORED: Final = 1000
 #: S15: presence updates are batched, at most one a second per subscriber.
 PRESENCE_INTERVAL: Final = 1.0
 #: Buddies (and ignored players) one player may list.
@@ -678,6 +683,10 @@ def _blocked(
     if muted:
         social.muted_until[player_id] = now + MUTE_SECONDS
         del social.blocks[player_id]  # a mute served starts a clean slate
+        # Stored, so that a restart does not lift it (the blocks counted towards the next one
+        # are not: a restart starts them again).
+        mutes = {str(player): until for player, until in social.muted_until.items() if until > now}
+        hub.store(MetaRow(MUTES_KEY, msgspec.json.encode(mutes).decode()))
     _relay(
         hub, session, msg, audience, ClientChatBlockedRequest(game_id=msg.game_id, sender=sender, muted=muted)
     )
@@ -811,11 +820,29 @@ def _clean(hub: Hub, social: Social, now: float) -> None:
             del social.history[scope]
 
 
-def restore(hub: Hub, chat: dict[int, list[ChatRow]], relations: Iterable[RelationRow]) -> None:
+def restore(
+    hub: Hub,
+    chat: dict[int, list[ChatRow]],
+    relations: Iterable[RelationRow],
+    mutes: str | None = None,
+    reports: Iterable[ReportRow] = (),
+    now: float = 0.0,
+) -> None:
     """Hook, after a restart and before any connection (S10): the chat history of the lobby and
     of every game the hub holds (``store.load_chat([LOBBY, *hub.games], HISTORY)``: the lines
-    of a scope left out would be numbered from 1 again and fail to store), and every relation."""
+    of a scope left out would be numbered from 1 again and fail to store), every relation, the
+    mutes in force (the MUTES_KEY meta value) and the report cooldowns of the latest
+    ``reports``, as at ``now``."""
     social = social_state(hub)
+    if mutes:
+        try:
+            stored = msgspec.json.decode(mutes, type=dict[int, float])
+        except msgspec.DecodeError:
+            stored = {}  # unreadable: nobody is kept muted (mutes last minutes)
+        social.muted_until.update({player: until for player, until in stored.items() if until > now})
+    for report in reports:
+        if now - report.at < REPORT_COOLDOWN:
+            social.reported[report.reporter] = max(report.at, social.reported.get(report.reporter, report.at))
     for scope, rows in chat.items():
         if not rows:
             continue
