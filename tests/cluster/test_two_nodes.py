@@ -11,6 +11,7 @@ import urllib.request
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+from parlour.storage import open_store
 from tests.asyncclient import (
     AsyncClient,
     Player,
@@ -233,8 +234,22 @@ def test_a_graceful_stop_hands_the_services_over_at_once(tmp_path: Path, redis_u
                 clients.append(player.client)
             await commit(b, game_id, 2, "B1", [1, 2])
             await a.client.expect("ActionRequiredRequest", game_id=game_id, player_id=1, turn_index=3)
+            # The new owner claimed the services in the store before restoring them: their
+            # fencing tokens name it (node:epoch:random), so the old owner could store nothing.
+            tokens = await asyncio.to_thread(stored_tokens, cluster.store)
+            assert [token.split(":")[0] for token in tokens] == ["2", "2"], tokens
 
         run(cluster, scenario)
+
+
+def stored_tokens(location: str) -> list[str]:
+    """The fencing tokens of the Apologies and /async services, as the store holds them."""
+    store = open_store(location)
+    assert store is not None
+    try:
+        return [store.meta(f"cluster_epoch_{name}") or "" for name in ("apologies", "async")]
+    finally:
+        store.close()
 
 
 def test_the_owner_forgets_the_connections_of_a_dead_node(tmp_path: Path, redis_url: str) -> None:

@@ -13,6 +13,7 @@ import pytest
 from parlour.storage import (
     EXPORT_KINDS,
     DeviceGone,
+    Fence,
     GameRow,
     MoveRow,
     PlayerGone,
@@ -104,7 +105,7 @@ def test_every_kind_of_record_has_a_tag_in_the_frames() -> None:
     assert (
         set(KINDS.values())
         == set(get_args(Record))
-        == {*EXPORT_KINDS.values(), PlayerGone, RelationGone, DeviceGone}
+        == {*EXPORT_KINDS.values(), PlayerGone, RelationGone, DeviceGone, Fence}
     )
     assert len(set(KINDS)) == len(KINDS)
 
@@ -188,6 +189,7 @@ def test_every_tag_decodes_to_its_record(name: str) -> None:
             MoveRow: MoveRow("g", 0, 1, "move", 2, 3.0),
             RelationGone: RelationGone(1, 2, "ignore"),
             DeviceGone: DeviceGone(1, "STEAM", "t"),
+            Fence: Fence("cluster_epoch_async", "1:1:ab"),
         }
     )
     samples[GameRow] = GameRow(

@@ -63,8 +63,15 @@ def test_buddies_chat_watching_leaderboard_replay_and_rematch(new_page: Any, url
     ann.locator(f"{tid('lobby-players')} li.buddy", has_text="sbob").wait_for(state="detached")
     # Server statistics, pushed.
     # (The server is shared by every test of tests/web: at least these three.)
+    # Pushed at most every 2 s when the figures change (S8): the figures shown first may be from
+    # before the third page signed in, so wait for the push that counts it.
     stats = ann.locator(tid("stats"), has_text=re.compile(r"\d+ connected of \d+ players"))
     stats.wait_for()
+    ann.wait_for_function(
+        "() => +((document.querySelector(\"[data-testid='stats']\") || {}).innerText || '')"
+        ".split(' connected')[0].split(' ').pop() >= 3",
+        timeout=10_000,
+    )
     connected, players = map(int, re.findall(r"\d+", stats.inner_text())[:2])
     assert 3 <= connected <= players, stats.inner_text()
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import secrets
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import suppress
@@ -42,7 +43,7 @@ from parlour.cluster.wire import (
 )
 from parlour.core.effects import Broadcast, Close, Effect, Send, Store
 from parlour.core.service import Service
-from parlour.storage import MetaRow
+from parlour.storage import Fence, MetaRow, StoreFailure
 from parlour.transport.runtime import Runtime
 
 __all__ = ["ClusterNode", "Owned"]
@@ -74,6 +75,11 @@ class Owned:
 Factory = Callable[[float | None], Awaitable[Owned]]
 
 
+def fence_key(service: str) -> str:
+    """The parlour_meta key of a service's fencing token (its owner's)."""
+    return f"cluster_epoch_{service}"
+
+
 def alive_key(service: str) -> str:
     return f"parlour:{service}:alive"
 
@@ -103,6 +109,8 @@ class ClusterNode:
         self.services: dict[str, ClusterService] = {}
         self.leases: dict[str, Lease] = {}
         self.owned: dict[str, Owned] = {}
+        #: The fencing token of each service this node owns (in Runtime.fences meanwhile).
+        self.fences: dict[str, Fence] = {}
         self._calls = itertools.count(1)
         self._waiting: dict[int, asyncio.Future[HttpAnswer]] = {}
         self._tasks: list[asyncio.Task[None]] = []
@@ -143,11 +151,7 @@ class ClusterNode:
         """Hand every owned service over at once (release the leases) and disconnect; bounded:
         a Redis that does not answer must not hold the stop (the leases then expire)."""
         self._stopping = True
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with suppress(asyncio.CancelledError, Exception):
-                await task
+        await _cancelled(self._tasks)
         try:
             await asyncio.wait_for(self._hand_over(), STOP_SECONDS)
         except TimeoutError:
@@ -204,6 +208,18 @@ class ClusterNode:
     async def _take_over(self, name: str) -> None:
         lease, service = self.leases[name], self.services[name]
         epoch = lease.epoch
+        # The fencing token, claimed in the store before anything is read from it: whatever
+        # the previous owner still commits is then either in what is restored or refused
+        # (its commits carry its own token). The random part tells tenures apart even after
+        # Redis restarted empty and counts nodes and epochs from 1 again.
+        fence = Fence(fence_key(name), f"{self.node}:{epoch}:{secrets.token_hex(8)}")
+        try:
+            await self.runtime.stored([Store([MetaRow(fence.key, fence.value)])])
+        except StoreFailure as failure:
+            log.warning("cluster: cannot claim %s in the store: %s", name, failure)
+            with suppress(RedisError, OSError):
+                await lease.release()
+            return
         last = await self.client.get(alive_key(name))
         # The previous owner was alive until one renewal period after its last renewal, as a
         # restarting server counts from its last heartbeat (Runtime.HEARTBEAT_SECONDS).
@@ -217,11 +233,11 @@ class ClusterNode:
             log.warning("cluster: the lease of %s lapsed while restoring it", name)
             return
         self.owned[name] = owned
+        self.fences[name] = fence
+        self.runtime.fences.add(fence)
         service.on_lost = lambda: self._lost(name)
         service.promote(owned.service, epoch)
         await self.bus.subscribe(owner_channel(name))
-        # The fencing token, for the record: who wrote what after which takeover.
-        self.runtime.execute([Store([MetaRow(f"cluster_epoch_{name}", f"{self.node}:{epoch}")])], service)
         self.bus.publish(CLUSTER_CHANNEL, encode(Takeover(name, self.node, epoch)))
         log.info(
             "cluster: node %d owns %s (epoch %d), restored in %.3f s",
@@ -233,9 +249,17 @@ class ClusterNode:
 
     def _lost(self, name: str) -> None:
         """The service was demoted (lease lost or lapsed, or another node took it over)."""
+        self._unfence(name)
         asyncio.get_running_loop().create_task(self._disown(name))
 
+    def _unfence(self, name: str) -> None:
+        """What this node makes from now on is not the service's: it carries its token no more."""
+        fence = self.fences.pop(name, None)
+        if fence is not None:
+            self.runtime.fences.discard(fence)
+
     async def _disown(self, name: str) -> None:
+        self._unfence(name)
         service = self.services[name]
         if service.owning and self._stopping:
             service.inner = None  # stopping: the service said goodbye already
@@ -383,6 +407,21 @@ class ClusterNode:
             node_channel(call.reply_to),
             encode(HttpAnswer(call.id, int(answer.status), answer.body, list(answer.headers))),
         )
+
+
+async def _cancelled(tasks: list[asyncio.Task[None]]) -> None:
+    """Cancel ``tasks`` and wait until they are done. A cancellation can be lost on Python 3.11
+    (``asyncio.wait_for`` swallows one that arrives as its inner call completes, and the loop
+    task then sleeps on): whatever is still running a moment later is cancelled again."""
+    pending = {task for task in tasks if not task.done()}
+    while pending:
+        for task in pending:
+            task.cancel()
+        _, pending = await asyncio.wait(pending, timeout=0.2)
+    for task in tasks:
+        if not task.cancelled():
+            with suppress(asyncio.CancelledError, Exception):
+                task.result()
 
 
 def _where(url: str) -> str:

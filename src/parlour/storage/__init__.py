@@ -7,7 +7,7 @@ PostgreSQL database, anything else is the path of an SQLite file.
 
 from __future__ import annotations
 
-from parlour.storage.base import Store, StoreError, StoreFailure, StoreRefused
+from parlour.storage.base import Fenced, Store, StoreError, StoreFailure, StoreRefused
 from parlour.storage.records import (
     ASYNC_FINISHED_STATUSES,
     EXPORT_KINDS,
@@ -21,6 +21,7 @@ from parlour.storage.records import (
     ChatRow,
     DeviceGone,
     DeviceRow,
+    Fence,
     GameRow,
     MetaRow,
     MoveRow,
@@ -49,6 +50,8 @@ __all__ = [
     "ChatRow",
     "DeviceGone",
     "DeviceRow",
+    "Fence",
+    "Fenced",
     "GameRow",
     "MetaRow",
     "MoveRow",

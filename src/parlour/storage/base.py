@@ -45,6 +45,11 @@ class StoreFailure(StoreError):
     """A read or a commit failed (disk full, file removed, locked, read-only...)."""
 
 
+class Fenced(StoreFailure):
+    """A commit was refused whole: a Fence in it no longer holds (another cluster node has
+    claimed a service this one thought it owned)."""
+
+
 class Store(Protocol):
     #: Where the store is, as the operator wrote it (for logs and messages).
     location: str

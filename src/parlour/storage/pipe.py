@@ -33,6 +33,7 @@ from parlour.storage.records import (
     ChatRow,
     DeviceGone,
     DeviceRow,
+    Fence,
     GameRow,
     MetaRow,
     MoveRow,
@@ -67,6 +68,7 @@ KINDS: dict[str, type[Record]] = {
     "device": DeviceRow,
     "device_gone": DeviceGone,
     "notification": NotificationRow,
+    "fence": Fence,
 }
 NAMES: dict[type[Record], str] = {kind: name for name, kind in KINDS.items()}
 _HEADER = struct.Struct(">I")

@@ -104,6 +104,9 @@ class PostgresStore(SQLStore):
     # One snapshot for every table of an export, and no writes by mistake.
     BEGIN_SNAPSHOT = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
     DATABASE = "a PostgreSQL database"
+    # A claim of the key (an UPDATE of the row) waits for this transaction to end; one that
+    # committed first is what this read sees (READ COMMITTED re-reads a locked row).
+    FENCE_READ = "SELECT value FROM parlour_meta WHERE key = ? FOR SHARE"
 
     def __init__(self, url: str, sync: str = "normal") -> None:
         if sync not in SYNC_COMMIT:

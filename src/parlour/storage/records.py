@@ -24,6 +24,7 @@ __all__ = [
     "ChatRow",
     "DeviceGone",
     "DeviceRow",
+    "Fence",
     "GameRow",
     "MetaRow",
     "MoveRow",
@@ -183,6 +184,16 @@ class MetaRow(msgspec.Struct, frozen=True):
             raise ValueError(f"a parlour_meta key has 1 to {META_KEY_CHARS} characters")
 
 
+class Fence(msgspec.Struct, frozen=True):
+    """Not a row: a condition on the transaction it is committed in, which is refused whole
+    (StoreFailure ``Fenced``) unless ``parlour_meta[key]`` holds ``value``. A cluster node's
+    commits carry the fencing token of each service it owns, so that once another node has
+    claimed a service (written its own token) nothing the old owner still sends is stored."""
+
+    key: str
+    value: str
+
+
 # ---------------------------------------------------------------------------------------------
 # The /async protocol's social side and push notifications (schema v4; S14, S15, S16)
 
@@ -288,6 +299,7 @@ Record = (
     | DeviceRow
     | DeviceGone
     | NotificationRow
+    | Fence
 )
 
 

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 import msgspec
 
-from parlour.storage.base import StoreFailure, StoreRefused
+from parlour.storage.base import Fenced, StoreFailure, StoreRefused
 from parlour.storage.migrations import APPLICATION, FINISHED_STATES, LATEST, MIGRATIONS
 from parlour.storage.records import (
     ASYNC_FINISHED_STATUSES,
@@ -28,6 +28,7 @@ from parlour.storage.records import (
     ChatRow,
     DeviceGone,
     DeviceRow,
+    Fence,
     GameRow,
     MetaRow,
     MoveRow,
@@ -227,6 +228,8 @@ class SQLStore:
     BEGIN_WRITE = "BEGIN"
     #: Opens a read-only transaction that reads one snapshot of every table (export).
     BEGIN_SNAPSHOT = "BEGIN"
+    #: Reads a Fence's meta value in a write transaction (SQLite's lock is the whole database).
+    FENCE_READ = "SELECT value FROM parlour_meta WHERE key = ?"
     #: What the backend's databases are called in messages ("an SQLite database").
     DATABASE = "a database"
 
@@ -323,8 +326,26 @@ class SQLStore:
         return result
 
     def commit(self, records: Sequence[Record]) -> None:
-        if records:
+        if not records:
+            return
+        if any(type(record) is Fence for record in records):
+            self._transaction(self._fenced_write, records)
+        else:
             self._transaction(self._write, records)
+
+    def _fenced_write(self, cur: Cursor, records: Sequence[Record]) -> None:
+        """Check every Fence (first, and reading the row with a lock where the backend has
+        row locks: a claim of the key then waits for this transaction, or this one sees the
+        claim), then write the rest."""
+        rows: list[Record] = []
+        for record in records:
+            if type(record) is Fence:
+                found = cur.execute(self.FENCE_READ, (record.key,)).fetchone()
+                if found is None or found[0] != record.value:
+                    raise Fenced(f"{self.location}: {record.key} was claimed by another node; nothing stored")
+            else:
+                rows.append(record)
+        self._write(cur, rows)
 
     @staticmethod
     def _write(cur: Cursor, records: Sequence[Record]) -> None:

@@ -22,6 +22,7 @@ from parlour.storage import (
     ChatRow,
     DeviceGone,
     DeviceRow,
+    Fence,
     GameRow,
     MoveRow,
     PlayerGone,
@@ -93,6 +94,8 @@ class _Batch:
     waiters: list[asyncio.Future[None]] = field(default_factory=list)
     #: When it left for the writer (time.perf_counter), for the commit latency metric.
     sent: float = 0.0
+    #: The fences its records were made under (Runtime.fences): committed with them.
+    fences: set[Fence] = field(default_factory=set)
 
 
 class Runtime:
@@ -157,6 +160,10 @@ class Runtime:
         self.remote: Callable[[list[Effect]], None] | None = None
         #: What /metrics reports (parlour.metrics); None records nothing.
         self.meter: Meter | None = None
+        #: A cluster node's fencing tokens, one per service it owns (parlour.cluster): every
+        #: record is committed with the fences in force when it was made, so that nothing made
+        #: by an owner another node has since replaced is stored.
+        self.fences: set[Fence] = set()
 
     @property
     def store_status(self) -> str:
@@ -345,6 +352,8 @@ class Runtime:
         for effect in effects:
             if type(effect) is Store:
                 records.extend(effect.records)
+        if records and self.fences:
+            batch.fences |= self.fences
         batch.records.extend(records)
         batch.effects.extend(effects)
         batch.inputs.append((service, origin, records))
@@ -361,7 +370,8 @@ class Runtime:
             self._release()
             return
         batch.sent = time.perf_counter()
-        self._store_committer().commit(batch.records, self._generation, partial(self._committed, batch))
+        records = [*batch.records, *batch.fences] if batch.fences else batch.records
+        self._store_committer().commit(records, self._generation, partial(self._committed, batch))
 
     def _store_writer(self) -> StoreWriter:
         if self._writer is None:

@@ -1,0 +1,69 @@
+"""The runtime commits every record with the fences in force when it was made (Runtime.fences, a
+cluster node's tokens): once another node has claimed the service, nothing more is stored or
+shown, the service is told as of any failed commit, and dropping the fence lets commits through."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from parlour.core.effects import ConnId, Effect, Send, Store
+from parlour.storage import Fence, MetaRow, Record
+from parlour.storage.sqlite import SQLiteStore
+from parlour.transport.runtime import Runtime
+from parlour.transport.websocket import text_message
+from tests.storage.rows import account
+from tests.transport.wire import Wire
+
+KEY = "cluster_epoch_async"
+
+
+class Told:
+    """A service that only records the failed commits it is told of."""
+
+    def __init__(self) -> None:
+        self.failed: list[list[Record]] = []
+
+    def store_failed(
+        self, records: list[Record], origins: list[ConnId], reload: Any, now: float
+    ) -> list[Effect]:
+        self.failed.append(records)
+        return []
+
+
+@pytest.mark.parametrize("writer", ["thread", "process"])
+def test_nothing_made_under_a_claimed_fence_is_stored_or_shown(tmp_path: Path, writer: str) -> None:
+    async def scenario() -> None:
+        path = tmp_path / "p.db"
+        store = SQLiteStore(path)
+        runtime = Runtime(store=store, store_writer=writer)
+        wire = Wire(runtime)
+        wire.add(1)
+        service = Told()
+        mine = Fence(KEY, "1:1:aaaa")
+        await runtime.stored([Store([MetaRow(KEY, mine.value)])])  # this node's claim
+        runtime.fences.add(mine)
+        runtime.execute([Store([account(1)]), Send(1, b"one")], service)
+        await runtime.drain_store(10)
+        assert wire.writes[1] == [[text_message(b"one")]]
+
+        other = SQLiteStore(path)  # another node takes the service over
+        other.commit([MetaRow(KEY, "2:2:bbbb")])
+        other.close()
+        runtime.execute([Store([account(2)]), Send(1, b"two")], service)
+        await runtime.drain_store(10)
+        assert wire.writes[1] == [[text_message(b"one")]]  # never shown
+        assert [record for records in service.failed for record in records] == [account(2)]
+
+        runtime.fences.discard(mine)  # the node knows it lost the service: no more fence
+        runtime.execute([Store([account(3)]), Send(1, b"three")], service)
+        await runtime.drain_store(10)
+        assert wire.writes[1][-1] == [text_message(b"three")]
+        assert [row.id for row in store.accounts()] == [1, 3]
+        wire.stop()
+        await runtime.close_store()
+
+    asyncio.run(scenario())
