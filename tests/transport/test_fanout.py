@@ -109,17 +109,30 @@ def test_a_close_comes_after_the_lines_owed_and_nothing_after_it() -> None:
     asyncio.run(scenario())
 
 
-def test_a_broadcast_to_another_list_first_finishes_the_wave_under_way() -> None:
+def test_a_new_list_carries_over_what_the_old_one_owed() -> None:
+    """Someone entered the lobby and someone left while lines were owed: the new list's wave
+    gives those still there the old lines first at their next visit (no pass of writes at
+    once), and the one who left gets them at once."""
+
     async def scenario() -> None:
         runtime, wire = lobby()
         runtime.execute([Broadcast(CONNS, b"one")])
+        await asyncio.sleep(0)  # 1-4 have "one"
+        runtime.execute([Broadcast(CONNS, b"two")])
         wire.add(11)
-        entered = [*CONNS, 11]  # someone entered the lobby: a new list
-        runtime.execute([Broadcast(entered, b"two")])
-        assert all(stream(wire, conn) == M(b"one") for conn in CONNS)
+        entered = [conn for conn in CONNS if conn != 7] + [11]  # 11 entered, 7 left
+        runtime.execute([Broadcast(entered, b"three")])
+        assert stream(wire, 7) == M(b"one") + M(b"two")  # left: everything owed, at once
+        assert written(wire) == [1, 2, 3, 4, 7]  # nobody else is written to now
         await wire.settle()
-        assert all(stream(wire, conn) == M(b"one") + M(b"two") for conn in CONNS)
-        assert stream(wire, 11) == M(b"two")
+        for conn in (1, 2, 3, 4):
+            assert stream(wire, conn) == M(b"one") + M(b"two") + M(b"three")
+            assert len(wire.writes[conn]) == 2  # "one", then "two" and "three" in one write
+        for conn in (5, 6, 8, 9, 10):
+            assert wire.writes[conn] == [[M(b"one") + M(b"two") + M(b"three")]]
+        assert stream(wire, 7) == M(b"one") + M(b"two")
+        assert stream(wire, 11) == M(b"three")
+        assert not runtime.fanout.active
         wire.stop()
 
     asyncio.run(scenario())
@@ -170,13 +183,14 @@ def test_broadcast_slice_is_a_setting_of_at_least_one() -> None:
 # -- Order, whatever the interleaving --------------------------------------------------------------
 
 PEOPLE = list(range(1, 15))
-#: Two lobby lists (players come and go: each change is a new list object).
-LISTS = (PEOPLE[:12], PEOPLE)
+#: Lobby lists (players come and go: each change is a new list object, and a switch carries
+#: over what the last one owed; each list has someone the others lack).
+LISTS = (PEOPLE[:12], PEOPLE, PEOPLE[2:])
 
 operation = st.one_of(
     st.tuples(
         st.just("line"),
-        st.sampled_from([0, 1]),
+        st.sampled_from([0, 1, 2]),
         st.dictionaries(st.sampled_from(PEOPLE), st.sampled_from([b"", b"own copy"]), max_size=2),
     ),
     st.tuples(st.just("send"), st.sampled_from(PEOPLE), st.just({})),

@@ -12,8 +12,9 @@ still costs one write per recipient per sweep, however many lines each write car
 
 The order of each connection's messages is kept. Anything else written to a recipient with lines
 owed (a direct message, a small broadcast, a close) takes those lines first (:meth:`Fanout.owed`),
-and a broadcast to another list of connections first finishes the wave under way (the lobby's list
-changes as players come and go: the new list starts a new wave).
+and a broadcast to another list of connections starts a new wave that carries over what the old
+one still owed (the lobby's list changes as players come and go): each recipient still on the
+list gets it first at its next visit, one no longer on it at once.
 
 Positions: the sweep counts its visits (``position``); the recipient visited at position ``g`` is
 ``conns[g % len(conns)]``. A line is stamped with the position at which it was added: the
@@ -52,7 +53,7 @@ class _Line:
 class _Wave:
     """The lines owed to one list of connections, and where the sweep over it stands."""
 
-    __slots__ = ("ahead", "cache", "conns", "index", "lines", "next_seq", "position", "special")
+    __slots__ = ("ahead", "cache", "carried", "conns", "index", "lines", "next_seq", "position", "special")
 
     def __init__(self, conns: list[ConnId]) -> None:
         self.conns = conns
@@ -67,6 +68,9 @@ class _Wave:
         self.ahead: dict[ConnId, int] = {}
         #: Recipients some owed line names in its ``instead``.
         self.special: set[ConnId] = set()
+        #: What a previous wave (another list) still owed each recipient, framed: written
+        #: before anything of this wave's.
+        self.carried: dict[ConnId, bytes] = {}
         #: The last chunk joined for a whole run of owed lines: (first seq, next seq, framer).
         self.cache: tuple[int, int, Framer, bytes] | None = None
 
@@ -87,6 +91,7 @@ class _Wave:
         if not lines:
             self.ahead.clear()
             self.special.clear()
+            self.carried.clear()  # every recipient was visited since the first line: none left
             self.cache = None
         elif dropped:
             self.special = {
@@ -150,14 +155,33 @@ class Fanout:
         conns = run[0].conns
         wave = self._wave
         if wave is None or wave.conns is not conns:
-            if wave is not None:
-                self.finish()
-            wave = self._wave = _Wave(conns)
+            wave = self._wave = self._carry_over(wave, _Wave(conns))
         for broadcast in run:
             wave.add(broadcast)
         if not self._scheduled:
             self._scheduled = True
             asyncio.get_running_loop().call_soon(self._step)
+
+    def _carry_over(self, old: _Wave | None, new: _Wave) -> _Wave:
+        """What ``old`` still owes, carried into ``new`` for the recipients on both lists and
+        written now to the others (they left the list after the lines were said): some
+        microseconds of Python per recipient, where finishing the old wave would cost a whole
+        pass of writes."""
+        if old is None or not old.lines:
+            return new
+        outboxes, members, carried = self.outboxes, new.index, new.carried
+        for conn in old.conns:
+            outbox = outboxes.get(conn)
+            if outbox is None:
+                continue
+            chunk = self._take(old, conn, outbox.frame)
+            if chunk is None:
+                continue
+            if conn in members:
+                carried[conn] = chunk
+            else:
+                outbox.put_framed([chunk])
+        return new
 
     def owed(self, conn: ConnId, frame: Framer) -> bytes | None:
         """What ``conn`` is owed now, framed, marked as had: to write before anything else that
@@ -165,11 +189,17 @@ class Fanout:
         wave = self._wave
         if wave is None or not wave.lines or conn not in wave.index:
             return None
+        return self._take(wave, conn, frame)
+
+    @staticmethod
+    def _take(wave: _Wave, conn: ConnId, frame: Framer) -> bytes | None:
+        """What ``wave`` owes ``conn`` (carried over included), marked as had."""
+        carried = wave.carried.pop(conn, b"") if wave.carried else b""
         first = wave.owed_from(conn)
         if first >= wave.next_seq:
-            return None
+            return carried or None
         wave.ahead[conn] = wave.next_seq
-        return wave.chunk(conn, first, frame) or None
+        return carried + wave.chunk(conn, first, frame) or None
 
     def _step(self) -> None:
         self._scheduled = False
@@ -190,6 +220,7 @@ class Fanout:
         if wave is None:
             return False
         conns, outboxes, ahead, lines = wave.conns, self.outboxes, wave.ahead, wave.lines
+        carried_over = wave.carried
         size = len(conns)
         position = wave.position
         end = position + visits
@@ -207,6 +238,7 @@ class Fanout:
                 break
             conn = conns[position % size]
             position += 1
+            carried = carried_over.pop(conn, b"") if carried_over else b""
             outbox = outboxes.get(conn)
             if outbox is None:
                 continue  # gone
@@ -214,7 +246,7 @@ class Fanout:
             if ahead and conn in ahead:
                 first = ahead.pop(conn)
                 if first >= wave.next_seq:
-                    continue  # given everything out of turn
+                    continue  # given everything out of turn (what was carried over too)
                 chunk = wave.chunk(conn, first, outbox.frame)
             elif conn in wave.special:
                 chunk = wave.chunk(conn, first, outbox.frame)
@@ -224,6 +256,8 @@ class Fanout:
                     framer = frame
                     common = wave.chunk(conn, first, frame)
                 chunk = common
+            if carried:
+                chunk = carried + chunk
             if chunk:
                 outbox.put_framed([chunk])
         wave.position = position
