@@ -15,6 +15,7 @@ from parlour.storage import (
     DeviceGone,
     Fence,
     GameRow,
+    Heartbeat,
     MoveRow,
     PlayerGone,
     PlayerRow,
@@ -105,7 +106,7 @@ def test_every_kind_of_record_has_a_tag_in_the_frames() -> None:
     assert (
         set(KINDS.values())
         == set(get_args(Record))
-        == {*EXPORT_KINDS.values(), PlayerGone, RelationGone, DeviceGone, Fence}
+        == {*EXPORT_KINDS.values(), PlayerGone, RelationGone, DeviceGone, Fence, Heartbeat}
     )
     assert len(set(KINDS)) == len(KINDS)
 
@@ -190,6 +191,7 @@ def test_every_tag_decodes_to_its_record(name: str) -> None:
             RelationGone: RelationGone(1, 2, "ignore"),
             DeviceGone: DeviceGone(1, "STEAM", "t"),
             Fence: Fence("cluster_epoch_async", "1:1:ab"),
+            Heartbeat: Heartbeat(1234.5),
         }
     )
     samples[GameRow] = GameRow(

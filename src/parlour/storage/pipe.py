@@ -35,6 +35,7 @@ from parlour.storage.records import (
     DeviceRow,
     Fence,
     GameRow,
+    Heartbeat,
     MetaRow,
     MoveRow,
     NotificationRow,
@@ -69,6 +70,7 @@ KINDS: dict[str, type[Record]] = {
     "device_gone": DeviceGone,
     "notification": NotificationRow,
     "fence": Fence,
+    "heartbeat": Heartbeat,
 }
 NAMES: dict[type[Record], str] = {kind: name for name, kind in KINDS.items()}
 _HEADER = struct.Struct(">I")

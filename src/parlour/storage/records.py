@@ -26,6 +26,7 @@ __all__ = [
     "DeviceRow",
     "Fence",
     "GameRow",
+    "Heartbeat",
     "MetaRow",
     "MoveRow",
     "NotificationRow",
@@ -184,6 +185,15 @@ class MetaRow(msgspec.Struct, frozen=True):
             raise ValueError(f"a parlour_meta key has 1 to {META_KEY_CHARS} characters")
 
 
+class Heartbeat(msgspec.Struct, frozen=True):
+    """Not a row: the server was alive at ``at`` (the store's own ``heartbeat`` meta value).
+    Committed with the records of its loop iteration, by whoever commits them: a transaction of
+    its own on another connection would take SQLite's write lock from the writer process, whose
+    commits would then wait out SQLite's busy back-off (tens of milliseconds)."""
+
+    at: float
+
+
 class Fence(msgspec.Struct, frozen=True):
     """Not a row: a condition on the transaction it is committed in, which is refused whole
     (StoreFailure ``Fenced``) unless ``parlour_meta[key]`` holds ``value``. A cluster node's
@@ -300,6 +310,7 @@ Record = (
     | DeviceGone
     | NotificationRow
     | Fence
+    | Heartbeat
 )
 
 

@@ -30,6 +30,7 @@ from parlour.storage.records import (
     DeviceRow,
     Fence,
     GameRow,
+    Heartbeat,
     MetaRow,
     MoveRow,
     NotificationRow,
@@ -417,6 +418,8 @@ class SQLStore:
                 if record.key in STORE_META_KEYS:  # a row built without its checks
                     raise ValueError(f"parlour_meta key {record.key!r} belongs to the store")
                 meta[record.key] = (record.key, record.value)
+            elif type(record) is Heartbeat:
+                meta["heartbeat"] = ("heartbeat", repr(record.at))
             elif type(record) is ChatRow:
                 chat.append(
                     (

@@ -24,6 +24,7 @@ from parlour.storage import (
     DeviceRow,
     Fence,
     GameRow,
+    Heartbeat,
     MoveRow,
     PlayerGone,
     PlayerRow,
@@ -582,7 +583,12 @@ class Runtime:
             return
         if now - self._last_beat >= HEARTBEAT_SECONDS:
             self._last_beat = now
-            await self._in_writer(partial(store.heartbeat, now))
+            # Through the commits (not a transaction of the store thread's own, which would
+            # make the writer process's next commit wait out SQLite's busy back-off).
+            try:
+                await self.stored([Store([Heartbeat(now)])])
+            except StoreFailure as failure:
+                log.debug("the heartbeat was not stored: %s", failure)
         if isinstance(self._committer, ProcessCommitter):
             # The writer process leaves checkpoints out of its commits (storage.pipe): done
             # here, on the store thread's own connection, where nobody waits on them.
