@@ -11,7 +11,7 @@ import urllib.request
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from parlour.storage import open_store
+from parlour.storage import MetaRow, open_store
 from tests.asyncclient import (
     AsyncClient,
     Player,
@@ -312,3 +312,60 @@ def test_an_owner_paused_past_its_lease_commits_nothing_when_it_wakes(tmp_path: 
             assert health(owner.port)["cluster_owns"] == []
 
         run(cluster, scenario)
+
+
+def test_an_owner_whose_service_was_claimed_in_the_store_stores_nothing_and_steps_down(
+    tmp_path: Path, redis_url: str
+) -> None:
+    """The store's fence (docs/cluster.md): another node's claim is written into the store while
+    the owner still holds its lease (as when the owner was cut off and a commit of its own was
+    late). The owner's next commit is refused whole, and the owner stops acting for the service
+    at once, without waiting for its lease to lapse; the game is as the store had it."""
+    with cluster_of(tmp_path, redis_url) as cluster:
+        owner, gateway = cluster.nodes
+
+        async def scenario(clients: list[AsyncClient]) -> None:
+            await cluster.owner_is(owner)
+            a = await player_on(owner.port, clients, "A")
+            b = await player_on(gateway.port, clients, "B")
+            game_id = await start_open_game(a, [b], initial_state="s0")
+            await asyncio.to_thread(claim, cluster.store, "async", "9:9:intruder")
+            await a.client.send(
+                {
+                    "type": "CommitActionRequest",
+                    "game_id": game_id,
+                    "turn_index": 1,
+                    "next_state": "refused",
+                    "next_players": [2, 1],
+                }
+            )
+            claimed = asyncio.get_running_loop().time()
+            await a.client.wait_closed(LEASE)  # the owner stepped down: its clients reconnect
+            assert a.client.ws.close_code == 1012, a.client.ws.close_code
+            assert asyncio.get_running_loop().time() - claimed < LEASE / 2, "stepped down at once"
+            assert not [m for m in a.client.history if m.get("type") == "ActionCommitedRequest"]
+            # Whoever owns the service next (once the lease in Redis has lapsed) restores it
+            # from the store: turn 1, state s0.
+            await b.client.wait_closed(4 * LEASE)
+            deadline = asyncio.get_running_loop().time() + 4 * LEASE
+            while not any("async" in health(node.port).get("cluster_owns", []) for node in (owner, gateway)):
+                assert asyncio.get_running_loop().time() < deadline, "nobody took the service over"
+                await asyncio.sleep(0.1)
+            for player in (a, b):
+                await reconnect(player, gateway.port)
+                clients.append(player.client)
+            report = await b.client.report(game_id)
+            assert (report["turn_index"], report.get("state")) == (1, "s0"), report
+            await commit(a, game_id, 1, "stored", [2, 1])
+
+        run(cluster, scenario)
+
+
+def claim(location: str, service: str, token: str) -> None:
+    """Write a fencing token into the store, as a node taking ``service`` over does."""
+    store = open_store(location)
+    assert store is not None
+    try:
+        store.commit([MetaRow(f"cluster_epoch_{service}", token)])
+    finally:
+        store.close()

@@ -1,6 +1,7 @@
 """The runtime commits every record with the fences in force when it was made (Runtime.fences, a
 cluster node's tokens): once another node has claimed the service, nothing more is stored or
-shown, the service is told as of any failed commit, and dropping the fence lets commits through."""
+shown, the service is told as of any failed commit, and the claimed fence is dropped and
+reported (Runtime.on_fenced) so that the node stops acting for the service at once."""
 
 from __future__ import annotations
 
@@ -46,6 +47,8 @@ def test_nothing_made_under_a_claimed_fence_is_stored_or_shown(tmp_path: Path, w
         mine = Fence(KEY, "1:1:aaaa")
         await runtime.stored([Store([MetaRow(KEY, mine.value)])])  # this node's claim
         runtime.fences.add(mine)
+        lost: list[Fence] = []
+        runtime.on_fenced = lost.append
         runtime.execute([Store([account(1)]), Send(1, b"one")], service)
         await runtime.drain_store(10)
         assert wire.writes[1] == [[text_message(b"one")]]
@@ -57,8 +60,9 @@ def test_nothing_made_under_a_claimed_fence_is_stored_or_shown(tmp_path: Path, w
         await runtime.drain_store(10)
         assert wire.writes[1] == [[text_message(b"one")]]  # never shown
         assert [record for records in service.failed for record in records] == [account(2)]
-
-        runtime.fences.discard(mine)  # the node knows it lost the service: no more fence
+        # The failed commit's fence is read back: claimed, so it is dropped and the node told
+        # (a cluster node demotes the service at once); what follows is no longer fenced.
+        assert lost == [mine] and runtime.fences == set()
         runtime.execute([Store([account(3)]), Send(1, b"three")], service)
         await runtime.drain_store(10)
         assert wire.writes[1][-1] == [text_message(b"three")]

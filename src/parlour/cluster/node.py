@@ -124,6 +124,7 @@ class ClusterNode:
         self.node = int(await self.client.incr("parlour:nodes"))
         self.runtime.number_connections((self.node << NODE_SHIFT) | 1)
         self.runtime.remote = self._route_remote
+        self.runtime.on_fenced = self._fenced
         for name in self.factories:
             lease = Lease(self.backend, name, self.node, self.ttl)
             self.leases[name] = lease
@@ -251,6 +252,14 @@ class ClusterNode:
         """The service was demoted (lease lost or lapsed, or another node took it over)."""
         self._unfence(name)
         asyncio.get_running_loop().create_task(self._disown(name))
+
+    def _fenced(self, fence: Fence) -> None:
+        """A commit found the service claimed in the store by another node: stop at once, not
+        at the next renewal (every commit until then would be refused)."""
+        for name, mine in list(self.fences.items()):
+            if mine == fence:
+                self.leases[name].drop()
+                self.services[name].demote("another node claimed it in the store")
 
     def _unfence(self, name: str) -> None:
         """What this node makes from now on is not the service's: it carries its token no more."""

@@ -165,6 +165,9 @@ class Runtime:
         #: record is committed with the fences in force when it was made, so that nothing made
         #: by an owner another node has since replaced is stored.
         self.fences: set[Fence] = set()
+        #: Told of each fence a failed commit found claimed by another node (the cluster
+        #: node demotes that service at once); the fence is dropped from ``fences`` first.
+        self.on_fenced: Callable[[Fence], None] | None = None
 
     @property
     def store_status(self) -> str:
@@ -446,11 +449,20 @@ class Runtime:
             for service, _, records in batch.inputs:
                 if service is not None:
                     touched.setdefault(service, []).extend(records)
-        reloads = await asyncio.wrap_future(
+        fences: set[Fence] = set().union(*(batch.fences for batch in failed))
+        reloads, claimed = await asyncio.wrap_future(
             self._store_writer().run(
-                lambda: {service: self._reload(records) for service, records in touched.items()}
+                lambda: (
+                    {service: self._reload(records) for service, records in touched.items()},
+                    self._claimed(fences),
+                )
             )
         )
+        for fence in claimed:
+            log.warning("%s was claimed by another node: this node stops acting for it", fence.key)
+            self.fences.discard(fence)
+            if self.on_fenced is not None:
+                self.on_fenced(fence)
         if self._batch is not None:  # held meanwhile: built on the same unsaved state
             failed.append(self._batch)
             self._batch = None
@@ -487,6 +499,14 @@ class Runtime:
                 self.execute(handler(records, origins, reloads.get(service, Reload()), now), service)
             except Exception:
                 log.exception("a service failed to return to the stored state")
+
+    def _claimed(self, fences: set[Fence]) -> list[Fence]:
+        """On the writer thread: the fences the store no longer holds (none if it cannot say)."""
+        assert self.store is not None
+        try:
+            return [fence for fence in fences if self.store.meta(fence.key) != fence.value]
+        except StoreFailure:
+            return []
 
     def _reload(self, records: list[Record]) -> Reload:
         """On the writer thread: the stored rows of everything ``records`` touched."""
