@@ -287,28 +287,14 @@ def test_an_owner_paused_past_its_lease_commits_nothing_when_it_wakes(tmp_path: 
             assert owner.process is not None
             owner.process.send_signal(signal.SIGSTOP)
             try:
-                await a.client.send(
-                    {
-                        "type": "CommitActionRequest",
-                        "game_id": game_id,
-                        "turn_index": 1,
-                        "next_state": "too late",
-                        "next_players": [2, 1],
-                    }
-                )
+                await send_first_commit(a, game_id, "too late")
                 await b.client.wait_closed(4 * LEASE)  # the gateway's takeover closes it
                 await cluster.owner_is(gateway)
             finally:
                 owner.process.send_signal(signal.SIGCONT)
             await a.client.wait_closed(5.0)
             assert a.client.ws.close_code == 1012, a.client.ws.close_code
-            assert not [m for m in a.client.history if m.get("type") == "ActionCommitedRequest"]
-            for player in (a, b):
-                await reconnect(player, gateway.port)
-                clients.append(player.client)
-            report = await b.client.report(game_id)
-            assert (report["turn_index"], report.get("state")) == (1, "s0"), report
-            await commit(a, game_id, 1, "in time", [2, 1])
+            await as_stored_before_the_commit(a, b, game_id, gateway.port, clients)
             assert health(owner.port)["cluster_owns"] == []
 
         run(cluster, scenario)
@@ -330,20 +316,11 @@ def test_an_owner_whose_service_was_claimed_in_the_store_stores_nothing_and_step
             b = await player_on(gateway.port, clients, "B")
             game_id = await start_open_game(a, [b], initial_state="s0")
             await asyncio.to_thread(claim, cluster.store, "async", "9:9:intruder")
-            await a.client.send(
-                {
-                    "type": "CommitActionRequest",
-                    "game_id": game_id,
-                    "turn_index": 1,
-                    "next_state": "refused",
-                    "next_players": [2, 1],
-                }
-            )
+            await send_first_commit(a, game_id, "refused")
             claimed = asyncio.get_running_loop().time()
             await a.client.wait_closed(LEASE)  # the owner stepped down: its clients reconnect
             assert a.client.ws.close_code == 1012, a.client.ws.close_code
             assert asyncio.get_running_loop().time() - claimed < LEASE / 2, "stepped down at once"
-            assert not [m for m in a.client.history if m.get("type") == "ActionCommitedRequest"]
             # Whoever owns the service next (once the lease in Redis has lapsed) restores it
             # from the store: turn 1, state s0.
             await b.client.wait_closed(4 * LEASE)
@@ -351,14 +328,36 @@ def test_an_owner_whose_service_was_claimed_in_the_store_stores_nothing_and_step
             while not any("async" in health(node.port).get("cluster_owns", []) for node in (owner, gateway)):
                 assert asyncio.get_running_loop().time() < deadline, "nobody took the service over"
                 await asyncio.sleep(0.1)
-            for player in (a, b):
-                await reconnect(player, gateway.port)
-                clients.append(player.client)
-            report = await b.client.report(game_id)
-            assert (report["turn_index"], report.get("state")) == (1, "s0"), report
-            await commit(a, game_id, 1, "stored", [2, 1])
+            await as_stored_before_the_commit(a, b, game_id, gateway.port, clients)
 
         run(cluster, scenario)
+
+
+async def send_first_commit(player: Player, game_id: int, state: str) -> None:
+    """Seat 1's first commit, sent without waiting for its acknowledgement."""
+    await player.client.send(
+        {
+            "type": "CommitActionRequest",
+            "game_id": game_id,
+            "turn_index": 1,
+            "next_state": state,
+            "next_players": [2, 1],
+        }
+    )
+
+
+async def as_stored_before_the_commit(
+    a: Player, b: Player, game_id: int, port: int, clients: list[AsyncClient]
+) -> None:
+    """A's first commit was never acknowledged; both players, back on ``port``, find the game
+    as the store had it before it (turn 1, state s0), and the turn can be played again."""
+    assert not [m for m in a.client.history if m.get("type") == "ActionCommitedRequest"]
+    for player in (a, b):
+        await reconnect(player, port)
+        clients.append(player.client)
+    report = await b.client.report(game_id)
+    assert (report["turn_index"], report.get("state")) == (1, "s0"), report
+    await commit(a, game_id, 1, "played again", [2, 1])
 
 
 def claim(location: str, service: str, token: str) -> None:
