@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install browser postgres redis cluster run test lint typecheck pytest bench soak clean fuzz
+.PHONY: install browser postgres redis cluster run test lint typecheck pytest bench soak clean fuzz docs
 
 install: $(STAMP)
 
@@ -68,6 +68,14 @@ bench: install postgres redis
 # A 60-game slice of the same code runs in make test (tests/test_soak.py).
 soak: install
 	$(BIN)/python bench/soak.py --games 1000 --every 100
+
+# The generated references (tests fail while either is stale): the settings from settings.py, the
+# /async protocol from its message declarations. Written to a temporary file first, so that a
+# failing generator leaves the old file in place.
+docs: install
+	$(BIN)/python -m parlour.settings_doc > docs/settings.md.tmp && mv docs/settings.md.tmp docs/settings.md
+	$(BIN)/python -m parlour.protocols.async_ws.schema > docs/async-protocol.md.tmp \
+	  && mv docs/async-protocol.md.tmp docs/async-protocol.md
 
 clean:
 	rm -rf $(VENV) build .mypy_cache .pytest_cache .ruff_cache

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from dataclasses import field as dataclass_field
 from pathlib import Path
@@ -40,6 +40,87 @@ JWT_PUBLIC_KEY_ALGORITHMS = (
     "ES512",
     "EdDSA",
 )
+
+
+@dataclass(frozen=True, slots=True)
+class Bound:
+    """The values a number setting may take: from ``low`` (or above it, when ``above``) up to
+    ``high``. ``Settings`` checks them and the settings reference (parlour.settings_doc)
+    states them, from this one declaration."""
+
+    low: float
+    high: float | None = None
+    above: bool = False
+
+    def allows(self, value: float) -> bool:
+        # Written as "not above" so that NaN is refused too.
+        if not (value > self.low if self.above else value >= self.low):
+            return False
+        return self.high is None or value <= self.high
+
+    def describe(self) -> str:
+        """What the value must do, after "must": "be at least 1024", "not be negative"..."""
+        if self.high is not None:
+            if self.high - self.low <= 2 and float(self.low).is_integer():
+                *first, last = (str(n) for n in range(int(self.low), int(self.high) + 1))
+                return f"be {', '.join(first)} or {last}"
+            return f"be between {self.low:g} and {self.high:g}"
+        if self.above:
+            return "be positive" if self.low == 0 else f"be more than {self.low:g}"
+        return "not be negative" if self.low == 0 else f"be at least {self.low:g}"
+
+
+def _either(values: Sequence[str]) -> str:
+    """``a or b`` for two values, ``one of a, b, c`` for more."""
+    if len(values) == 2:
+        return f"{values[0]} or {values[1]}"
+    return f"one of {', '.join(values)}"
+
+
+#: Every number setting not named here must not be negative.
+NOT_NEGATIVE = Bound(0)
+_POSITIVE = Bound(0, above=True)
+_PORT = Bound(0, 65535)
+BOUNDS: dict[str, Bound] = {
+    "port": _PORT,
+    "fish_port": _PORT,
+    "tsuro_port": _PORT,
+    "max_message_bytes": Bound(1024),
+    "history_length": Bound(1),
+    "max_outbox_bytes": Bound(65_536),
+    "broadcast_slice": Bound(1),
+    "handshake_timeout": _POSITIVE,
+    "requests_per_second": _POSITIVE,
+    "address_requests_per_second": _POSITIVE,
+    "max_connections_per_address": Bound(1),
+    "fish_players": Bound(2, 4),
+    "tsuro_players": Bound(3, 5),
+    "session_ttl": _POSITIVE,
+    "login_window": _POSITIVE,
+    "async_ping_timeout": _POSITIVE,
+    "async_max_offers": Bound(1),
+    "async_max_games": Bound(1),
+    "async_max_state_bytes": Bound(1024),
+    "async_requests_per_second": _POSITIVE,
+    "notify_backoff": _POSITIVE,
+    "notify_batch": Bound(1),
+    "notify_poll": _POSITIVE,
+    "cluster_lease": Bound(0.3),
+}
+
+
+#: The values a text setting may take, where there is a fixed list (the flags offer them as
+#: choices; ``log_level`` is also accepted in lower case).
+CHOICES: dict[str, tuple[str, ...]] = {
+    "robot": ROBOT_CHOICES,
+    "log_level": ("DEBUG", "INFO", "WARNING", "ERROR"),
+    "log_format": ("text", "json"),
+    "fish_robot": FISH_ROBOTS,
+    "tsuro_robot": TSURO_ROBOTS,
+    "tsuro_deal": ("cyclic", "random"),
+    "store_sync": ("normal", "full"),
+    "store_writer": ("process", "thread"),
+}
 
 
 class SettingError(ValueError):
@@ -183,43 +264,16 @@ class Settings:
     cluster_lease: float = 3.0
 
     def __post_init__(self) -> None:
-        if self.robot not in ROBOT_CHOICES:
-            raise SettingError(f"robot must be one of {', '.join(ROBOT_CHOICES)}, not {self.robot!r}")
-        if not 0 <= self.port <= 65535:
-            raise SettingError(f"port must be between 0 and 65535, not {self.port}")
         for field in fields(self):
             value = getattr(self, field.name)
-            if isinstance(value, int | float) and not isinstance(value, bool) and value < 0:
-                raise SettingError(f"{field.name} must not be negative")
-        if self.max_message_bytes < 1024:
-            raise SettingError("max_message_bytes must be at least 1024")
-        if self.history_length < 1:
-            raise SettingError("history_length must be at least 1")
-        if self.max_outbox_bytes < 65_536:
-            raise SettingError("max_outbox_bytes must be at least 65536")
-        if self.broadcast_slice < 1:
-            raise SettingError("broadcast_slice must be at least 1")
-        for name in ("handshake_timeout", "requests_per_second", "address_requests_per_second"):
-            if not getattr(self, name) > 0:
-                raise SettingError(f"{name} must be positive")
-        if self.max_connections_per_address < 1:
-            raise SettingError("max_connections_per_address must be at least 1")
-        if not 2 <= self.fish_players <= 4:
-            raise SettingError(f"fish_players must be 2, 3 or 4, not {self.fish_players}")
-        if not 0 <= self.fish_port <= 65535:
-            raise SettingError(f"fish_port must be between 0 and 65535, not {self.fish_port}")
-        if not 3 <= self.tsuro_players <= 5:
-            raise SettingError(f"tsuro_players must be 3, 4 or 5, not {self.tsuro_players}")
-        if not 0 <= self.tsuro_port <= 65535:
-            raise SettingError(f"tsuro_port must be between 0 and 65535, not {self.tsuro_port}")
-        if self.tsuro_robot not in TSURO_ROBOTS:
-            raise SettingError(
-                f"tsuro_robot must be one of {', '.join(TSURO_ROBOTS)}, not {self.tsuro_robot!r}"
-            )
-        if self.tsuro_deal not in ("cyclic", "random"):
-            raise SettingError(f"tsuro_deal must be cyclic or random, not {self.tsuro_deal!r}")
-        if self.store_sync not in ("normal", "full"):
-            raise SettingError(f"store_sync must be normal or full, not {self.store_sync!r}")
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                bound = BOUNDS.get(field.name, NOT_NEGATIVE)
+                if not bound.allows(value):
+                    raise SettingError(f"{field.name} must {bound.describe()}, not {value}")
+            elif field.name in CHOICES and field.name != "log_level":  # log_level: any case
+                choices = CHOICES[field.name]
+                if value not in choices:
+                    raise SettingError(f"{field.name} must be {_either(choices)}, not {value!r}")
         if not self.store:
             raise SettingError("store must be a file path, a postgresql:// URL or none")
         if "://" in self.store and not is_url(self.store):
@@ -228,21 +282,9 @@ class Settings:
             raise SettingError(
                 f"store: {scheme}:// is not a store; use a file path, a postgresql:// URL or none"
             )
-        if self.log_format not in ("text", "json"):
-            raise SettingError(f"log_format must be text or json, not {self.log_format!r}")
-        if self.store_writer not in ("process", "thread"):
-            raise SettingError(f"store_writer must be process or thread, not {self.store_writer!r}")
         self._check_accounts()
         self._check_notify()
         self._check_cluster()
-        if not self.async_ping_timeout > 0 or not self.async_requests_per_second > 0:
-            raise SettingError("async_ping_timeout and async_requests_per_second must be positive")
-        if self.async_max_offers < 1 or self.async_max_games < 1:
-            raise SettingError("async_max_offers and async_max_games must be at least 1")
-        if self.async_max_state_bytes < 1024:
-            raise SettingError("async_max_state_bytes must be at least 1024")
-        if self.fish_robot not in FISH_ROBOTS:
-            raise SettingError(f"fish_robot must be one of {', '.join(FISH_ROBOTS)}, not {self.fish_robot!r}")
 
     def exempt_addresses_list(self) -> list[str]:
         """``exempt_addresses`` as a list."""
@@ -255,8 +297,6 @@ class Settings:
     def _check_cluster(self) -> None:
         if self.cluster and not self.cluster.startswith(("redis://", "rediss://", "unix://")):
             raise SettingError("cluster must be a redis://, rediss:// or unix:// URL (or empty)")
-        if not self.cluster_lease >= 0.3:
-            raise SettingError("cluster_lease must be at least 0.3 seconds")
         if self.cluster and self.store == "none":
             raise SettingError("a cluster needs a store the nodes share (store cannot be none)")
 
@@ -265,16 +305,8 @@ class Settings:
         if url and (not url.startswith(("http://", "https://")) or len(url) <= len("https://")):
             # Never the URL itself in a message: it may carry a secret.
             raise SettingError("notify_webhook_url must be an http:// or https:// URL")
-        if not self.notify_backoff > 0 or not self.notify_poll > 0:
-            raise SettingError("notify_backoff and notify_poll must be positive")
-        if self.notify_batch < 1:
-            raise SettingError("notify_batch must be at least 1")
 
     def _check_accounts(self) -> None:
-        if not self.session_ttl > 0:
-            raise SettingError("session_ttl must be positive")
-        if not self.login_window > 0:
-            raise SettingError("login_window must be positive")
         if not self.auth_jwt_name_claim:
             raise SettingError("auth_jwt_name_claim must name a claim")
         algorithms = self.jwt_algorithms()
@@ -353,19 +385,6 @@ def load_settings(
     return replace(Settings(), **values)
 
 
-#: The values a text setting may take, where there is a fixed list (the flags offer them as
-#: choices; ``log_level`` is also accepted in lower case).
-CHOICES: dict[str, tuple[str, ...]] = {
-    "robot": ROBOT_CHOICES,
-    "log_level": ("DEBUG", "INFO", "WARNING", "ERROR"),
-    "log_format": ("text", "json"),
-    "fish_robot": FISH_ROBOTS,
-    "tsuro_robot": TSURO_ROBOTS,
-    "tsuro_deal": ("cyclic", "random"),
-    "store_sync": ("normal", "full"),
-    "store_writer": ("process", "thread"),
-}
-
 #: One sentence per setting, shown by ``parlour serve --help`` (a test checks every setting
 #: has one, so that a new setting cannot arrive undocumented).
 HELP: dict[str, str] = {
@@ -373,35 +392,42 @@ HELP: dict[str, str] = {
     "0.0.0.0 listens on every interface.",
     "port": "The websocket/HTTP port: Apologies on any path, /async, the browser client and /api.",
     "robot": "The Apologies robot for programmatic seats, abandoned seats and OPTIMAL_MOVE.",
-    "log_level": "How much the server logs: one line per request at INFO.",
-    "log_format": "text: readable lines; json: one JSON object per line (time, level, logger, message) "
-    "for a log collector. Neither ever holds ids, tokens or passwords.",
-    "max_connections": "Open connections allowed per listener; one more is refused the protocol's way.",
+    "log_level": "How much the server logs: one line per request at INFO, with the player's handle "
+    "(never its id).",
+    "log_format": "text: readable lines; json: one JSON object per line (time, level, logger, message, "
+    "exception) for a log collector. Neither ever holds ids, tokens or passwords.",
+    "max_connections": "Open connections allowed per listener; one more is refused the protocol's way "
+    "(a websocket gets REQUEST_FAILED WEBSOCKET_LIMIT and close 1013).",
     "max_outbox_bytes": "Bytes of messages waiting for a client that does not read them; past this the "
     "connection is closed (websocket 1008, TCP dropped) and its player leaves as on a disconnect.",
     "broadcast_slice": "A message for more connections than this (a lobby's chat) is written to this many "
-    "of them per turn of the event loop, so that everyone else's requests are served in between.",
+    "of them per turn of the event loop, so that everyone else's requests are served in between; each "
+    "recipient gets every line owed to it in one write, so a line waits at most one sweep.",
     "handshake_timeout": "Seconds an HTTP request or websocket upgrade has to arrive whole; a silent or "
     "dribbling client is closed.",
-    "requests_per_second": "Requests per Apologies, Fish or Tsuro connection (bursts of twice that); past it "
-    "the protocol's refusal, then the connection is closed.",
+    "requests_per_second": "Requests per Apologies, Fish or Tsuro connection (bursts of twice that; a robot "
+    "client playing at full speed stays under it); past it the protocol's refusal, then the connection "
+    "is closed (Apologies: REQUEST_FAILED INVALID_REQUEST and 1008; Fish: kicked; Tsuro: EJECTED).",
     "address_requests_per_second": "Requests per client address, all its connections and ports together "
     "(bursts of twice that); past it: websocket 1008, HTTP 429, TCP dropped.",
     "max_connections_per_address": "Connections open at once from one address, all ports together; one "
     "more is dropped at once.",
     "exempt_addresses": "Comma-separated addresses the per-address limits do not count (local tools, a "
-    "reverse proxy on the host).",
+    "reverse proxy on the host: behind a proxy every client has the proxy's address).",
     "max_players": "Registered Apologies players allowed at once (USER_LIMIT past it).",
-    "max_games": "Apologies games tracked at once, finished ones included until forgotten (GAME_LIMIT).",
-    "max_in_progress_games": "Games advertised or being played at once, every protocol together.",
-    "max_message_bytes": "The largest request frame; larger ones get INVALID_REQUEST (at least 1024).",
+    "max_games": "Apologies games tracked at once, finished ones included until forgotten (GAME_LIMIT on "
+    "advertise).",
+    "max_in_progress_games": "Games advertised or being played at once, every protocol together: Apologies "
+    "games get GAME_LIMIT on start (a full game waits), a Fish or Tsuro table refuses newcomers.",
+    "max_message_bytes": "The largest request frame; larger ones get INVALID_REQUEST, and frames over 1 MiB "
+    "are closed (1009).",
     "max_chat_chars": "The longest SEND_MESSAGE text, in characters.",
     "history_length": "History entries sent with every Apologies game state.",
     "websocket_idle": "Seconds a connection with no player may stay quiet before it is warned.",
     "websocket_inactive": "Seconds a connection with no player may stay quiet before it is closed.",
     "player_idle": "Seconds a player may stay quiet before it is warned.",
     "player_inactive": "Seconds a player may stay quiet before it is unregistered.",
-    "game_idle": "Seconds a game may go without a move before its players are warned.",
+    "game_idle": "Seconds a game may go without a move before its players are warned (once per idle spell).",
     "game_inactive": "Seconds a game may go without a move before it is cancelled.",
     "game_retention": "Seconds a finished game stays in memory (the Apologies lobby, /async status "
     "reports); the store keeps its record.",
@@ -420,14 +446,16 @@ HELP: dict[str, str] = {
     "tsuro_timeout": "Seconds a Tsuro player may take to join or move before it is ejected.",
     "tsuro_robot": "The robot for empty Tsuro seats.",
     "tsuro_deal": "How Tsuro tiles are dealt: the reference's cyclic order, or a seeded random deal.",
-    "store": "The SQLite file that keeps players, games and moves (created on first run); none keeps "
-    "everything in memory.",
-    "store_sync": "normal: commits survive the process dying; full: they also survive a power cut, "
-    "at one fsync per commit.",
-    "store_writer": "What commits to the store: a writer process (faster under load) or a thread.",
+    "store": "The SQLite file that keeps players, games and moves (created on first run), or a PostgreSQL "
+    "database postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE (its tables created on first run); none "
+    "keeps everything in memory.",
+    "store_sync": "normal: commits survive the process dying (kill -9, a crash); full: they also survive a "
+    "power cut or an OS crash (of the database's machine, for PostgreSQL), at one fsync per commit.",
+    "store_writer": "What commits to the store: a writer process (python -m parlour.storage.pipe, started "
+    "and stopped by the server; faster under load) or a thread.",
     "restart_grace": "Seconds a player keeps its seat after a restart before a robot takes it.",
     "record_retention": "Seconds records of finished games, delivered notifications and lobby chat "
-    "are kept (0: forever).",
+    "are kept (0: forever); game_retention is the live lobby's.",
     "session_ttl": "Seconds an /async session token lasts.",
     "auth_jwt_key": "An OAuth2/OIDC provider's key for /async tokens (a PEM public key, or a shared "
     "secret for HS*); better set in PARLOUR_AUTH_JWT_KEY than on the command line.",
@@ -435,24 +463,27 @@ HELP: dict[str, str] = {
     "auth_jwt_issuer": "When set, the iss claim an external token must carry.",
     "auth_jwt_audience": "When set, the aud claim an external token must carry.",
     "auth_jwt_name_claim": "The claim of an external token that holds the account name.",
-    "login_failures_per_name": "Failed sign-ins allowed per account name within login_window (0: no limit).",
+    "login_failures_per_name": "Failed sign-ins allowed per account name within login_window (0: no limit); "
+    "past it, HTTP 429 says when to try again.",
     "login_failures_per_address": "Failed sign-ins allowed per address within login_window (0: no limit).",
     "login_window": "Seconds over which failed sign-ins are counted.",
     "async_ping_timeout": "Seconds an /async connection may stay silent before it is closed.",
-    "async_max_offers": "Games a player may have waiting to start on /async.",
+    "async_max_offers": "Games a player may have waiting to start on /async (TOO_MANY_OFFERS past it).",
     "async_max_games": "Live /async games per player.",
     "async_max_state_bytes": "The largest /async state or summary, in bytes (TOO_LARGE past it).",
     "async_max_pause": "The longest pause_time, in seconds, a commit may ask for.",
     "async_requests_per_second": "Requests per second per /async connection (bursts of twice that); "
-    "a flood past it is closed.",
+    "a flood past it is closed (1008).",
     "async_list_interval": "Seconds between pushes of /async lobby lists, sent only when changed.",
     "async_outcome_retention": "Seconds an /async outcome or abort waits for confirmations.",
     "notify_webhook_url": "The http(s) URL push notifications are POSTed to (empty: kept in the store only).",
     "notify_retries": "Attempts per push notification.",
-    "notify_backoff": "Seconds before the first retry of a notification, doubling at each failure.",
+    "notify_backoff": "Seconds before the first retry of a notification, doubling at each failure (at most "
+    "an hour).",
     "notify_batch": "Notifications read from the outbox at a time.",
     "notify_poll": "Seconds between reads of an empty notification outbox.",
-    "cluster": "Several nodes: the Redis URL they share (redis://host:port/0); empty: one node.",
+    "cluster": "Several nodes: the Redis URL they share (redis://host:port/0, rediss:// or unix://); empty: "
+    "one node. A cluster needs a store the nodes share (not none).",
     "cluster_lease": "Seconds a service's ownership lease lives unrenewed: how soon another node "
     "takes over from a dead owner.",
 }
