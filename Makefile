@@ -22,8 +22,8 @@ run: install
 	$(BIN)/parlour serve
 
 lint: install
-	$(BIN)/ruff check src tests bench examples setup.py
-	$(BIN)/ruff format --check src tests bench examples setup.py
+	$(BIN)/ruff check src tests bench examples tools setup.py
+	$(BIN)/ruff format --check src tests bench examples tools setup.py
 
 typecheck: install
 	$(BIN)/mypy
