@@ -38,7 +38,12 @@ def test_a_row_says_default_values_and_meaning() -> None:
     assert "| `fish_players` | `2` | integer, 2, 3 or 4 |" in text
     assert "| `session_ttl` | `2592000` (30 days) | number, positive |" in text
     assert "| `store_sync` | `normal` | one of `normal`, `full` |" in text
-    assert "| `auth_jwt_key` | empty | text |" in text
+    assert (
+        "| `auth_jwt_key` | empty | empty, a PEM public key, or a secret of at least 32 bytes for HS256"
+        in text
+    )
+    assert "| `cluster` | empty | empty, or a URL: `redis://`, `rediss://`, `unix://`" in text
+    assert "| `auth_jwt_issuer` | empty | text |" in text
     assert HELP["cluster_lease"] in text
 
 

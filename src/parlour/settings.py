@@ -22,6 +22,10 @@ __all__ = ["ROBOT_CHOICES", "SettingError", "Settings", "load_settings"]
 ROBOT_CHOICES = ("random", "greedy", "search")
 FISH_ROBOTS = ("random", "search")
 TSURO_ROBOTS = ("random", "lookahead")
+#: What the URL-valued settings accept (checked in Settings, stated in docs/settings.md).
+STORE_FORMS = "a file path, a postgresql:// URL or none"
+CLUSTER_SCHEMES = ("redis://", "rediss://", "unix://")
+WEBHOOK_SCHEMES = ("http://", "https://")
 MINUTE = 60.0
 DAY = 24 * 60 * MINUTE
 #: JWT algorithms an external provider may sign with: HMAC ones (a shared secret, at least as
@@ -275,13 +279,11 @@ class Settings:
                 if value not in choices:
                     raise SettingError(f"{field.name} must be {_either(choices)}, not {value!r}")
         if not self.store:
-            raise SettingError("store must be a file path, a postgresql:// URL or none")
+            raise SettingError(f"store must be {STORE_FORMS}")
         if "://" in self.store and not is_url(self.store):
             # A URL of another database (or a typo of the scheme) would become a file of that name.
             scheme = self.store.split("://", 1)[0]
-            raise SettingError(
-                f"store: {scheme}:// is not a store; use a file path, a postgresql:// URL or none"
-            )
+            raise SettingError(f"store: {scheme}:// is not a store; use {STORE_FORMS}")
         self._check_accounts()
         self._check_notify()
         self._check_cluster()
@@ -295,14 +297,14 @@ class Settings:
         return [name.strip() for name in self.auth_jwt_algorithms.split(",") if name.strip()]
 
     def _check_cluster(self) -> None:
-        if self.cluster and not self.cluster.startswith(("redis://", "rediss://", "unix://")):
+        if self.cluster and not self.cluster.startswith(CLUSTER_SCHEMES):
             raise SettingError("cluster must be a redis://, rediss:// or unix:// URL (or empty)")
         if self.cluster and self.store == "none":
             raise SettingError("a cluster needs a store the nodes share (store cannot be none)")
 
     def _check_notify(self) -> None:
         url = self.notify_webhook_url
-        if url and (not url.startswith(("http://", "https://")) or len(url) <= len("https://")):
+        if url and (not url.startswith(WEBHOOK_SCHEMES) or len(url) <= len("https://")):
             # Never the URL itself in a message: it may carry a secret.
             raise SettingError("notify_webhook_url must be an http:// or https:// URL")
 

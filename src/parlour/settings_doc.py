@@ -11,7 +11,18 @@ import sys
 from dataclasses import Field, fields
 from typing import Any, Final
 
-from parlour.settings import BOUNDS, CHOICES, HELP, NOT_NEGATIVE, Settings
+from parlour.settings import (
+    BOUNDS,
+    CHOICES,
+    CLUSTER_SCHEMES,
+    HELP,
+    JWT_HMAC_KEY_BYTES,
+    JWT_PUBLIC_KEY_ALGORITHMS,
+    NOT_NEGATIVE,
+    STORE_FORMS,
+    WEBHOOK_SCHEMES,
+    Settings,
+)
 
 __all__ = ["REGENERATE", "SECTIONS", "main", "markdown"]
 
@@ -75,13 +86,33 @@ def _default(field: Field[Any], value: object) -> str:
     return text + _duration(value) if HELP[field.name].startswith("Seconds") else text
 
 
+def _listed(values: tuple[str, ...]) -> str:
+    return ", ".join(f"`{value}`" for value in values)
+
+
+#: What the text settings that are not a fixed choice accept, from the constants Settings checks
+#: them against.
+_TEXT_VALUES: Final = {
+    "host": "an address to bind",
+    "exempt_addresses": "addresses, comma-separated",
+    "store": STORE_FORMS,
+    "auth_jwt_key": "empty, a PEM public key, or a secret of at least "
+    + ", ".join(f"{size} bytes for {name}" for name, size in JWT_HMAC_KEY_BYTES.items()),
+    "auth_jwt_algorithms": f"names, comma-separated: only of {_listed(tuple(JWT_HMAC_KEY_BYTES))}, "
+    f"or only of {_listed(JWT_PUBLIC_KEY_ALGORITHMS)}",
+    "auth_jwt_name_claim": "a claim's name (not empty)",
+    "notify_webhook_url": f"empty, or a URL: {_listed(WEBHOOK_SCHEMES)}",
+    "cluster": f"empty, or a URL: {_listed(CLUSTER_SCHEMES)} (needs a store other than `none`)",
+}
+
+
 def _values(field: Field[Any]) -> str:
     """The kind of value and what the validation allows, in words."""
     if field.name in CHOICES:
-        return "one of " + ", ".join(f"`{choice}`" for choice in CHOICES[field.name])
+        return "one of " + _listed(CHOICES[field.name])
     kind = str(field.type)
     if kind not in ("int", "float"):
-        return "text"
+        return _TEXT_VALUES.get(field.name, "text")
     rule = BOUNDS.get(field.name, NOT_NEGATIVE).describe().removeprefix("be ")
     if rule == "not be negative":
         rule = "not negative"
