@@ -1,0 +1,316 @@
+"""Every table the store writes, declared once, and which records write to it and how.
+
+A ``Table`` names its table, its key and the record a row reads back as; its columns are that
+record's fields (``msgspec.structs.fields``, in the struct's order) plus any derived from them
+(``accounts.name_key``). A field that is not a plain value (a dict, a list) is stored as JSON
+text. The statements that write and read whole rows, and the functions that turn a record into
+its column values and a row back into a record, are built from the declaration once, at
+import: the write path is hot.
+
+``WRITES`` says, for each record type the store accepts, the table it goes to and whether it
+is inserted (a row that is only ever added), upserted (saved again whenever it changes) or
+deleted (a "Gone" record: the key of the row to delete). The columns of the migrated schema are
+these columns; tests/storage/test_tables.py fails when a struct and its table part.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Generic, NamedTuple, TypeVar
+
+import msgspec
+
+from parlour.storage.records import (
+    STORE_META_KEYS,
+    AccountRow,
+    AsyncGameRow,
+    AsyncTurnRow,
+    ChatRow,
+    DeviceGone,
+    DeviceRow,
+    GameRow,
+    Heartbeat,
+    MetaRow,
+    MoveRow,
+    NotificationRow,
+    PlayerGone,
+    PlayerRow,
+    RatingRow,
+    RelationGone,
+    RelationRow,
+    ReportRow,
+)
+
+__all__ = [
+    "ACCOUNTS",
+    "ASYNC_GAMES",
+    "ASYNC_TURNS",
+    "CHAT",
+    "DECLARED",
+    "DELETE",
+    "DEVICES",
+    "GAMES",
+    "GAME_SEATS",
+    "INSERT",
+    "META",
+    "MOVES",
+    "NOTIFICATIONS",
+    "PLAYERS",
+    "RATINGS",
+    "RELATIONS",
+    "REPORTS",
+    "TABLE_OF",
+    "UPSERT",
+    "WRITES",
+    "GameSeat",
+    "Table",
+    "Write",
+]
+
+R = TypeVar("R", bound=msgspec.Struct)
+
+#: Field types stored as they are; anything else (dicts, lists, structs) is stored as JSON text.
+_PLAIN = (str, int, float, bool, bytes, type(None))
+_encode = msgspec.json.encode
+_astuple = msgspec.structs.astuple
+
+
+def _stored_as_json(annotation: Any) -> bool:
+    members = (
+        typing.get_args(annotation)
+        if typing.get_origin(annotation) in (typing.Union, types.UnionType)
+        else (annotation,)
+    )
+    return any(member not in _PLAIN for member in members)
+
+
+def _to_json(value: Any) -> str | None:
+    # None stays NULL (a game's result before it ends), not the text "null".
+    return None if value is None else _encode(value).decode()
+
+
+class Table(Generic[R]):
+    """One table: its rows are records of type ``record`` (see the module's text)."""
+
+    __slots__ = (
+        "columns",
+        "delete",
+        "fields",
+        "insert",
+        "kept",
+        "kept_index",
+        "key",
+        "load",
+        "name",
+        "order",
+        "record",
+        "select",
+        "upsert",
+        "values",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        record: type[R],
+        key: tuple[str, ...],
+        order: str,
+        kept: tuple[str, ...] = (),
+        derived: tuple[tuple[str, Callable[[R], Any]], ...] = (),
+    ) -> None:
+        """``kept``: the columns an upsert leaves as they were first written (a player's
+        registration, a relation's ``added``); ``derived``: columns that are no field of the
+        record, each with what computes it; ``order``: how a full listing (an export) sorts."""
+        self.name = name
+        self.record = record
+        self.key = key
+        self.order = order
+        self.kept = kept
+        info = msgspec.structs.fields(record)
+        self.fields = tuple(field.name for field in info)
+        self.columns = self.fields + tuple(column for column, _ in derived)
+        unknown = [column for column in (*key, *kept) if column not in self.columns]
+        if unknown:
+            raise ValueError(f"{name}: {', '.join(unknown)} are not columns of {record.__name__}")
+        self.kept_index = tuple(self.columns.index(column) for column in kept)
+        self.select = ", ".join(self.fields)
+        self.insert = f"INSERT INTO {name} ({', '.join(self.columns)}) VALUES "
+        updated = [column for column in self.columns if column not in key and column not in kept]
+        self.upsert = f" ON CONFLICT ({', '.join(key)}) " + (
+            "DO UPDATE SET " + ", ".join(f"{column} = excluded.{column}" for column in updated)
+            if updated
+            else "DO NOTHING"
+        )
+        self.delete = f"DELETE FROM {name} WHERE " + " AND ".join(f"{column} = ?" for column in key)
+        as_json = tuple(index for index, field in enumerate(info) if _stored_as_json(field.type))
+        self.values: Callable[[R], tuple[Any, ...]] = _values(as_json, derived)
+        self.load: Callable[[Sequence[Any]], R] = _loader(
+            record, tuple((index, msgspec.json.Decoder(info[index].type)) for index in as_json)
+        )
+
+    @property
+    def keyed_by_prefix(self) -> bool:
+        """Whether the key is the leading columns: a row's key is then ``values[:len(key)]``."""
+        return self.columns[: len(self.key)] == self.key
+
+    def prefixed(self, alias: str) -> str:
+        """The record's columns of the table as ``alias`` (``g.id, g.protocol, ...``), for a join."""
+        return ", ".join(f"{alias}.{field}" for field in self.fields)
+
+    def __repr__(self) -> str:
+        return f"Table({self.name})"
+
+
+def _values(
+    as_json: tuple[int, ...], derived: tuple[tuple[str, Callable[[R], Any]], ...]
+) -> Callable[[R], tuple[Any, ...]]:
+    """A record's column values, in the table's column order."""
+    if not as_json and not derived:
+        return _astuple
+    derive = tuple(compute for _, compute in derived)
+
+    def values(record: R) -> tuple[Any, ...]:
+        row = list(_astuple(record))
+        for index in as_json:
+            row[index] = _to_json(row[index])
+        row.extend(compute(record) for compute in derive)
+        return tuple(row)
+
+    return values
+
+
+def _loader(
+    record: type[R], decoders: tuple[tuple[int, msgspec.json.Decoder[Any]], ...]
+) -> Callable[[Sequence[Any]], R]:
+    """The record of a row of the table's ``select`` columns."""
+    if not decoders:
+        return lambda row: record(*row)
+
+    def load(row: Sequence[Any]) -> R:
+        fields = list(row)
+        for index, decoder in decoders:
+            if fields[index] is not None:
+                fields[index] = decoder.decode(fields[index])
+        return record(*fields)
+
+    return load
+
+
+class GameSeat(msgspec.Struct, frozen=True):
+    """Not a record the core commits: who sat at a finished game (``game_seats``, schema v2), for
+    GET /api/games?player=. The store derives these rows from a finished game's GameRow."""
+
+    game_id: str
+    seat: int
+    handle: str
+    #: 1 for a robot, 0 for a human (an INTEGER column on both backends).
+    robot: int
+
+
+# The tables, parents first: rows are written in this order, so that a row is written after
+# the rows it refers to (games before moves, accounts before ratings...).
+PLAYERS = Table("players", PlayerRow, ("id",), "registered, id", kept=("registered",))
+GAMES = Table("games", GameRow, ("id",), "created, id", kept=("protocol", "game", "created", "seed"))
+MOVES = Table("moves", MoveRow, ("game_id", "seq"), "game_id, seq")
+GAME_SEATS = Table("game_seats", GameSeat, ("game_id", "seat"), "game_id, seat")
+ACCOUNTS = Table(
+    "accounts",
+    AccountRow,
+    ("id",),
+    "id",
+    kept=("created",),
+    # Names are unique whatever their case (a unique index on the casefolded name).
+    derived=(("name_key", lambda account: account.name.casefold()),),
+)
+ASYNC_GAMES = Table("async_games", AsyncGameRow, ("id",), "id", kept=("created",))
+ASYNC_TURNS = Table("async_turns", AsyncTurnRow, ("game_id", "turn_index"), "game_id, turn_index")
+RATINGS = Table("ratings", RatingRow, ("account_id", "game_type"), "account_id, game_type")
+CHAT = Table("chat", ChatRow, ("scope", "seq"), "scope, seq")
+RELATIONS = Table("relations", RelationRow, ("owner", "other", "kind"), "owner, other, kind", kept=("added",))
+REPORTS = Table("reports", ReportRow, ("reporter", "at"), "at, reporter")
+DEVICES = Table(
+    "devices", DeviceRow, ("account_id", "device_type", "token"), "account_id, device_type, token"
+)
+NOTIFICATIONS = Table("notifications", NotificationRow, ("id",), "created, id", kept=("created",))
+META = Table("parlour_meta", MetaRow, ("key",), "key")
+
+#: Every table, in the order rows are written.
+DECLARED: tuple[Table[Any], ...] = (
+    PLAYERS,
+    GAMES,
+    MOVES,
+    GAME_SEATS,
+    ACCOUNTS,
+    ASYNC_GAMES,
+    ASYNC_TURNS,
+    RATINGS,
+    CHAT,
+    RELATIONS,
+    REPORTS,
+    DEVICES,
+    NOTIFICATIONS,
+    META,
+)
+#: The table whose rows read back as each record type.
+TABLE_OF: Mapping[type[Any], Table[Any]] = types.MappingProxyType({table.record: table for table in DECLARED})
+
+#: What a Write does with its record's row.
+INSERT, UPSERT, DELETE = "insert", "upsert", "delete"
+
+
+class Write(NamedTuple):
+    """What the store does with one type of record: ``action`` (INSERT, UPSERT or DELETE) the
+    row ``values`` makes of it in ``table``. A DELETE's values are the key of the row."""
+
+    table: Table[Any]
+    action: str
+    values: Callable[[Any], tuple[Any, ...]]
+
+
+def _meta(row: MetaRow) -> tuple[Any, ...]:
+    if row.key in STORE_META_KEYS:  # a row built without its checks (msgspec.structs.replace...)
+        raise ValueError(f"parlour_meta key {row.key!r} belongs to the store")
+    return (row.key, row.value)
+
+
+def _heartbeat(beat: Heartbeat) -> tuple[Any, ...]:
+    return ("heartbeat", repr(beat.at))
+
+
+def _write(table: Table[Any], action: str, record: type[Any] | None = None) -> Write:
+    """A Write of ``record`` (default: the table's own), checked against the table at import."""
+    if action != INSERT and not table.keyed_by_prefix:
+        raise ValueError(f"{table.name}: an {action} needs the key as the leading columns")
+    if action == DELETE:
+        assert record is not None
+        fields = tuple(field.name for field in msgspec.structs.fields(record))
+        if fields != table.key:
+            raise ValueError(f"{record.__name__} must hold exactly the key of {table.name}")
+        return Write(table, action, _astuple)
+    return Write(table, action, table.values)
+
+
+#: Every record type the store writes (a Fence is a condition on a commit, not a row).
+WRITES: Mapping[type[Any], Write] = types.MappingProxyType(
+    {
+        PlayerRow: _write(PLAYERS, UPSERT),
+        PlayerGone: _write(PLAYERS, DELETE, PlayerGone),
+        GameRow: _write(GAMES, UPSERT),
+        MoveRow: _write(MOVES, INSERT),
+        AccountRow: _write(ACCOUNTS, UPSERT),
+        AsyncGameRow: _write(ASYNC_GAMES, UPSERT),
+        AsyncTurnRow: _write(ASYNC_TURNS, UPSERT),
+        RatingRow: _write(RATINGS, UPSERT),
+        MetaRow: Write(META, UPSERT, _meta),
+        Heartbeat: Write(META, UPSERT, _heartbeat),
+        ChatRow: _write(CHAT, INSERT),
+        RelationRow: _write(RELATIONS, UPSERT),
+        RelationGone: _write(RELATIONS, DELETE, RelationGone),
+        ReportRow: _write(REPORTS, INSERT),
+        DeviceRow: _write(DEVICES, UPSERT),
+        DeviceGone: _write(DEVICES, DELETE, DeviceGone),
+        NotificationRow: _write(NOTIFICATIONS, UPSERT),
+    }
+)

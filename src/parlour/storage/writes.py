@@ -1,0 +1,127 @@
+"""One commit's records written table by table, as storage/tables.py declares them.
+
+The records of a commit are gathered by table first (one dict lookup of the record's type),
+then each table's rows go in few multi-row statements, tables in their declared order (parents
+first). Within one commit, the rows of one key end as the same upserts and deletes run one after
+the other would leave them: the last values, but a ``kept`` column as first written, and a
+delete then an upsert leaves the upserted row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import msgspec
+
+from parlour.storage.migrations import FINISHED_STATES
+from parlour.storage.records import Record, SeatRow
+from parlour.storage.tables import DECLARED, DELETE, GAME_SEATS, GAMES, INSERT, WRITES, Table
+
+__all__ = ["MAX_VALUES", "Cursor", "insert_rows", "write_records"]
+
+#: Bound values per statement, under SQLite's oldest default limit (999).
+MAX_VALUES = 990
+
+_STATE = GAMES.columns.index("state")
+_SEATS = GAMES.columns.index("seats")
+_seats = msgspec.json.Decoder(list[SeatRow])
+
+
+class Cursor(Protocol):
+    """The part of a DB-API cursor the statements use, with ``?`` parameters on both backends."""
+
+    @property
+    def rowcount(self) -> int: ...
+
+    def execute(self, sql: str, params: Sequence[Any] = ...) -> Any: ...
+
+    def executemany(self, sql: str, params: Sequence[Sequence[Any]]) -> Any: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+
+def insert_rows(cur: Cursor, head: str, rows: Sequence[Sequence[Any]], tail: str = "") -> None:
+    """Many rows in few statements (``INSERT ... VALUES (...), (...)``, portable SQL).
+
+    The writer thread lets go of the interpreter lock for every statement it steps, and must
+    wait for it again each time while the event loop is busy: one statement per group of rows,
+    rather than one per row, is what keeps a commit short under load.
+    """
+    if not rows:
+        return
+    width = len(rows[0])
+    group = max(1, MAX_VALUES // width)
+    one = "(" + ", ".join("?" * width) + ")"
+    for start in range(0, len(rows), group):
+        chunk = rows[start : start + group]
+        values = [value for row in chunk for value in row]
+        cur.execute(head + ", ".join([one] * len(chunk)) + tail, values)
+
+
+class _Pending:
+    """One table's rows of a commit."""
+
+    __slots__ = ("gone", "inserted", "upserted")
+
+    def __init__(self) -> None:
+        self.inserted: list[tuple[Any, ...]] = []
+        # Upserted rows by key, as the commit leaves them (None: deleted): one multi-row upsert
+        # may not touch a row twice (PostgreSQL refuses it).
+        self.upserted: dict[tuple[Any, ...], tuple[Any, ...] | None] = {}
+        # The keys the commit deleted at some point: deleted first, then what remains is written.
+        self.gone: set[tuple[Any, ...]] = set()
+
+
+def write_records(cur: Cursor, records: Sequence[Record]) -> None:
+    """Write ``records`` (no Fence: the caller checks those) in the open transaction."""
+    pending: dict[Table[Any], _Pending] = {}
+    for record in records:
+        write = WRITES.get(type(record))
+        if write is None:
+            raise TypeError(f"the store writes no {type(record).__name__}")
+        table, action, values = write
+        rows = pending.get(table)
+        if rows is None:
+            rows = pending[table] = _Pending()
+        row = values(record)
+        if action == INSERT:
+            rows.inserted.append(row)
+        elif action == DELETE:
+            rows.upserted[row] = None
+            rows.gone.add(row)
+        else:
+            key = row[: len(table.key)]
+            first = rows.upserted.pop(key, None)
+            if first is not None and table.kept_index:
+                kept = table.kept_index
+                row = tuple(first[i] if i in kept else value for i, value in enumerate(row))
+            rows.upserted[key] = row
+    for table in DECLARED:
+        found = pending.get(table)
+        if found is None:
+            continue
+        if found.gone:
+            cur.executemany(table.delete, sorted(found.gone))
+        upserted = [row for row in found.upserted.values() if row is not None]
+        insert_rows(cur, table.insert, upserted, table.upsert)
+        insert_rows(cur, table.insert, found.inserted)
+        if table is GAMES:
+            _write_seats(cur, upserted)
+
+
+def _write_seats(cur: Cursor, games: list[tuple[Any, ...]]) -> None:
+    """Who sat at each game that ended (game_seats), written again with its game's row."""
+    ended = [row for row in games if row[_STATE] in FINISHED_STATES]
+    if not ended:
+        return
+    marks = ", ".join("?" for _ in ended)
+    cur.execute(f"DELETE FROM {GAME_SEATS.name} WHERE game_id IN ({marks})", [row[0] for row in ended])
+    seats = [
+        (row[0], index, seat.handle, int(seat.robot))
+        for row in ended
+        for index, seat in enumerate(_seats.decode(row[_SEATS]))
+    ]
+    insert_rows(cur, GAME_SEATS.insert, seats)
