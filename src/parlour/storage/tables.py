@@ -175,7 +175,8 @@ def _values(
         row = list(_astuple(record))
         for index in as_json:
             row[index] = _to_json(row[index])
-        row.extend(compute(record) for compute in derive)
+        for compute in derive:
+            row.append(compute(record))
         return tuple(row)
 
     return values
@@ -292,25 +293,24 @@ def _write(table: Table[Any], action: str, record: type[Any] | None = None) -> W
     return Write(table, action, table.values)
 
 
-#: Every record type the store writes (a Fence is a condition on a commit, not a row).
-WRITES: Mapping[type[Any], Write] = types.MappingProxyType(
-    {
-        PlayerRow: _write(PLAYERS, UPSERT),
-        PlayerGone: _write(PLAYERS, DELETE, PlayerGone),
-        GameRow: _write(GAMES, UPSERT),
-        MoveRow: _write(MOVES, INSERT),
-        AccountRow: _write(ACCOUNTS, UPSERT),
-        AsyncGameRow: _write(ASYNC_GAMES, UPSERT),
-        AsyncTurnRow: _write(ASYNC_TURNS, UPSERT),
-        RatingRow: _write(RATINGS, UPSERT),
-        MetaRow: Write(META, UPSERT, _meta),
-        Heartbeat: Write(META, UPSERT, _heartbeat),
-        ChatRow: _write(CHAT, INSERT),
-        RelationRow: _write(RELATIONS, UPSERT),
-        RelationGone: _write(RELATIONS, DELETE, RelationGone),
-        ReportRow: _write(REPORTS, INSERT),
-        DeviceRow: _write(DEVICES, UPSERT),
-        DeviceGone: _write(DEVICES, DELETE, DeviceGone),
-        NotificationRow: _write(NOTIFICATIONS, UPSERT),
-    }
-)
+#: Every record type the store writes (a Fence is a condition on a commit, not a row). A dict
+#: (typed read-only): its lookup is on the hot path, once per record.
+WRITES: Mapping[type[Any], Write] = {
+    PlayerRow: _write(PLAYERS, UPSERT),
+    PlayerGone: _write(PLAYERS, DELETE, PlayerGone),
+    GameRow: _write(GAMES, UPSERT),
+    MoveRow: _write(MOVES, INSERT),
+    AccountRow: _write(ACCOUNTS, UPSERT),
+    AsyncGameRow: _write(ASYNC_GAMES, UPSERT),
+    AsyncTurnRow: _write(ASYNC_TURNS, UPSERT),
+    RatingRow: _write(RATINGS, UPSERT),
+    MetaRow: Write(META, UPSERT, _meta),
+    Heartbeat: Write(META, UPSERT, _heartbeat),
+    ChatRow: _write(CHAT, INSERT),
+    RelationRow: _write(RELATIONS, UPSERT),
+    RelationGone: _write(RELATIONS, DELETE, RelationGone),
+    ReportRow: _write(REPORTS, INSERT),
+    DeviceRow: _write(DEVICES, UPSERT),
+    DeviceGone: _write(DEVICES, DELETE, DeviceGone),
+    NotificationRow: _write(NOTIFICATIONS, UPSERT),
+}

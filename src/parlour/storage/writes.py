@@ -9,6 +9,7 @@ delete then an upsert leaves the upserted row.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -54,11 +55,17 @@ def insert_rows(cur: Cursor, head: str, rows: Sequence[Sequence[Any]], tail: str
         return
     width = len(rows[0])
     group = max(1, MAX_VALUES // width)
-    one = "(" + ", ".join("?" * width) + ")"
     for start in range(0, len(rows), group):
         chunk = rows[start : start + group]
-        values = [value for row in chunk for value in row]
-        cur.execute(head + ", ".join([one] * len(chunk)) + tail, values)
+        cur.execute(_statement(head, tail, width, len(chunk)), [value for row in chunk for value in row])
+
+
+@functools.lru_cache(maxsize=1024)
+def _statement(head: str, tail: str, width: int, count: int) -> str:
+    """The statement of ``count`` rows of ``width`` values: a commit's batches come in few
+    sizes, so each is built once rather than at every commit."""
+    one = "(" + ", ".join("?" * width) + ")"
+    return head + ", ".join([one] * count) + tail
 
 
 class _Pending:
@@ -105,11 +112,13 @@ def write_records(cur: Cursor, records: Sequence[Record]) -> None:
             continue
         if found.gone:
             cur.executemany(table.delete, sorted(found.gone))
-        upserted = [row for row in found.upserted.values() if row is not None]
-        insert_rows(cur, table.insert, upserted, table.upsert)
-        insert_rows(cur, table.insert, found.inserted)
-        if table is GAMES:
-            _write_seats(cur, upserted)
+        if found.upserted:
+            upserted = [row for row in found.upserted.values() if row is not None]
+            insert_rows(cur, table.insert, upserted, table.upsert)
+            if table is GAMES:
+                _write_seats(cur, upserted)
+        if found.inserted:
+            insert_rows(cur, table.insert, found.inserted)
 
 
 def _write_seats(cur: Cursor, games: list[tuple[Any, ...]]) -> None:
