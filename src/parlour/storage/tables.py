@@ -18,7 +18,7 @@ from __future__ import annotations
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Generic, NamedTuple, TypeVar
+from typing import Any, Generic, Literal, NamedTuple, TypeVar
 
 import msgspec
 
@@ -64,6 +64,7 @@ __all__ = [
     "TABLE_OF",
     "UPSERT",
     "WRITES",
+    "Action",
     "GameSeat",
     "Table",
     "Write",
@@ -72,7 +73,8 @@ __all__ = [
 R = TypeVar("R", bound=msgspec.Struct)
 
 #: Field types stored as they are; anything else (dicts, lists, structs) is stored as JSON text.
-_PLAIN = (str, int, float, bool, bytes, type(None))
+#: Not bool: SQLite would read it back as an int (a seat's ``robot`` is an int column).
+_PLAIN = (str, int, float, bytes, type(None))
 _encode = msgspec.json.encode
 _astuple = msgspec.structs.astuple
 
@@ -258,7 +260,10 @@ DECLARED: tuple[Table[Any], ...] = (
 TABLE_OF: Mapping[type[Any], Table[Any]] = types.MappingProxyType({table.record: table for table in DECLARED})
 
 #: What a Write does with its record's row.
-INSERT, UPSERT, DELETE = "insert", "upsert", "delete"
+Action = Literal["insert", "upsert", "delete"]
+INSERT: Action = "insert"
+UPSERT: Action = "upsert"
+DELETE: Action = "delete"
 
 
 class Write(NamedTuple):
@@ -266,7 +271,7 @@ class Write(NamedTuple):
     row ``values`` makes of it in ``table``. A DELETE's values are the key of the row."""
 
     table: Table[Any]
-    action: str
+    action: Action
     values: Callable[[Any], tuple[Any, ...]]
 
 
@@ -280,7 +285,7 @@ def _heartbeat(beat: Heartbeat) -> tuple[Any, ...]:
     return ("heartbeat", repr(beat.at))
 
 
-def _write(table: Table[Any], action: str, record: type[Any] | None = None) -> Write:
+def _write(table: Table[Any], action: Action, record: type[Any] | None = None) -> Write:
     """A Write of ``record`` (default: the table's own), checked against the table at import."""
     if action != INSERT and not table.keyed_by_prefix:
         raise ValueError(f"{table.name}: an {action} needs the key as the leading columns")
