@@ -149,6 +149,10 @@ class ServerGame(ABC):
         """The actions ``local_id`` may commit now, in a stable order; [] if it is not to move."""
 
     @abstractmethod
+    def illegal(self, action: str) -> str | None:
+        """Why ``action`` cannot be played now (IllegalAction's text), or None if it can."""
+
+    @abstractmethod
     def apply(self, action: str) -> None:
         """Play ``action`` for the seat to move; IllegalAction (state untouched) if not legal now."""
 
@@ -256,14 +260,22 @@ class _PluginGame(ServerGame, Generic[S, M]):
             return []
         return list(self._legal_map())
 
-    def apply(self, action: str) -> None:
+    def illegal(self, action: str) -> str | None:
         local_id = self.to_move()
         if local_id is None:
-            raise IllegalAction("the game is over")
-        move = self._legal_map().get(action)
-        if move is None:
+            return "the game is over"
+        if action not in self._legal_map():
             shown = action if len(action) <= 80 else action[:77] + "..."
-            raise IllegalAction(f"{shown!r} is not a legal action for local id {local_id} now")
+            return f"{shown!r} is not a legal action for local id {local_id} now"
+        return None
+
+    def apply(self, action: str) -> None:
+        problem = self.illegal(action)
+        if problem is not None:
+            raise IllegalAction(problem)
+        local_id = self.to_move()
+        assert local_id is not None
+        move = self._legal_map()[action]
         self._state = self._plugin.apply(self._state, move, self._rng)
         self._record(action, local_id)
 
