@@ -8,7 +8,7 @@ import msgspec
 import pytest
 
 from parlour.core.effects import Store
-from parlour.protocols.async_ws import devices, notify
+from parlour.protocols.async_ws import devices
 from parlour.protocols.async_ws.devices import (
     MAX_DEVICES,
     link_device,
@@ -175,7 +175,6 @@ def test_one_notification_per_linked_device_with_the_texts_payload() -> None:
     h = Harness()
     ann = absent(h, "ann", FCM, IOS)
     bob = absent(h, "bob")
-    hub = hub_of(h)
     assert game(h, ann, bob).notify_turn(game(h, ann, bob).record.seats[0], h.now) == 2
     flush(h)
     found = notifications(h)
@@ -216,7 +215,6 @@ def test_the_type_table(moment: str, kind: str, action: str, args: list[str]) ->
     h = Harness()
     ann = absent(h, "ann", IOS)  # the inviter
     bob = absent(h, "bob", FCM)  # the invitee
-    hub = hub_of(h)
     invitation = game(h, ann, bob, None, invited_by=ann)
     expected = bob
     if moment == "turn":
