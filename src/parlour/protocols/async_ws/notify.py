@@ -32,11 +32,12 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from typing import Final, Literal
+from typing import Final
 
 import msgspec
 
 from parlour.protocols.async_ws.devices import linked
+from parlour.protocols.async_ws.game.host import Notice
 from parlour.protocols.async_ws.hub import Hub
 from parlour.storage.records import NotificationRow
 
@@ -46,17 +47,8 @@ __all__ = [
     "notify",
 ]
 
-#: The text's type table.
-Kind = Literal[
-    "YOUR_TURN",
-    "YOUR_TURN_INVITE",
-    "YOUR_TURN_ROBOT",
-    "CONFIRM_INVITATION",
-    "INVITEE_ACCEPTED",
-    "INVITEE_DECLINED",
-    "GAME_OVER",
-    "CLIENT_DATA",
-]
+#: The text's type table (the notifications a game asks for, game/host.py).
+Kind = Notice
 #: Each type's action_key (``action-loc-key``); its localized_key (``loc-key``) is the type itself.
 ACTIONS: Final[dict[Kind, str]] = {
     "YOUR_TURN": "YOUR_TURN_ACTION",
