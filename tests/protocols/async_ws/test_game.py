@@ -6,7 +6,6 @@ rest of /async is read back directly.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 
 import pytest
@@ -171,7 +170,7 @@ def test_a_planned_commit_changes_nothing_until_it_is_applied() -> None:
     before = encode_game(game.record)
     plan = commit(game, ANN, next_state="s1", next_players=[2], broadcast=True)
     assert isinstance(plan, Commit) and (plan.acting, plan.sender, plan.opens) == (1, 1, "TURN")
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(AttributeError):
         plan.acting = 2  # type: ignore[misc]
     assert encode_game(game.record) == before and games.take_records() == []
     game.commit(plan, NOW + 1)

@@ -4,7 +4,7 @@ notifications) and ratings.py (the accounts' ratings)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from parlour.core.effects import ConnId
 from parlour.protocols.async_ws import notify, ratings
@@ -17,10 +17,13 @@ __all__ = ["HubHost"]
 
 
 class HubHost:
-    __slots__ = ("hub",)
+    __slots__ = ("hub", "send")
 
     def __init__(self, hub: Hub) -> None:
         self.hub = hub
+        #: The message to the account if it is connected; whether it was (the hub's own method:
+        #: the games' most frequent call, without a second call around it).
+        self.send: Callable[[int | None, ServerMessage], bool] = hub.to_player
 
     def online(self, player_id: int) -> bool:
         return player_id in self.hub.online
@@ -31,9 +34,6 @@ class HubHost:
 
     def ignores(self, player_id: int, other: int) -> bool:
         return is_ignored(self.hub, player_id, other)
-
-    def send(self, player_id: int | None, message: ServerMessage) -> bool:
-        return self.hub.to_player(player_id, message)
 
     def send_many(self, player_ids: Sequence[int], message: ServerMessage) -> None:
         online = self.hub.online

@@ -38,7 +38,7 @@ class Ledger:
     def take(self) -> list[Record]:
         """The game rows first (a turn row needs its game), then the other records in order."""
         if not self._dirty and not self._records:
-            return []
+            return []  # most inputs store nothing
         records: list[Record] = [
             AsyncGameRow(
                 id=game.id,

@@ -1,14 +1,13 @@
 """What a request will change, decided before anything changes: a refusal or a plan.
 
-A plan is a small immutable value computed by checks.py from the game as it is and the request;
+A plan is a small immutable value (a named tuple: cheap to make on every request) computed by checks.py from the game as it is and the request;
 applying it (machine.Game) changes the game without checking anything again. A refusal carries
 the code the client is told and why.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from parlour.protocols.async_ws.messages import CommitActionRequest, GameConfiguration
 
@@ -31,16 +30,14 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class Refusal:
+class Refusal(NamedTuple):
     """Nothing changes: ``code`` (an ErrorCode, or the cause of a denial) and why."""
 
     code: str
     message: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class Commit:
+class Commit(NamedTuple):
     """A client-rules commit of ``acting``'s turn, sent by the seat ``sender``; it opens an
     interruption window, a simultaneous turn, or the next player's turn."""
 
@@ -50,8 +47,7 @@ class Commit:
     opens: Literal["TURN", "SIMULTANEOUS", "INTERRUPTION"]
 
 
-@dataclass(frozen=True, slots=True)
-class Action:
+class Action(NamedTuple):
     """A server-rules commit: ``action`` (legal now) for ``acting``, sent by ``sender``."""
 
     acting: int
@@ -60,8 +56,7 @@ class Action:
     request_id: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class UserData:
+class UserData(NamedTuple):
     """``acting``'s user data in a simultaneous turn, sent by ``sender``; ``merges`` when it is
     the last owed."""
 
@@ -73,8 +68,7 @@ class UserData:
     merges: bool
 
 
-@dataclass(frozen=True, slots=True)
-class Interrupt:
+class Interrupt(NamedTuple):
     """``seat`` answers the open window: its interruption, or none (``declines``)."""
 
     seat: int
@@ -85,8 +79,7 @@ class Interrupt:
     closes: bool
 
 
-@dataclass(frozen=True, slots=True)
-class Multicast:
+class Multicast(NamedTuple):
     """Transient data from ``sender`` to these seats (never stored)."""
 
     sender: int
@@ -95,16 +88,14 @@ class Multicast:
     notification: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class Forfeit:
+class Forfeit(NamedTuple):
     """``seat`` leaves a running game; robots play it from now."""
 
     seat: int
     request_id: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class Finish:
+class Finish(NamedTuple):
     """A client-rules GameOverRequest: the scores by seat (score, rank) and the final state."""
 
     scores: tuple[tuple[int, float, int], ...]
@@ -112,16 +103,14 @@ class Finish:
     final_state: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class Confirm:
+class Confirm(NamedTuple):
     """``seat`` saw the outcome (or the abort); ``closes`` when it was the last human to."""
 
     seat: int
     closes: bool
 
 
-@dataclass(frozen=True, slots=True)
-class Join:
+class Join(NamedTuple):
     """``player_id`` takes the next seat of an open game; ``starts`` when that fills it."""
 
     player_id: int
@@ -129,8 +118,7 @@ class Join:
     starts: bool
 
 
-@dataclass(frozen=True, slots=True)
-class Leave:
+class Leave(NamedTuple):
     """``player_id`` leaves a game that has not started: the creator aborts it, an invitee
     declines it (which aborts it too), anyone else just frees the seat."""
 
@@ -139,16 +127,14 @@ class Leave:
     kind: Literal["ABORT", "DECLINE", "LEAVE"]
 
 
-@dataclass(frozen=True, slots=True)
-class Start:
+class Start(NamedTuple):
     """The game starts; ``starter``'s GameCreatedRequest answers ``request_id``."""
 
     starter: int | None = None
     request_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Answer:
+class Answer(NamedTuple):
     """An invitee's answer; a decline aborts the invitation, the last acceptance starts it."""
 
     player_id: int
@@ -157,8 +143,7 @@ class Answer:
     starts: bool
 
 
-@dataclass(frozen=True, slots=True)
-class Create:
+class Create(NamedTuple):
     """A new open game of the lobby, its creator in seat 1."""
 
     creator: int
@@ -168,8 +153,7 @@ class Create:
     request_id: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class Invite:
+class Invite(NamedTuple):
     """A new invitation: the inviter in seat 1, then each friend (0: a robot) in order;
     ``ignored`` when an invitee ignores the inviter (S14)."""
 
