@@ -93,12 +93,16 @@ class GameBase:
     def to_game(self, message: ServerMessage, skip: Iterable[int] = (), observers: bool = True) -> None:
         """One message (encoded once) to every human of the game but ``skip``, and to its
         observers (S17) unless ``observers`` is False (a seat's own view, say)."""
-        audience = [seat.player_id for seat in self._record.seats if seat.player_id is not None]
+        skipped = set(skip)
+        audience = [
+            seat.player_id
+            for seat in self._record.seats
+            if seat.player_id is not None and seat.player_id not in skipped
+        ]
         if observers:
-            audience += self.host.observers(self._record.id)
-        if skip:
-            skipped = set(skip)
-            audience = [player_id for player_id in audience if player_id not in skipped]
+            audience += [
+                player_id for player_id in self.host.observers(self._record.id) if player_id not in skipped
+            ]
         self.host.send_many(audience, message)
 
     def to_observers(self, message: ServerMessage, skip: tuple[int, ...] = ()) -> None:
