@@ -187,7 +187,7 @@ def _metrics(
     meter.watch(apologies, "apologies", kinds.apologies_kind)
     meter.watch(async_service, "async", kinds.async_kind)
     apologies.lobby.robot = TimedRobot(apologies.lobby.robot, meter.robot("apologies"))
-    async_service.hub.robot_timer = robot_timer(meter)  # server-rules games of /async
+    async_service.games.robot_timer = robot_timer(meter)  # server-rules games of /async
     for name, table in (("fish", fish), ("tsuro", tsuro)):
         if table is not None:
             watched.append(Watched(name, table))

@@ -175,7 +175,7 @@ def test_the_robots_of_async_server_rules_games_are_timed_too() -> None:
 
     meter = Meter()
     h = Harness()
-    h.service.hub.robot_timer = robot_timer(meter)
+    h.service.games.robot_timer = robot_timer(meter)
     ann, _ = h.player("ann")
     bob, _ = h.player("bob")
     game_id = h.open_game(ann, bob, game_type="fish", rules="fish")

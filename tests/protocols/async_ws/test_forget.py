@@ -23,7 +23,7 @@ def test_a_finished_game_is_forgotten_after_the_retention_and_stays_stored() -> 
     h.send(bob, type="WhatsNewPussycatRequest", game_id=game_id)
     assert h.expect(bob, "GameStatusReportRequest")["status_reports"][0]["status"] == "OVER"
     h.advance(1)
-    assert game_id not in hub.games and game_id not in hub.rules and game_id not in hub.observers
+    assert game_id not in hub.games and h.service.games.game(game_id) is None and game_id not in hub.observers
     assert h.games[game_id].status == "OVER"  # the store's row is untouched
     assert hub.games[other].status == "RUNNING"
     h.advance(10_000)

@@ -16,6 +16,7 @@ from parlour.protocols.async_ws.history import REPLAY_PATH, ReplayRoutes, stored
 from parlour.storage.sqlite import SQLiteStore
 
 from .harness import Harness
+from .test_service import rules_of
 
 
 def ask(routes: ReplayRoutes, query: str, token: str | None = None, method: str = "GET") -> ApiResponse:
@@ -33,7 +34,7 @@ def play_out(h: Harness, conns: dict[int, int], game_id: int) -> None:
         game = h.service.hub.games[game_id]
         if game.status != "RUNNING":
             return
-        rules = h.service.hub.rules[game_id]
+        rules = rules_of(h, game_id)
         seat = next(s for s in game.seats if s.local_id == game.turn)
         action = rules.legal_actions(seat.local_id)[0]
         h.send(
@@ -80,7 +81,7 @@ def test_a_finished_public_game_replays_to_its_final_board() -> None:
     assert [m["action"] for m in body["moves"]] == game.actions
     assert [m["index"] for m in body["moves"]] == list(range(1, len(game.actions) + 1))
     # The last step is the final board every player saw, and no view holds a seat's secrets.
-    assert body["moves"][-1]["view"] == msgspec.json.decode(h.service.hub.rules[game_id].view(None))
+    assert body["moves"][-1]["view"] == msgspec.json.decode(rules_of(h, game_id).view(None))
     assert all("you" not in m["view"] for m in body["moves"]) and "you" not in body["initial"]
     assert body["initial"]["players"][0]["penguins"] == [None] * 4  # none placed yet
     assert {entry["player_id"] for entry in body["outcome"]} == {1, 2}

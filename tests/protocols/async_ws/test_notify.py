@@ -8,7 +8,7 @@ import msgspec
 import pytest
 
 from parlour.core.effects import Store
-from parlour.protocols.async_ws import devices, notify
+from parlour.protocols.async_ws import devices
 from parlour.protocols.async_ws.devices import (
     MAX_DEVICES,
     link_device,
@@ -16,6 +16,7 @@ from parlour.protocols.async_ws.devices import (
     restore_devices,
     unlink_device,
 )
+from parlour.protocols.async_ws.game.machine import Game
 from parlour.protocols.async_ws.hub import Hub
 from parlour.protocols.async_ws.messages import (
     AsyncDeviceUnlinkedRequest,
@@ -59,9 +60,10 @@ def absent(h: Harness, name: str, *linked_devices: Device) -> int:
     return account_id
 
 
-def game(h: Harness, *seats: int | None, invited_by: int | None = None, turn_index: int = 3) -> AsyncGame:
-    """A running game of these accounts (None: a robot); the first one created it."""
-    return AsyncGame(
+def game(h: Harness, *seats: int | None, invited_by: int | None = None, turn_index: int = 3) -> Game:
+    """A running game of these accounts (None: a robot); the first one created it. Its
+    notifications go through the service's host (hubhost.HubHost), as any game's do."""
+    record = AsyncGame(
         id=7,
         config=GameConfiguration(game_type="test", max_players=len(seats)),
         status="RUNNING",
@@ -81,6 +83,7 @@ def game(h: Harness, *seats: int | None, invited_by: int | None = None, turn_ind
         turn_index=turn_index,
         turn=1,
     )
+    return Game(record, None, h.service.games.context)
 
 
 # -- Devices ----------------------------------------------------------------------------------------
@@ -172,8 +175,7 @@ def test_one_notification_per_linked_device_with_the_texts_payload() -> None:
     h = Harness()
     ann = absent(h, "ann", FCM, IOS)
     bob = absent(h, "bob")
-    hub = hub_of(h)
-    assert notify.your_turn(hub, game(h, ann, bob), game(h, ann, bob).seats[0], h.now) == 2
+    assert game(h, ann, bob).notify_turn(game(h, ann, bob).record.seats[0], h.now) == 2
     flush(h)
     found = notifications(h)
     assert len(found) == 2 and len({row.id for row, _ in found}) == 2
@@ -190,7 +192,7 @@ def test_one_notification_per_linked_device_with_the_texts_payload() -> None:
         assert (row.account_id, row.device_type, row.token) == (ann, device.device_type, device.token)
         assert (row.created, row.attempts, row.next_attempt, row.delivered) == (h.now, 0, h.now, None)
     # Nobody to push to: no device, no row.
-    assert notify.your_turn(hub, game(h, ann, bob), game(h, ann, bob).seats[1], h.now) == 0
+    assert game(h, ann, bob).notify_turn(game(h, ann, bob).record.seats[1], h.now) == 0
     flush(h)
     assert notifications(h) == []
 
@@ -213,26 +215,25 @@ def test_the_type_table(moment: str, kind: str, action: str, args: list[str]) ->
     h = Harness()
     ann = absent(h, "ann", IOS)  # the inviter
     bob = absent(h, "bob", FCM)  # the invitee
-    hub = hub_of(h)
     invitation = game(h, ann, bob, None, invited_by=ann)
     expected = bob
     if moment == "turn":
-        notify.your_turn(hub, game(h, ann, bob), game(h, ann, bob).seats[1], h.now)
+        game(h, ann, bob).notify_turn(game(h, ann, bob).record.seats[1], h.now)
     elif moment == "invite turn":
-        notify.your_turn(hub, invitation, invitation.seats[1], h.now)
+        invitation.notify_turn(invitation.record.seats[1], h.now)
     elif moment == "inviter's turn":
-        notify.your_turn(hub, invitation, invitation.seats[0], h.now)
+        invitation.notify_turn(invitation.record.seats[0], h.now)
         expected = ann
     elif moment == "robot turn":
-        notify.robot_turn(hub, invitation, invitation.seats[1], h.now)
+        invitation.notify_robot_turn(invitation.record.seats[1], h.now)
     elif moment == "invited":
-        notify.invited(hub, invitation, bob, h.now)
+        invitation.notify_invited(bob, h.now)
     elif moment in ("accepted", "declined"):
-        notify.invitation_answered(hub, invitation, bob, moment == "accepted", h.now)
+        invitation.notify_answered(bob, moment == "accepted", h.now)
         expected = ann
     else:
         hub_of(h).online[ann] = 1  # ann is connected: the websocket says it
-        notify.game_over(hub, invitation, h.now)
+        invitation.notify_over(h.now)
     flush(h)
     (row, payload), *others = notifications(h)
     assert others == []
@@ -250,16 +251,16 @@ def test_only_players_who_are_not_connected_are_notified() -> None:
     assert link_device(hub, ann, FCM, h.now)
     flush(h)
     over = game(h, ann, bob, None, carl)
-    assert notify.game_over(hub, over, h.now) == 2
+    assert over.notify_over(h.now) == 2
     flush(h)
     assert sorted(row.account_id for row, _ in notifications(h)) == [bob, carl]
     # Signed out: notified until it signs in again.
     h.drop(conn)
-    assert notify.your_turn(hub, over, over.seats[0], h.now) == 1
+    assert over.notify_turn(over.record.seats[0], h.now) == 1
     flush(h)
     assert [row.account_id for row, _ in notifications(h)] == [ann]
-    assert notify.robot_turn(hub, over, over.seats[2], h.now) == 0  # a robot has no device
-    assert notify.invitation_answered(hub, over, ann, True, h.now) == 0  # the creator itself
+    assert over.notify_robot_turn(over.record.seats[2], h.now) == 0  # a robot has no device
+    assert over.notify_answered(ann, True, h.now) == 0  # the creator itself
 
 
 def test_notifications_are_stored_before_anything_of_the_same_input_is_shown() -> None:
@@ -268,7 +269,7 @@ def test_notifications_are_stored_before_anything_of_the_same_input_is_shown() -
     bob = absent(h, "bob", FCM)
     hub = hub_of(h)
     hub.send(conn, AsyncDeviceUnlinkedRequest(device=FCM))  # anything shown by the same input
-    notify.invited(hub, game(h, ann, bob, invited_by=ann), bob, h.now)
+    game(h, ann, bob, invited_by=ann).notify_invited(bob, h.now)
     first, *_ = hub.take(h.now)
     assert isinstance(first, Store)
     assert [type(record) for record in first.records] == [NotificationRow]

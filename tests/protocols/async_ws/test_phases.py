@@ -9,7 +9,8 @@ from typing import Any
 import msgspec
 import pytest
 
-from parlour.protocols.async_ws import play, service
+from parlour.protocols.async_ws import service
+from parlour.protocols.async_ws.game.machine import Game
 from parlour.protocols.async_ws.model import AsyncGame, decode_game
 from parlour.protocols.async_ws.phases import MAX_WINDOW_MS, PHASE_HANDLERS
 from tests.protocols.async_ws.harness import Harness
@@ -696,9 +697,9 @@ def test_multicast_to_all_present_players() -> None:
 def test_multicast_to_recipients_and_a_notification_for_the_absent(monkeypatch: pytest.MonkeyPatch) -> None:
     h = Harness()
     game_id, a, b, c = three(h)
-    notified: list[tuple[int, list[int], str]] = []
+    notified: list[tuple[int, int, str]] = []
     monkeypatch.setattr(
-        play, "notify_absent", lambda hub, game, ids, text, now: notified.append((game.id, ids, text))
+        Game, "notify_data", lambda game, player_id, text, now: notified.append((game.id, player_id, text))
     )
     h.send(a, type="MulticastDataRequest", game_id=game_id, data="A", recipient_ids=[2])
     h.expect(a, "ClientDataRequest", data="A")
@@ -707,7 +708,7 @@ def test_multicast_to_recipients_and_a_notification_for_the_absent(monkeypatch: 
     h.drop(c)
     h.send(b, type="MulticastDataRequest", game_id=game_id, data="B", recipients_ids=[3], notification="look")
     h.expect(b, "ClientDataRequest", data="B", sender=2)
-    assert notified == [(game_id, [3], "look")]
+    assert notified == [(game_id, live(h, game_id).seats[2].player_id, "look")]
     h.send(b, type="MulticastDataRequest", game_id=game_id, data="B2")  # no notification asked
     assert len(notified) == 1
 

@@ -10,6 +10,7 @@ import pytest
 
 from parlour.protocols.async_ws.hub import AsyncLimits, deflated
 from parlour.protocols.async_ws.model import decode_game
+from parlour.protocols.async_ws.rules import ServerGame
 from tests.protocols.async_ws.harness import Harness
 
 
@@ -742,7 +743,7 @@ def test_server_rules_robots_play_their_seats_and_a_restart_replays() -> None:
     spectator = msgspec.json.decode(game.state)
     assert "you" not in spectator  # what is stored as the state hides every hand
     restarted = h.restart()
-    assert restarted.service.hub.rules[game_id].view(3) == h.service.hub.rules[game_id].view(3)
+    assert rules_of(restarted, game_id).view(3) == rules_of(h, game_id).view(3)
     assert restarted.service.hub.games[game_id].actions == game.actions
     token, _ = restarted.service.tokens.issue(bob_id, "bob", restarted.now)
     conn = restarted.connect()
@@ -762,3 +763,10 @@ def test_server_rules_refuse_a_seat_count_the_game_does_not_allow() -> None:
         configuration={"game_type": "tsuro", "rules": "tsuro", "max_players": 8},
     )
     assert "players" in h.error(ann, "BAD_REQUEST")["message"]
+
+
+def rules_of(h: Harness, game_id: int) -> ServerGame:
+    """The rules adapter of a running server-rules game."""
+    game = h.service.games.game(game_id)
+    assert game is not None and game.rules is not None
+    return game.rules

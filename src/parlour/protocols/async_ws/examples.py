@@ -269,7 +269,9 @@ def server_rules(scene: _Scene) -> None:
     scene.send("ann", type="LobbyCreateGameRequest", configuration=configuration)
     scene.send("bob", type="LobbyJoinGameRequest", game_id=1)
     game = scene.service.hub.games[1]
-    first = scene.service.hub.rules[1].legal_actions(game.turn or 1)[0]
+    found = scene.service.games.game(1)
+    assert found is not None and found.rules is not None
+    first = found.rules.legal_actions(game.turn or 1)[0]
     scene.send("ann", type="CommitActionRequest", game_id=1, turn_index=1, action="place 99,99")
     scene.send("ann", type="CommitActionRequest", game_id=1, turn_index=1, action=first)
 

@@ -10,17 +10,17 @@ from __future__ import annotations
 
 import base64
 import zlib
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from functools import partial
 from random import Random
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any
 
 import msgspec
 
 from parlour.core.effects import Broadcast, Close, ConnId, Effect, Send, Store
-from parlour.core.ids import IdSource
 from parlour.core.ratelimit import TokenBucket
+from parlour.protocols.async_ws.game.ledger import NEXT_GAME_KEY
+from parlour.protocols.async_ws.games import Games, public
+from parlour.protocols.async_ws.limits import AsyncLimits
 from parlour.protocols.async_ws.messages import (
     ErrorCode,
     ErrorRequest,
@@ -29,36 +29,9 @@ from parlour.protocols.async_ws.messages import (
     SmallPlayer,
     encode,
 )
-from parlour.protocols.async_ws.model import LIVE, AsyncGame, TurnDoc, encode_game, encode_turn
-from parlour.storage import AccountRow, AsyncGameRow, AsyncTurnRow, MetaRow, RatingRow, Record
-
-if TYPE_CHECKING:
-    from parlour.protocols.async_ws.rules import ServerGame
+from parlour.storage import AccountRow, RatingRow, Record
 
 __all__ = ["NEXT_GAME_KEY", "Account", "AsyncLimits", "Hub", "Session", "deflated"]
-
-#: The meta key that keeps game ids unique for the life of the store (S6), whatever is purged.
-NEXT_GAME_KEY: Final = "async_next_game_id"
-
-
-@dataclass(frozen=True, slots=True)
-class AsyncLimits:
-    """The limits of S8 and the timers of S5/S11, from the settings."""
-
-    ping_timeout: float = 60.0
-    max_offers: int = 3
-    max_games: int = 50
-    max_state_bytes: int = 256 * 1024
-    max_pause: int = 10
-    requests_per_second: float = 50.0
-    list_interval: float = 2.0
-    outcome_retention: float = 7 * 86400.0
-    #: How long a game stays in memory once OVER or ABORTED (it stays in the store): status
-    #: reports still name it meanwhile. Without this every game ever played stayed in memory
-    #: (bench/soak.py: about 19 KB per game). A restart loads none of them either.
-    finished_retention: float = 2 * 86400.0
-    #: A frame may carry a state and a summary of max_state_bytes each, JSON-escaped.
-    max_frame_bytes: int = 768 * 1024
 
 
 @dataclass(slots=True)
@@ -93,27 +66,19 @@ def deflated(items: Any) -> str:
 
 
 class Hub:
-    def __init__(self, limits: AsyncLimits, rng: Random, ids: IdSource | None = None) -> None:
+    #: The games (games.Games): created by the service, which sets it once, right after the hub
+    #: (the games speak through an adapter over this hub, hubhost.HubHost).
+    games: Games
+
+    def __init__(self, limits: AsyncLimits, rng: Random) -> None:
         self.limits = limits
         self.rng = rng
-        #: Seeds of games under server rules: secrets, since a seed foretells every deal
-        #: (parlour.core.ids).
-        self.ids = ids if ids is not None else IdSource()
         self.accounts: dict[int, Account] = {}
         self.by_name: dict[str, int] = {}
         self.next_account = 1
         self.sessions: dict[ConnId, Session] = {}
         #: account id -> its one live connection (S5).
         self.online: dict[int, ConnId] = {}
-        self.games: dict[int, AsyncGame] = {}
-        #: Live games of each account (any status but OVER / ABORTED).
-        self.player_games: dict[int, set[int]] = {}
-        self.next_game = 1
-        #: Games played with Parlour's rules (S9), rebuilt from their actions after a restart.
-        self.rules: dict[int, ServerGame] = {}
-        #: Times a robot's decision (rules name, the decision) when the composition root gives
-        #: one (parlour.metrics): no clock is read in here.
-        self.robot_timer: Callable[[str, Callable[[], str]], str] | None = None
         #: Players in the lobby, and whether its lists changed since the last push.
         self.lobby: set[int] = set()
         self.lobby_changed = False
@@ -125,18 +90,8 @@ class Hub:
         self.out: list[Effect] = []
         #: ErrorRequest answers by code, read by /metrics (parlour.metrics).
         self.errors: dict[str, int] = {}
-        #: Games changed by this input (stored once each, as they are at its end) and the
-        #: other records it produced.
-        self.dirty: dict[int, AsyncGame] = {}
+        #: The records this input produced besides the games' own (games.Games keeps those).
         self.records: list[Record] = []
-
-    def robot_action(self, game: ServerGame, local_id: int) -> str:
-        """The action Parlour's robot chooses for a seat of a server-rules game (timed by
-        ``robot_timer`` if there is one)."""
-        timer = self.robot_timer
-        if timer is None:
-            return game.robot_action(local_id)
-        return timer(game.rules, partial(game.robot_action, local_id))
 
     # -- The lobby ------------------------------------------------------------------------------
 
@@ -168,20 +123,9 @@ class Hub:
         """This input's effects: what must be stored first (each changed game once, as it is
         now, before its turn rows), then the sends and closes in order."""
         out, self.out = self.out, []
-        if self.dirty or self.records:
-            records: list[Record] = [
-                AsyncGameRow(
-                    id=game.id,
-                    game_type=game.config.game_type,
-                    status=game.status,
-                    created=game.created,
-                    updated=game.updated,
-                    doc=encode_game(game),
-                )
-                for game in self.dirty.values()
-            ]
+        records = self.games.take_records()
+        if records or self.records:
             records += self.records
-            self.dirty.clear()
             self.records = []
             out.insert(0, Store(records))
         return out
@@ -196,25 +140,6 @@ class Hub:
             return False
         self.out.append(Send(conn, encode(message)))
         return True
-
-    def to_game(
-        self, game: AsyncGame, message: ServerMessage, skip: Iterable[int] = (), observers: bool = True
-    ) -> None:
-        """Send one message (encoded once) to every present human of ``game`` but ``skip``, and
-        to its observers (S17) unless ``observers`` is False (a seat's own view, say)."""
-        skipped = set(skip)
-        audience = [seat.player_id for seat in game.seats if seat.player_id is not None]
-        if observers:
-            audience += sorted(self.observers.get(game.id, ()))
-        conns: list[ConnId] = []
-        for player_id in audience:
-            if player_id in skipped:
-                continue
-            skipped.add(player_id)
-            conn = self.online.get(player_id)
-            if conn is not None:
-                conns.append(conn)
-        self.send_many(conns, encode(message) if conns else b"")
 
     def send_many(self, conns: list[ConnId], data: bytes) -> None:
         """The same encoded message to each of ``conns``, in order: one effect for them all."""
@@ -251,20 +176,7 @@ class Hub:
     def store(self, *records: Record) -> None:
         self.records.extend(records)
 
-    # -- Records --------------------------------------------------------------------------------
-
-    def save(self, game: AsyncGame, now: float, turn: TurnDoc | None = None) -> None:
-        """Store the game (and a committed turn) before anything of this input is shown."""
-        game.updated = now
-        self.dirty[game.id] = game
-        if turn is not None:
-            self.records.append(AsyncTurnRow(game.id, game.turn_index - 1, now, encode_turn(turn)))
-
-    def new_game_id(self) -> int:
-        game_id = self.next_game
-        self.next_game += 1
-        self.store(MetaRow(NEXT_GAME_KEY, str(self.next_game)))
-        return game_id
+    # -- Accounts -------------------------------------------------------------------------------
 
     def add_account(self, row: AccountRow) -> Account:
         account = Account(row.id, row.name, row.password_hash)
@@ -287,39 +199,9 @@ class Hub:
     def presence(self, player_id: int) -> str:
         return "ONLINE" if player_id in self.online else "OFFLINE"
 
-    def presences(self, game: AsyncGame) -> dict[int, str]:
-        return {
-            seat.player_id: self.presence(seat.player_id) for seat in game.seats if seat.player_id is not None
-        }
-
     def small(self, player_id: int) -> SmallPlayer:
         return SmallPlayer(player_id=player_id, name=self.name(player_id), presence=self.presence(player_id))  # type: ignore[arg-type]
 
     def public(self, config: GameConfiguration) -> GameConfiguration:
         """The configuration as others see it: never the password."""
-        return config if config.password is None else msgspec.structs.replace(config, password=None)
-
-    def track(self, game: AsyncGame) -> None:
-        """Index a game under each of its human seats while it is live."""
-        for seat in game.seats:
-            if seat.player_id is None:
-                continue
-            games = self.player_games.setdefault(seat.player_id, set())
-            if game.status in LIVE:
-                games.add(game.id)
-            else:
-                games.discard(game.id)
-
-    def untrack(self, game: AsyncGame, player_id: int) -> None:
-        self.player_games.get(player_id, set()).discard(game.id)
-
-    def live_games(self, player_id: int) -> list[AsyncGame]:
-        return [self.games[game_id] for game_id in sorted(self.player_games.get(player_id, ()))]
-
-    def offers(self, player_id: int) -> int:
-        """Open offers and invitations this player created and that have not started (S8)."""
-        return sum(
-            1
-            for game in self.live_games(player_id)
-            if game.status == "NOT_STARTED" and game.creator == player_id
-        )
+        return public(config)

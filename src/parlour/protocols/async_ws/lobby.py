@@ -9,9 +9,7 @@ creator's open offers (TOO_MANY_OFFERS).
 
 from __future__ import annotations
 
-import msgspec
-
-from parlour.protocols.async_ws import notify
+from parlour.protocols.async_ws.game.plans import Refusal
 from parlour.protocols.async_ws.hub import Hub, Session, deflated
 from parlour.protocols.async_ws.messages import (
     AnswerInvitationRequest,
@@ -20,31 +18,22 @@ from parlour.protocols.async_ws.messages import (
     EngageGameWithFriendsRequest,
     EnterLobbyRequest,
     ExitLobbyRequest,
-    GameAbortedRequest,
-    GameConfiguration,
-    GameCreatedRequest,
-    InvitationAnsweredRequest,
     LobbyCreateGameRequest,
     LobbyEnteredRequest,
     LobbyExitedRequest,
-    LobbyGameCreatedRequest,
     LobbyGameListRequest,
     LobbyJoinDeniedRequest,
     LobbyJoinGameRequest,
     LobbyLeaveGameRequest,
-    LobbyNewPlayerRequest,
     LobbyPlayerInfoRequest,
-    LobbyPlayerLeftGameRequest,
     LobbyPlayerListRequest,
     LobbyStartGameDeniedRequest,
     LobbyStartGameRequest,
     ObservableGame,
     Player,
 )
-from parlour.protocols.async_ws.model import AsyncGame, SeatInfo
-from parlour.protocols.async_ws.play import report, start_game
-from parlour.protocols.async_ws.rules import seat_range
-from parlour.protocols.async_ws.social import CODE_WELCOME_LOBBY, SERVER, is_ignored
+from parlour.protocols.async_ws.play import refuse
+from parlour.protocols.async_ws.social import CODE_WELCOME_LOBBY, SERVER
 
 #: The server's welcome line in the lobby (chat code 9 of the text's table).
 WELCOME_LOBBY = "Welcome to the lobby. Type /help for the chat commands."
@@ -58,7 +47,6 @@ __all__ = [
     "exit_lobby",
     "join_game",
     "leave_game",
-    "leave_open_game",
     "push_lists",
     "start_early",
 ]
@@ -151,263 +139,74 @@ def ask_player_info(hub: Hub, session: Session, msg: AskPlayerInfoRequest, now: 
     hub.send(session.conn, LobbyPlayerInfoRequest(player=player, request_id=msg.request_id))
 
 
-# -- Open games -------------------------------------------------------------------------------------
-
-
-def _check_configuration(hub: Hub, session: Session, config: GameConfiguration, msg: object) -> bool:
-    """S7/S9: a private game has a password; the rules plugin exists and takes the seat counts."""
-    if config.private and config.password is None:
-        hub.error(session.conn, "BAD_REQUEST", "`password` is required for a private game", msg)
-        return False
-    if config.rules != "client":
-        try:
-            low, high = seat_range(config.rules)
-        except ValueError as error:
-            hub.error(session.conn, "BAD_REQUEST", str(error), msg)
-            return False
-        if config.min_players < low or config.max_players > high:
-            hub.error(
-                session.conn,
-                "BAD_REQUEST",
-                f"`{config.rules}` is played by {low} to {high} players: check min_players and max_players",
-                msg,
-            )
-            return False
-    return True
-
-
-def _too_many(hub: Hub, session: Session, msg: object) -> bool:
-    player_id = _player_id(session)
-    if hub.offers(player_id) >= hub.limits.max_offers:
-        hub.error(
-            session.conn, "TOO_MANY_OFFERS", f"you have {hub.limits.max_offers} games waiting to start", msg
-        )
-        return True
-    if len(hub.player_games.get(player_id, ())) >= hub.limits.max_games:
-        hub.error(session.conn, "TOO_MANY_OFFERS", f"you are in {hub.limits.max_games} games already", msg)
-        return True
-    return False
+# -- Games before they start: routed to the registry (games.py) and the game ------------------------
 
 
 def create_game(hub: Hub, session: Session, msg: LobbyCreateGameRequest, now: float) -> None:
-    config = msg.configuration
-    if config.password is not None and not config.private:
-        # A password makes the game private (S7): the lobby shows it locked, as the text means.
-        config = msgspec.structs.replace(config, private=True)
-    if not _check_configuration(hub, session, config, msg) or _too_many(hub, session, msg):
-        return
-    for payload in (msg.initial_state, msg.initial_summary):
-        if payload is not None and len(payload) > hub.limits.max_state_bytes:
-            return hub.error(
-                session.conn, "TOO_LARGE", f"states are limited to {hub.limits.max_state_bytes} bytes", msg
-            )
-    player_id = _player_id(session)
-    game = AsyncGame(
-        id=hub.new_game_id(),
-        config=config,
-        status="NOT_STARTED",
-        creator=player_id,
-        seats=[SeatInfo(local_id=1, player_id=player_id, name=hub.name(player_id), accepted=True)],
-        created=now,
-        updated=now,
-        state=msg.initial_state or "",
-        summary=msg.initial_summary,
-    )
-    hub.games[game.id] = game
-    hub.track(game)
-    hub.lobby_changed = True
-    hub.send(
-        session.conn,
-        LobbyGameCreatedRequest(game_id=game.id, configuration=hub.public(config), request_id=msg.request_id),
-    )
-    hub.save(game, now)
+    plan = hub.games.plan_create(_player_id(session), msg)
+    if isinstance(plan, Refusal):
+        refuse(hub, session, plan, msg)
+    else:
+        hub.games.create(plan, now)
 
 
 def join_game(hub: Hub, session: Session, msg: LobbyJoinGameRequest, now: float) -> None:
     player_id = _player_id(session)
-    game = hub.games.get(msg.game_id)
-
-    def deny(cause: str) -> None:
+    game = hub.games.game(msg.game_id)
+    plan = (
+        Refusal("UNKNOWN_GAME")
+        if game is None
+        else game.plan_join(player_id, hub.games.playing(player_id), msg)
+    )
+    if isinstance(plan, Refusal):
         hub.send(
             session.conn,
-            LobbyJoinDeniedRequest(game_id=msg.game_id, cause=cause, request_id=msg.request_id),  # type: ignore[arg-type]
+            LobbyJoinDeniedRequest(game_id=msg.game_id, cause=plan.code, request_id=msg.request_id),  # type: ignore[arg-type]
         )
-
-    if game is None or game.invited_by is not None or game.status in ("OVER", "ABORTED", "ABORTING"):
-        return deny("UNKNOWN_GAME")
-    if game.seat_of(player_id) is not None:
-        return deny("ALREADY_JOINED")
-    if game.status != "NOT_STARTED":
-        return deny("ALREADY_STARTED")
-    if len(game.seats) >= game.config.max_players:
-        return deny("GAME_FULL")
-    if game.config.password is not None and msg.password != game.config.password:
-        return deny("WRONG_PASSWORD")
-    if len(hub.player_games.get(player_id, ())) >= hub.limits.max_games:
-        return deny("TOO_MANY_GAMES")
-    seat = SeatInfo(
-        local_id=len(game.seats) + 1, player_id=player_id, name=hub.name(player_id), accepted=True
-    )
-    game.seats.append(seat)
-    hub.track(game)
-    hub.lobby_changed = True
-    joined = LobbyNewPlayerRequest(game_id=game.id, player=hub.small(player_id), local_id=seat.local_id)
-    hub.send(session.conn, msgspec.structs.replace(joined, request_id=msg.request_id))
-    hub.to_game(game, joined, skip=[player_id])
-    if len(game.seats) == game.config.max_players:
-        start_game(hub, game, now)
-    hub.save(game, now)
+    elif game is not None:
+        game.join(plan, now)
 
 
 def leave_game(hub: Hub, session: Session, msg: LobbyLeaveGameRequest, now: float) -> None:
-    game = hub.games.get(msg.game_id)
-    if game is None or game.seat_of(_player_id(session)) is None or game.status != "NOT_STARTED":
+    game = hub.games.game(msg.game_id)
+    if game is None:
         return hub.error(session.conn, "UNKNOWN_GAME", "you are in no open game with this id", msg)
-    leave_open_game(hub, session, game, msg, now)
-
-
-def leave_open_game(hub: Hub, session: Session, game: AsyncGame, msg: object, now: float) -> None:
-    """A player leaves a game that has not started; the creator leaving aborts it."""
-    player_id = _player_id(session)
-    request_id = getattr(msg, "request_id", None)
-    if player_id == game.creator:
-        left = LobbyPlayerLeftGameRequest(game_id=game.id, player_id=player_id, aborted=True)
-        hub.send(session.conn, msgspec.structs.replace(left, request_id=request_id))
-        hub.to_game(game, left, skip=[player_id])
-        if game.invited_by is not None:
-            hub.to_game(game, GameAbortedRequest(game_id=game.id), skip=[player_id])
-        _abort_unstarted(hub, game, now)
-        return
-    left = LobbyPlayerLeftGameRequest(game_id=game.id, player_id=player_id)
-    hub.send(session.conn, msgspec.structs.replace(left, request_id=request_id))
-    hub.to_game(game, left, skip=[player_id])
-    if game.invited_by is not None:  # an invitee leaving is a decline
-        notify.invitation_answered(hub, game, player_id, False, now)
-        _abort_unstarted(hub, game, now)
-        return
-    hub.untrack(game, player_id)
-    game.seats = [seat for seat in game.seats if seat.player_id != player_id]
-    for index, seat in enumerate(game.seats, 1):
-        seat.local_id = index  # seats are join order among those still there (S6)
-    hub.lobby_changed = True
-    hub.save(game, now)
-
-
-def _abort_unstarted(hub: Hub, game: AsyncGame, now: float) -> None:
-    """A game that never started ends ABORTED at once: nobody has anything to confirm."""
-    game.status = "ABORTED"
-    game.finished = now
-    hub.track(game)
-    hub.lobby_changed = True
-    hub.save(game, now)
+    plan = game.plan_leave(_player_id(session), msg.request_id)
+    if isinstance(plan, Refusal):
+        refuse(hub, session, plan, msg)
+    else:
+        game.leave(plan, now)
 
 
 def start_early(hub: Hub, session: Session, msg: LobbyStartGameRequest, now: float) -> None:
-    game = hub.games.get(msg.game_id)
-
-    def deny(cause: str) -> None:
+    game = hub.games.game(msg.game_id)
+    plan = Refusal("UNKNOWN_GAME") if game is None else game.plan_start(_player_id(session), msg.request_id)
+    if isinstance(plan, Refusal):
         hub.send(
             session.conn,
-            LobbyStartGameDeniedRequest(game_id=msg.game_id, cause=cause, request_id=msg.request_id),  # type: ignore[arg-type]
+            LobbyStartGameDeniedRequest(game_id=msg.game_id, cause=plan.code, request_id=msg.request_id),  # type: ignore[arg-type]
         )
-
-    if game is None or game.invited_by is not None or game.status in ("OVER", "ABORTED", "ABORTING"):
-        return deny("UNKNOWN_GAME")
-    if game.creator != session.player_id:
-        return deny("NOT_CREATOR")
-    if game.status != "NOT_STARTED":
-        return deny("ALREADY_STARTED")
-    if len(game.seats) < game.config.min_players:
-        return deny("NOT_ENOUGH_PLAYERS")
-    start_game(hub, game, now, session.player_id, msg.request_id)
+    elif game is not None:
+        game.start(plan, now)
 
 
 # -- Invitations ------------------------------------------------------------------------------------
 
 
 def engage_friends(hub: Hub, session: Session, msg: EngageGameWithFriendsRequest, now: float) -> None:
-    player_id = _player_id(session)
-    friends = [friend for friend in msg.friend_ids if friend != 0]
-    for friend in friends:
-        if friend not in hub.accounts or friend == player_id:
-            return hub.error(session.conn, "UNKNOWN_PLAYER", f"cannot invite player {friend}", msg)
-    if len(set(friends)) != len(friends):
-        return hub.error(session.conn, "BAD_REQUEST", "`friend_ids` names a player twice", msg)
-    seats = len(msg.friend_ids) + 1
-    config = msg.configuration or GameConfiguration(game_type="generic", min_players=seats, max_players=seats)
-    if config.max_players != seats or config.min_players > seats:
-        config = msgspec.structs.replace(config, min_players=seats, max_players=seats)
-    if not _check_configuration(hub, session, config, msg) or _too_many(hub, session, msg):
-        return
-    game = AsyncGame(
-        id=hub.new_game_id(),
-        config=config,
-        status="NOT_STARTED",
-        creator=player_id,
-        invited_by=player_id,
-        seats=[SeatInfo(local_id=1, player_id=player_id, name=hub.name(player_id), accepted=True)],
-        created=now,
-        updated=now,
-    )
-    robots = 0
-    for index, friend in enumerate(msg.friend_ids, 2):
-        if friend == 0:
-            robots += 1
-            game.seats.append(SeatInfo(local_id=index, name=f"Robot {robots}", robot=True, accepted=True))
-        else:
-            game.seats.append(SeatInfo(local_id=index, player_id=friend, name=hub.name(friend)))
-    hub.games[game.id] = game
-    hub.track(game)
-    if any(is_ignored(hub, friend, player_id) for friend in friends):
-        # An ignored player's invitation never reaches the ignorer (S14): to the inviter it is
-        # declined like any other, and nobody else is bothered with it.
-        hub.send(
-            session.conn,
-            GameCreatedRequest(
-                game_id=game.id,
-                invited_by=player_id,
-                status_report=report(hub, game, now, player_id),
-                request_id=msg.request_id,
-            ),
-        )
-        hub.send(session.conn, GameAbortedRequest(game_id=game.id))
-        _abort_unstarted(hub, game, now)
-        return
-    for seat in game.seats:
-        if seat.player_id is None:
-            continue
-        created = GameCreatedRequest(
-            game_id=game.id, invited_by=player_id, status_report=report(hub, game, now, seat.player_id)
-        )
-        if seat.player_id == player_id:
-            hub.send(session.conn, msgspec.structs.replace(created, request_id=msg.request_id))
-        else:
-            hub.to_player(seat.player_id, created)
-            notify.invited(hub, game, seat.player_id, now)
-    hub.save(game, now)
+    plan = hub.games.plan_invite(_player_id(session), msg)
+    if isinstance(plan, Refusal):
+        refuse(hub, session, plan, msg)
+    else:
+        hub.games.invite(plan, now)
 
 
 def answer_invitation(hub: Hub, session: Session, msg: AnswerInvitationRequest, now: float) -> None:
-    player_id = _player_id(session)
-    game = hub.games.get(msg.game_id)
-    seat = game.seat_of(player_id) if game is not None else None
-    if (
-        game is None
-        or seat is None
-        or game.invited_by is None
-        or game.status != "NOT_STARTED"
-        or player_id == game.invited_by
-    ):
+    game = hub.games.game(msg.game_id)
+    if game is None:
         return hub.error(session.conn, "UNKNOWN_GAME", "you have no invitation to answer for this game", msg)
-    seat.accepted = msg.accept
-    hub.send(
-        session.conn, InvitationAnsweredRequest(game_id=game.id, accept=msg.accept, request_id=msg.request_id)
-    )
-    notify.invitation_answered(hub, game, player_id, msg.accept, now)
-    if not msg.accept:
-        hub.to_game(game, GameAbortedRequest(game_id=game.id), skip=[player_id])
-        _abort_unstarted(hub, game, now)  # one decline aborts the invitation
-        return
-    if all(other.accepted for other in game.seats):
-        start_game(hub, game, now)
-    hub.save(game, now)
+    plan = game.plan_answer(_player_id(session), msg)
+    if isinstance(plan, Refusal):
+        refuse(hub, session, plan, msg)
+    else:
+        game.answer(plan, now)

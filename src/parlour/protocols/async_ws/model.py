@@ -194,6 +194,16 @@ class AsyncGame(msgspec.Struct, kw_only=True):
         self.interrupters, self.answered, self.interruptions = [], [], []
         self.user_data = self.interruption_data = None
 
+    def window_end(self) -> float:
+        """When the interruption window closes."""
+        return self.turn_started + self.window / 1000
+
+    def all_answered(self) -> bool:
+        """No interrupter who could still answer is left."""
+        return all(
+            local in self.answered or not self.seats[local - 1].human_active for local in self.interrupters
+        )
+
     def shift(self, seconds: float) -> None:
         """Move every deadline of a running game ``seconds`` later (S10: after a restart, the
         clocks, the pause, the idle timer and an interruption window ignore the downtime). They

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 from weakref import WeakKeyDictionary
 
-from parlour.protocols.async_ws import play
 from parlour.protocols.async_ws.hub import Hub, Session
 from parlour.protocols.async_ws.messages import (
     GameObservedRequest,
@@ -140,7 +139,7 @@ def start(hub: Hub, session: Session, msg: StartObserveGameRequest, now: float) 
             game_id=game.id,
             status="OK",
             observing=True,
-            status_report=play.report(hub, game, now, None),
+            status_report=hub.games.report(game.id, now, None),
             request_id=msg.request_id,
         ),
     )

@@ -8,12 +8,12 @@ ordinal (mu - 3 sigma), the conservative skill estimate leaderboards are ordered
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final
 
 from openskill.models import PlackettLuce, PlackettLuceRating
 
 from parlour.protocols.async_ws.hub import Hub
-from parlour.protocols.async_ws.model import AsyncGame
 from parlour.storage import RatingRow
 
 __all__ = ["ordinal", "penalise", "rate"]
@@ -35,13 +35,12 @@ def ordinal(mu: float, sigma: float) -> float:
 
 def _update(
     hub: Hub,
-    game: AsyncGame,
-    players: list[int | None],
+    game_type: str,
+    players: Sequence[int | None],
     before: list[PlackettLuceRating],
     after: list[PlackettLuceRating],
     now: float,
 ) -> tuple[list[RatingRow], list[float | None]]:
-    game_type = game.config.game_type
     rows: list[RatingRow] = []
     changes: list[float | None] = []
     for player_id, old, new in zip(players, before, after, strict=True):
@@ -67,20 +66,19 @@ def _update(
 
 
 def rate(
-    hub: Hub, game: AsyncGame, ranks: list[int], now: float
+    hub: Hub, game_type: str, players: Sequence[int | None], ranks: Sequence[int], now: float
 ) -> tuple[list[RatingRow], list[float | None]]:
-    """New ratings from the final ranks (one per seat, in seat order) and each seat's change."""
-    players = [seat.player_id for seat in game.seats]
-    before = [_rating(hub, player_id, game.config.game_type) for player_id in players]
+    """New ratings from the final ranks of a game's seats (their accounts, None for a robot, in
+    seat order) and each seat's change."""
+    before = [_rating(hub, player_id, game_type) for player_id in players]
     teams = _MODEL.rate([[rating] for rating in before], ranks=[float(rank) for rank in ranks])
-    return _update(hub, game, players, before, [team[0] for team in teams], now)
+    return _update(hub, game_type, players, before, [team[0] for team in teams], now)
 
 
 def penalise(
-    hub: Hub, game: AsyncGame, seats: list[int], now: float
+    hub: Hub, game_type: str, players: Sequence[int | None], now: float
 ) -> tuple[list[RatingRow], list[float | None]]:
-    """Each of these seats (local ids) loses a game against the default rating."""
-    players = [game.seats[local_id - 1].player_id for local_id in seats]
-    before = [_rating(hub, player_id, game.config.game_type) for player_id in players]
+    """Each of these accounts loses a game against the default rating."""
+    before = [_rating(hub, player_id, game_type) for player_id in players]
     after = [_MODEL.rate([[old], [_MODEL.rating()]], ranks=[2.0, 1.0])[0][0] for old in before]
-    return _update(hub, game, players, before, after, now)
+    return _update(hub, game_type, players, before, after, now)

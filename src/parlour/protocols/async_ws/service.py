@@ -23,7 +23,9 @@ from parlour.core.effects import ConnId, Effect
 from parlour.core.ids import IdSource
 from parlour.core.ratelimit import TokenBucket
 from parlour.protocols.async_ws import devices, lobby, observe, phases, play, social
+from parlour.protocols.async_ws.games import Games
 from parlour.protocols.async_ws.hub import Account, AsyncLimits, Hub, Session
+from parlour.protocols.async_ws.hubhost import HubHost
 from parlour.protocols.async_ws.messages import (
     AsyncAuthRequest,
     AsyncConnectedRequest,
@@ -36,8 +38,7 @@ from parlour.protocols.async_ws.messages import (
     WhatsNewPussycatRequest,
     decode_client,
 )
-from parlour.protocols.async_ws.model import LIVE, AsyncGame, decode_game
-from parlour.protocols.async_ws.rules import replay
+from parlour.protocols.async_ws.model import LIVE
 from parlour.protocols.jsonlimits import MAX_DEPTH, too_deep
 from parlour.storage import AccountRow, AsyncGameRow, RatingRow, Record
 
@@ -87,7 +88,10 @@ class AsyncService:
         limiter: LoginLimiter | None = None,
         ids: IdSource | None = None,
     ) -> None:
-        self.hub = Hub(limits or AsyncLimits(), rng or Random(), ids)
+        self.hub = Hub(limits or AsyncLimits(), rng or Random())
+        #: The games: one registry, speaking to the rest of /async through one adapter.
+        self.games = Games(HubHost(self.hub), self.hub.limits, ids)
+        self.hub.games = self.games
         self.tokens = tokens
         self.external = external
         self.limiter = limiter or LoginLimiter()
@@ -138,23 +142,11 @@ class AsyncService:
             if now - session.last_seen > timeout:
                 hub.close(session.conn, GOING_AWAY, f"nothing received for {timeout:.0f} s")
         lobby.push_lists(hub, now)
-        for game in list(hub.games.values()):
-            if game.status in LIVE:
-                play.tick_game(hub, game, now)
-            elif game.finished is not None and now - game.finished >= hub.limits.finished_retention:
-                self._forget_game(game)
+        for game_id in self.games.tick(now):
+            hub.observers.pop(game_id, None)  # a forgotten game has nothing more to show
         observe.tick(hub, now)
         social.tick(hub, now)
         return hub.take(now)
-
-    def _forget_game(self, game: AsyncGame) -> None:
-        """A finished game leaves memory (the store keeps it), as if the server had restarted."""
-        hub = self.hub
-        if game.id in hub.dirty:
-            return  # not stored yet: the next tick forgets it
-        hub.games.pop(game.id, None)
-        hub.rules.pop(game.id, None)
-        hub.observers.pop(game.id, None)
 
     def shutdown(self, now: float) -> list[Effect]:
         """Games stay stored; connections are told the server is going away."""
@@ -167,7 +159,7 @@ class AsyncService:
         return {
             "async_connections": len(hub.sessions),
             "async_players_online": len(hub.online),
-            "async_games_live": sum(1 for game in hub.games.values() if game.status in LIVE),
+            "async_games_live": sum(1 for game in self.games.values() if game.status in LIVE),
         }
 
     # -- Accounts -------------------------------------------------------------------------------
@@ -213,22 +205,7 @@ class AsyncService:
             hub.add_account(account)
         for rating in ratings:
             hub.add_rating(rating)
-        for row in games:
-            game = decode_game(row.doc)
-            if game.status == "RUNNING" and heartbeat is not None:
-                # Alive at least until its last heartbeat and its last change of this game.
-                game.shift(max(0.0, now - max(heartbeat, game.updated)))
-            self._load(game)
-            hub.next_game = max(hub.next_game, game.id + 1)
-        if next_game is not None and next_game.isdigit():
-            hub.next_game = max(hub.next_game, int(next_game))
-
-    def _load(self, game: AsyncGame) -> None:
-        hub = self.hub
-        hub.games[game.id] = game
-        hub.track(game)
-        if game.server_rules and game.status == "RUNNING":
-            hub.rules[game.id] = replay(game.config.rules, len(game.seats), game.seed, game.actions)
+        self.games.restore(games, next_game, heartbeat, now)
 
     def store_failed(
         self, records: list[Record], origins: list[ConnId], reload: Any, now: float
@@ -242,16 +219,7 @@ class AsyncService:
         for record in records:
             if isinstance(record, AccountRow):
                 self.forget_account(record.id)
-        for game_id, row in stored.items():
-            old = hub.games.pop(game_id, None)
-            hub.rules.pop(game_id, None)
-            if old is not None:
-                for seat in old.seats:
-                    if seat.player_id is not None:
-                        hub.untrack(old, seat.player_id)
-            if row is not None:
-                self._load(decode_game(row.doc))
-        hub.lobby_changed = True
+        self.games.reload(stored)
         if not reload.failed:
             for (account_id, game_type), rating in reload.ratings.items():
                 account = hub.accounts.get(account_id)
@@ -355,8 +323,8 @@ class AsyncService:
             )
         if previous is None:
             social.signed_in(hub, account.id, now)  # a replaced connection changes no presence
-        for game in hub.live_games(account.id):
-            play.resend_turn(hub, game, account.id, now)
+        for game in self.games.live(account.id):
+            game.returned(account.id, now)
 
     def _verify(self, msg: AsyncAuthRequest, now: float) -> Account:
         """The account a session token (ours, or the provider's JWT) signs in."""
@@ -384,23 +352,23 @@ class AsyncService:
             del hub.online[player_id]
             observe.signed_out(hub, player_id)
             social.signed_out(hub, player_id, now)
-            for game in hub.live_games(player_id):
-                play.hand_over(hub, game, player_id, now)
+            for game in self.games.live(player_id):
+                game.hand_over(player_id, now)
 
     def _whats_new(self, session: Session, msg: WhatsNewPussycatRequest, now: float) -> None:
         hub = self.hub
         assert session.player_id is not None
         if msg.game_id is not None:
-            game = hub.games.get(msg.game_id)
-            if game is None or game.seat_of(session.player_id) is None:
+            game = self.games.game(msg.game_id)
+            if game is None or game.record.seat_of(session.player_id) is None:
                 return hub.error(session.conn, "UNKNOWN_GAME", "you are not in a game with this id", msg)
             games = [game]
         else:
-            games = hub.live_games(session.player_id)
+            games = self.games.live(session.player_id)
         hub.send(
             session.conn,
             GameStatusReportRequest(
-                status_reports=[play.report(hub, game, now, session.player_id) for game in games],
+                status_reports=[game.report(now, session.player_id) for game in games],
                 request_id=msg.request_id,
             ),
         )

@@ -381,7 +381,7 @@ def signed_in(hub: Hub, player_id: int, now: float) -> None:
     one's."""
     _forget_connection(social_state(hub), player_id)
     _changed(hub, player_id)
-    for game in hub.live_games(player_id):
+    for game in hub.games.live_games(player_id):
         _tell_switched(hub, game, player_id, online=True)
 
 
@@ -390,7 +390,7 @@ def signed_out(hub: Hub, player_id: int, now: float) -> None:
     still says)."""
     _forget_connection(social_state(hub), player_id)
     _changed(hub, player_id)
-    for game in hub.live_games(player_id):
+    for game in hub.games.live_games(player_id):
         _tell_switched(hub, game, player_id, online=False)
 
 
@@ -493,7 +493,7 @@ def _figures(hub: Hub) -> tuple[int, int, int]:
     """(live games, players with a live game or connected, connected players)."""
     hosted = sum(1 for game in hub.games.values() if game.status in LIVE)
     players = set(hub.online)
-    players.update(player_id for player_id, games in hub.player_games.items() if games)
+    players.update(hub.games.players())
     return hosted, len(players), len(hub.online)
 
 

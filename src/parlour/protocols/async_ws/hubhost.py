@@ -1,0 +1,95 @@
+"""The one place games meet the rest of /async: game.host.GameHost implemented over this
+process's hub (connections, the lobby, observers), social.py (ignore lists), notify.py (push
+notifications) and ratings.py (the accounts' ratings)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from parlour.core.effects import ConnId
+from parlour.protocols.async_ws import notify, ratings
+from parlour.protocols.async_ws.game.host import Notice
+from parlour.protocols.async_ws.hub import Hub
+from parlour.protocols.async_ws.messages import ServerMessage, encode
+from parlour.protocols.async_ws.social import is_ignored
+
+__all__ = ["HubHost"]
+
+
+class HubHost:
+    __slots__ = ("hub", "send")
+
+    def __init__(self, hub: Hub) -> None:
+        self.hub = hub
+        #: The message to the account if it is connected; whether it was (the hub's own method:
+        #: the games' most frequent call, without a second call around it).
+        self.send: Callable[[int | None, ServerMessage], bool] = hub.to_player
+
+    def online(self, player_id: int) -> bool:
+        return player_id in self.hub.online
+
+    def name(self, player_id: int) -> str | None:
+        account = self.hub.accounts.get(player_id)
+        return None if account is None else account.name
+
+    def ignores(self, player_id: int, other: int) -> bool:
+        return is_ignored(self.hub, player_id, other)
+
+    def send_many(self, player_ids: Sequence[int], message: ServerMessage) -> None:
+        online = self.hub.online
+        seen: set[int] = set()
+        conns: list[ConnId] = []
+        for player_id in player_ids:
+            if player_id in seen:
+                continue
+            seen.add(player_id)
+            conn = online.get(player_id)
+            if conn is not None:
+                conns.append(conn)
+        if conns:
+            self.hub.send_many(conns, encode(message))
+
+    def observers(self, game_id: int) -> Sequence[int]:
+        watchers = self.hub.observers.get(game_id)
+        return sorted(watchers) if watchers else ()
+
+    def notify(
+        self,
+        player_id: int,
+        kind: Notice,
+        game_id: int,
+        turn_index: int,
+        now: float,
+        about: int | None = None,
+        text: str | None = None,
+    ) -> int:
+        args = [self.hub.name(about)] if about is not None else []
+        return notify.notify(self.hub, player_id, kind, game_id, turn_index, args, now, loc_key=text)
+
+    def rate(
+        self, game_type: str, players: Sequence[int | None], ranks: Sequence[int], now: float
+    ) -> list[float | None]:
+        rows, changes = ratings.rate(self.hub, game_type, players, ranks, now)
+        if rows:
+            self.hub.store(*rows)
+        return changes
+
+    def penalise(self, game_type: str, players: Sequence[int | None], now: float) -> list[float | None]:
+        rows, changes = ratings.penalise(self.hub, game_type, players, now)
+        if rows:
+            self.hub.store(*rows)
+        return changes
+
+    def started(self, game_id: int, player_ids: Sequence[int]) -> None:
+        hub = self.hub
+        for player_id in player_ids:
+            conn = hub.online.get(player_id)
+            session = hub.sessions.get(conn) if conn is not None else None
+            if session is not None and session.in_lobby:
+                # "when that game starts, the player is exited": through the lobby's one method,
+                # which also drops the cached list of the lobby's connections.
+                session.in_lobby = False
+                hub.leave_lobby(player_id)
+
+    def lists_changed(self) -> None:
+        self.hub.lobby_changed = True
