@@ -52,7 +52,9 @@ def test_the_create_form_offers_the_servers_games_and_seats(new_page: Any, url: 
     page.select_option(tid("create-robots"), "3")
     page.click(tid("create"))
     low, high = seat_range("fish")
-    page.locator(tid("error"), has_text=f"Fish is played by {low} to {high} players; with you, this makes 5").wait_for()
+    page.locator(
+        tid("error"), has_text=f"Fish is played by {low} to {high} players; with you, this makes 5"
+    ).wait_for()
     page.locator(tid("dismiss-error")).click()
     no_errors(page, other)
 
@@ -65,12 +67,16 @@ def test_a_message_draws_only_the_panels_it_changed(new_page: Any, url: str) -> 
     ann.locator(f"{tid('my-games')} .empty").wait_for()
     # Mark the drawn lists: a list drawn again loses its mark (its items are new elements).
     lists = '["my-games", "lobby-players"]'
-    ann.evaluate(f"{lists}.forEach((id) => {{ document.querySelector(`[data-testid='${{id}}'] li`).dataset.mark = 'old'; }})")
+    ann.evaluate(
+        f"{lists}.forEach((id) => {{ document.querySelector(`[data-testid='${{id}}'] li`).dataset.mark = 'old'; }})"
+    )
     bob = new_page()
     sign_up(bob, url, "pbob")
     # bob in the lobby changes ann's list of players, not her list of games.
     ann.locator(tid("lobby-player-pbob")).wait_for()
-    marked = ann.evaluate(f"{lists}.map((id) => document.querySelector(`[data-testid='${{id}}'] li`).dataset.mark ?? null)")
+    marked = ann.evaluate(
+        f"{lists}.map((id) => document.querySelector(`[data-testid='${{id}}'] li`).dataset.mark ?? null)"
+    )
     assert marked == ["old", None]
     no_errors(ann, bob)
 
