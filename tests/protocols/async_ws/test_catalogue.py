@@ -17,7 +17,12 @@ from parlour.protocols.async_ws.rules import RULES
 
 def ask(method: str = "GET") -> ApiResponse:
     handler = catalogue_routes()[CATALOGUE_PATH]
-    return asyncio.run(handler(HttpRequest(method, CATALOGUE_PATH, CATALOGUE_PATH, {}, b"", "127.0.0.1")))
+    request = HttpRequest(method, CATALOGUE_PATH, CATALOGUE_PATH, {}, b"", "127.0.0.1")
+
+    async def answer() -> ApiResponse:
+        return await handler(request)
+
+    return asyncio.run(answer())
 
 
 def body() -> dict[str, Any]:
