@@ -15,7 +15,7 @@ import { Catalogue, fetchCatalogue } from "./play/catalogue.js";
 import { createActions } from "./play/actions.js";
 import { setupControls } from "./play/controls.js";
 import { setupCreateForm } from "./play/create-form.js";
-import { createState } from "./play/model.js";
+import { ALL, createState } from "./play/model.js";
 import { showError } from "./play/notices.js";
 import { GAME_UPDATES } from "./play/updates-game.js";
 import { LOBBY_UPDATES } from "./play/updates-lobby.js";
@@ -31,15 +31,15 @@ import { createWatchView } from "./play/views/watch.js";
 
 const UPDATES = { ...LOBBY_UPDATES, ...GAME_UPDATES };
 
-async function main() {
-  let catalogue;
-  try {
-    catalogue = await fetchCatalogue();
-  } catch (problem) {
+function main() {
+  // Everything is set up at once (the sign-in form must answer as soon as the page shows); the
+  // catalogue comes when it comes, and the connection waits for it, so that every code has words.
+  const catalogue = new Catalogue();
+  const loaded = fetchCatalogue().then(
+    (body) => catalogue.fill(body),
     // The page still signs in and plays what is already there; creating a game needs the list.
-    showError("The server's list of games did not load", `${problem.message}; reload the page`);
-    catalogue = new Catalogue();
-  }
+    (problem) => showError("The server's list of games did not load", `${problem.message}; reload the page`),
+  );
   const client = new AsyncClient(asyncUrl());
   const state = createState(catalogue);
   const views = [];
@@ -47,11 +47,11 @@ async function main() {
     const changed = new Set(panels);
     for (const view of views) if (changed.has(view.panel)) view.render();
   });
-  const invite = setupCreateForm(state, fx);
+  const form = setupCreateForm(state, fx);
   const clocks = createClocksView(state);
   views.push(
     createMyGamesView(state, fx),
-    createLobbyView(state, fx, invite),
+    createLobbyView(state, fx, form.invite),
     createWatchView(state, fx),
     createGameView(state, fx, clocks),
     createChatView(state),
@@ -59,8 +59,9 @@ async function main() {
     createLeadersView(state),
     clocks,
   );
-  setupControls(state, fx);
-  setupSignIn(fx.start);
+  const showLeaderGames = setupControls(state, fx);
+  const start = (session) => loaded.then(() => fx.start(session));
+  setupSignIn(start);
 
   for (const [type, update] of Object.entries(UPDATES)) {
     client.on(type, (message) => {
@@ -72,8 +73,13 @@ async function main() {
   }
   setInterval(clocks.render, 250);
 
-  fx.draw(["leaders"]);
-  if (state.session?.token) fx.start(state.session);
+  loaded.then(() => {
+    form.showGames();
+    showLeaderGames();
+    // Game names come from the catalogue: the lists drawn before it came are drawn again.
+    fx.draw([...ALL, "leaders"]);
+  });
+  if (state.session?.token) start(state.session);
   else showSignIn(state);
 }
 

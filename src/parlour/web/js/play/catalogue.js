@@ -3,16 +3,20 @@
 // words for every code its messages carry. The page keeps no copy of these: a game added to the
 // server, or a code, shows up here without touching the client.
 
-/** The catalogue, fetched once; throws when the server cannot be reached or answers badly. */
+/** The server's answer; throws when the server cannot be reached or answers badly. */
 export async function fetchCatalogue() {
   const reply = await fetch(new URL("api/async/catalogue", window.location.href).href, { headers: { Accept: "application/json" } });
   if (!reply.ok) throw new Error(`the server answered ${reply.status}`);
-  return new Catalogue(await reply.json());
+  return reply.json();
 }
 
-/** Lookups over the server's answer; an empty catalogue (no games, no words) when none came. */
+/** Lookups over the server's answer: empty (no games, no words) until fill() gives it one. */
 export class Catalogue {
-  constructor(body = {}) {
+  constructor() {
+    this.fill({});
+  }
+
+  fill(body) {
     this.games = body.games ?? [];
     this.words = {
       errors: body.errors ?? {},

@@ -7,6 +7,7 @@ import { closable } from "./model.js";
 
 const $ = (id) => document.getElementById(id);
 
+/** Returns showGames(), which offers the catalogue's games to the leaderboard once it has come. */
 export function setupControls(state, fx) {
   const on = (id, listener) => $(id).addEventListener("click", listener);
 
@@ -63,9 +64,7 @@ export function setupControls(state, fx) {
     fx.draw(["game"]);
   });
 
-  // The leaderboard's game: the server's games.
   const leaders = $("leaders-game");
-  leaders.replaceChildren(...state.catalogue.games.map((g) => node("option", { value: g.rules }, g.name)));
   leaders.addEventListener("change", () => {
     state.leaders.rules = leaders.value;
     fx.loadLeaders();
@@ -82,4 +81,10 @@ export function setupControls(state, fx) {
   }
 
   on("sign-out", () => fx.draw(fx.signOut()));
+
+  /** The leaderboard's game, one of the server's games: the first until one is chosen. */
+  return function showGames() {
+    leaders.replaceChildren(...state.catalogue.games.map((g) => node("option", { value: g.rules }, g.name)));
+    state.leaders.rules ??= state.catalogue.games[0]?.rules ?? null;
+  };
 }

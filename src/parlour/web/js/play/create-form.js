@@ -9,10 +9,10 @@ const $ = (id) => document.getElementById(id);
 /** The clock choices: [seconds, increment per move]. */
 const CLOCKS = { none: [0, 0], blitz: [300, 5], day: [86400, 0] };
 
-/** The form, filled from the catalogue; returns invite(name), which adds a name to the invitations. */
+/** The form; returns {invite(name), which adds a name to the invitations, and showGames(), which
+ * offers the catalogue's games once it has come}. */
 export function setupCreateForm(state, fx) {
   const catalogue = state.catalogue;
-  $("create-rules").replaceChildren(...catalogue.games.map((g) => node("option", { value: g.rules }, g.name)));
 
   function how() {
     return document.querySelector("input[name='create-how']:checked").value;
@@ -74,7 +74,12 @@ export function setupCreateForm(state, fx) {
   $("create-form").addEventListener("submit", submit);
   sync();
 
-  return function invite(name) {
+  function showGames() {
+    $("create-rules").replaceChildren(...catalogue.games.map((g) => node("option", { value: g.rules }, g.name)));
+    sync();
+  }
+
+  function invite(name) {
     $("create-box").open = true;
     const box = $("create-invite");
     const names = box.value.split(/[\s,]+/).filter(Boolean);
@@ -83,5 +88,7 @@ export function setupCreateForm(state, fx) {
     document.querySelector("[data-testid='create-how-invite']").checked = true;
     sync();
     box.focus();
-  };
+  }
+
+  return { invite, showGames };
 }

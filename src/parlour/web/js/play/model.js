@@ -32,7 +32,7 @@ export function createState(catalogue) {
     stats: null,
     watchable: [], // ObservableGame
     lastChange: new Map(), // "game_type:player_id" -> rating change of the last game seen
-    leaders: { rules: catalogue.games[0]?.rules ?? null, rows: null, shown: null }, // shown: the game of rows
+    leaders: { rules: null, rows: null, shown: null }, // rules: the game chosen (the catalogue's first); shown: the game of rows
     replay: null, // {id, data, step}
   };
 }

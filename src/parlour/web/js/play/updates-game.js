@@ -227,16 +227,16 @@ export const GAME_UPDATES = {
     const purpose = state.pending.get(m.request_id);
     state.pending.delete(m.request_id);
     if (m.code === "PLAYER_ALREADY_IN_LOBBY") return []; // coming back to the lobby we are in
-    let changed = [];
     if (purpose?.kind === "commit") {
       const g = state.games.get(purpose.game);
       if (g) {
         g.sent = false;
         fx.refresh(g.id);
-        changed = gamePanels(state, g);
       }
     }
     fx.error(state.catalogue.says("errors", m.code) ?? m.code, m.message, m.code);
-    return changed;
+    // Nothing is drawn yet: the board would offer the refused turn's actions again; the report
+    // the refresh brings draws the game as it now is.
+    return [];
   },
 };

@@ -60,7 +60,8 @@ export const LOBBY_UPDATES = {
     } catch (error) {
       fx.error("Unreadable player list", error.message);
     }
-    return ["lobby"];
+    // The lobby chat names its senders from the players here.
+    return ["lobby", "chat"];
   },
   async LobbyGameListRequest(state, m, fx) {
     try {
@@ -86,7 +87,7 @@ export const LOBBY_UPDATES = {
     state.buddies = new Map((m.buddies ?? []).map((b) => [b.player_id, { ...b }]));
     // The server pushes presence changes of the players registered here (S15).
     fx.send("RegisterPresenceRequest", { player_ids: [...state.buddies.keys()] });
-    return ["lobby"];
+    return ["lobby", "chat"]; // buddies name chat lines too
   },
   AsyncBuddyAddedRequest(_state, _m, fx) {
     fx.send("AsyncBuddyListRequest");
