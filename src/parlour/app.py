@@ -24,6 +24,7 @@ from parlour.metrics.collector import Exporter, Watched
 from parlour.metrics.tally import Meter, TimedRobot, robot_timer
 from parlour.protocols.apologies_ws import ApologiesService
 from parlour.protocols.async_ws import devices, social
+from parlour.protocols.async_ws.catalogue import catalogue_routes
 from parlour.protocols.async_ws.history import ReplayRoutes, StoredGame, stored_games
 from parlour.protocols.async_ws.hub import NEXT_GAME_KEY, AsyncLimits
 from parlour.protocols.async_ws.service import AsyncService
@@ -99,7 +100,7 @@ async def run_server(settings: Settings, stop: asyncio.Event | None = None) -> i
     accounts = AccountRoutes(async_service, runtime, tokens, limiter)
     replays = ReplayRoutes(async_service, runtime.clock)
     exporter = _metrics(runtime, apologies, async_service, fish, tsuro)
-    http_handlers: dict[str, HttpHandler] = {**accounts.routes(), **replays.routes()}
+    http_handlers: dict[str, HttpHandler] = {**accounts.routes(), **replays.routes(), **catalogue_routes()}
     websocket_service: Service = apologies
     websocket_routes: dict[str, Service] = {ASYNC_PATH: async_service}
     notifier: asyncio.Task[None] | None = None
@@ -316,7 +317,11 @@ async def _start_cluster(
         await runtime.in_store_thread(lambda: _restore_async(store, runtime, service, heartbeat))
         replays = ReplayRoutes(service, runtime.clock)
         replays.stored = _stored_async_games(store, runtime)
-        routes = {**AccountRoutes(service, runtime, tokens, limiter).routes(), **replays.routes()}
+        routes = {
+            **AccountRoutes(service, runtime, tokens, limiter).routes(),
+            **replays.routes(),
+            **catalogue_routes(),
+        }
         notifier = start_notifier(runtime, store, settings)
         unreport = _reported(exporter, "async", service, placeholder)
 

@@ -61,6 +61,12 @@ statuses and error codes (decisions S1-S20 in `scalable-server-notes.md`).
   silent for `async_ping_timeout` (60 s) is closed: send `PingRequest` regularly.
 - `GET /api/players?name=` finds an account's `player_id` by name (to invite it); 404 if none.
 - `GET /api/leaderboard?game_type=&limit=` lists ratings (OpenSkill ordinal, best first).
+- `GET /api/async/catalogue` says what a client needs before it plays, so that it keeps no copy:
+  `{{"games": [{{"rules", "name", "min_seats", "max_seats"}}], "errors", "join_denied",
+  "start_denied", "observe_denied", "connection_errors"}}`: the games under server rules with the
+  seats each allows, and English words for every `ErrorRequest.code`, `LobbyJoinDeniedRequest.cause`,
+  `LobbyStartGameDeniedRequest.cause`, `GameObservedRequest.status` and
+  `AsyncConnectionErrorRequest.reason` (objects from code to words). No account needed.
 
 ## Requests, replies and errors (S2, S3)
 
