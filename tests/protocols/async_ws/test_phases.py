@@ -46,7 +46,7 @@ def with_robot(h: Harness, **config: Any) -> tuple[int, int, int]:
 
 def observer(h: Harness, game_id: int, name: str = "eve") -> int:
     conn, account_id = h.player(name)
-    h.service.hub.observers.setdefault(game_id, set()).add(account_id)
+    h.service.hub.observers.add(game_id, account_id)
     return conn
 
 

@@ -1,16 +1,18 @@
-"""The /async service's state and the ways it speaks: who is connected, the accounts, the games,
-and the effects one input produces (sends, closes, records to store first).
+"""The /async service's state and the ways it speaks: the composition of its owners (who is
+connected, the lobby, observers, the social side, the output), the accounts and the games.
 
-Handlers (lobby.py, play.py, service.py) are functions of the hub, a session and a message; they
-never do I/O. One input's effects are collected in ``hub.out`` and returned to the transport,
-which stores the records before it sends anything (scalable-server-notes.md S10).
+Handlers (lobby.py, play.py, service.py, ...) are functions of the hub, a session and a message;
+they never do I/O. Each piece of state has one owner, made here once per service and reached
+through the hub (``hub.lobby``, ``hub.relations``...); a handler changes it through that owner's
+methods. One input's effects are collected by ``hub.output`` and returned to the transport, which
+stores the records before it sends anything (scalable-server-notes.md S10).
 """
 
 from __future__ import annotations
 
 import base64
 import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from random import Random
@@ -18,18 +20,21 @@ from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
-from parlour.core.effects import Broadcast, Close, ConnId, Effect, Send, Store
+from parlour.core.effects import ConnId, Effect, Store
 from parlour.core.ids import IdSource
-from parlour.core.ratelimit import TokenBucket
+from parlour.protocols.async_ws.lobby_members import Lobby
 from parlour.protocols.async_ws.messages import (
     ErrorCode,
-    ErrorRequest,
     GameConfiguration,
     ServerMessage,
     SmallPlayer,
     encode,
 )
 from parlour.protocols.async_ws.model import LIVE, AsyncGame, TurnDoc, encode_game, encode_turn
+from parlour.protocols.async_ws.observers import Observers
+from parlour.protocols.async_ws.output import Output
+from parlour.protocols.async_ws.sessions import Session, Sessions
+from parlour.protocols.async_ws.social_state import ChatLog, Devices, Presence, Relations, Statistics
 from parlour.storage import AccountRow, AsyncGameRow, AsyncTurnRow, MetaRow, RatingRow, Record
 
 if TYPE_CHECKING:
@@ -71,28 +76,15 @@ class Account:
     ratings: dict[str, tuple[float, float, int]] = field(default_factory=dict)
 
 
-@dataclass(slots=True)
-class Session:
-    """One /async connection: anonymous until AsyncAuthRequest succeeds."""
-
-    conn: ConnId
-    last_seen: float
-    player_id: int | None = None
-    session: str = ""
-    in_lobby: bool = False
-    #: The rate limit's token bucket (S8: requests per second per connection).
-    bucket: TokenBucket = field(default_factory=lambda: TokenBucket.full(1.0, 0.0))
-    #: What this session was last sent of the lobby lists (S13: pushed only when changed).
-    sent_players: str = ""
-    sent_games: str = ""
-
-
 def deflated(items: Any) -> str:
     """S13: base64 of the zlib-deflated JSON array."""
     return base64.b64encode(zlib.compress(msgspec.json.encode(items))).decode("ascii")
 
 
 class Hub:
+    """The service's state: the owners below, made here once (the one place they are made),
+    and the games (``games``, ``player_games``, ``rules``) with the records of their changes."""
+
     def __init__(self, limits: AsyncLimits, rng: Random, ids: IdSource | None = None) -> None:
         self.limits = limits
         self.rng = rng
@@ -102,9 +94,25 @@ class Hub:
         self.accounts: dict[int, Account] = {}
         self.by_name: dict[str, int] = {}
         self.next_account = 1
-        self.sessions: dict[ConnId, Session] = {}
-        #: account id -> its one live connection (S5).
-        self.online: dict[int, ConnId] = {}
+        # -- The owners: each holds one part of the state and is changed only through its methods.
+        #: This input's sends, closes and records to store first, and the error counts.
+        self.output = Output()
+        #: Connections, and each signed-in account's live one (S5); read through the views below.
+        self.connections = Sessions()
+        self.sessions: Mapping[ConnId, Session] = self.connections.by_conn
+        self.online: Mapping[int, ConnId] = self.connections.online
+        #: Who is in the lobby, the connections its chat reaches, whether its lists are due.
+        self.lobby = Lobby()
+        #: Observers of each game (account ids, S17): they get every event the players get.
+        self.observers = Observers()
+        #: The social side (social_state.py): buddy and ignore lists, chat history and
+        #: moderation, presence monitoring, statistics subscriptions, push devices.
+        self.relations = Relations()
+        self.chat_log = ChatLog()
+        self.presence_state = Presence()
+        self.statistics = Statistics()
+        self.devices = Devices()
+        # -- The games (play.py, lobby.py, phases.py).
         self.games: dict[int, AsyncGame] = {}
         #: Live games of each account (any status but OVER / ABORTED).
         self.player_games: dict[int, set[int]] = {}
@@ -114,21 +122,13 @@ class Hub:
         #: Times a robot's decision (rules name, the decision) when the composition root gives
         #: one (parlour.metrics): no clock is read in here.
         self.robot_timer: Callable[[str, Callable[[], str]], str] | None = None
-        #: Players in the lobby, and whether its lists changed since the last push.
-        self.lobby: set[int] = set()
-        self.lobby_changed = False
-        #: The connections of the players in the lobby (see lobby_conns), None when stale.
-        self._lobby_conns: list[ConnId] | None = None
-        self.lists_pushed = float("-inf")
-        #: Observers of each game (account ids, S17): they get every event the players get.
-        self.observers: dict[int, set[int]] = {}
-        self.out: list[Effect] = []
-        #: ErrorRequest answers by code, read by /metrics (parlour.metrics).
-        self.errors: dict[str, int] = {}
-        #: Games changed by this input (stored once each, as they are at its end) and the
-        #: other records it produced.
+        #: Games changed by this input (stored once each, as they are at its end).
         self.dirty: dict[int, AsyncGame] = {}
-        self.records: list[Record] = []
+
+    @property
+    def errors(self) -> dict[str, int]:
+        """ErrorRequest answers by code (a copy), read by /metrics (parlour.metrics)."""
+        return dict(self.output.errors)
 
     def robot_action(self, game: ServerGame, local_id: int) -> str:
         """The action Parlour's robot chooses for a seat of a server-rules game (timed by
@@ -138,37 +138,13 @@ class Hub:
             return game.robot_action(local_id)
         return timer(game.rules, partial(game.robot_action, local_id))
 
-    # -- The lobby ------------------------------------------------------------------------------
-
-    def join_lobby(self, player_id: int) -> None:
-        self.lobby.add(player_id)
-        self.lobby_changed = True
-        self._lobby_conns = None
-
-    def leave_lobby(self, player_id: int) -> None:
-        self.lobby.discard(player_id)
-        self.lobby_changed = True
-        self._lobby_conns = None
-
-    def lobby_conns(self) -> list[ConnId]:
-        """The connections of everyone in the lobby: one list, kept until someone enters or
-        leaves, and never changed once handed out (a new one replaces it), so that the chat
-        lines of a busy lobby share it and a transport recognises them as one audience (see
-        Broadcast). Players in the lobby are online: leaving the lobby comes first when a
-        connection goes or is replaced."""
-        conns = self._lobby_conns
-        if conns is None:
-            online = self.online.get
-            conns = self._lobby_conns = [conn for conn in map(online, self.lobby) if conn is not None]
-        return conns
-
     # -- Output ---------------------------------------------------------------------------------
 
     def take(self, now: float) -> list[Effect]:
         """This input's effects: what must be stored first (each changed game once, as it is
         now, before its turn rows), then the sends and closes in order."""
-        out, self.out = self.out, []
-        if self.dirty or self.records:
+        out, stored = self.output.take()
+        if self.dirty or stored:
             records: list[Record] = [
                 AsyncGameRow(
                     id=game.id,
@@ -180,22 +156,28 @@ class Hub:
                 )
                 for game in self.dirty.values()
             ]
-            records += self.records
+            records += stored
             self.dirty.clear()
-            self.records = []
             out.insert(0, Store(records))
         return out
 
     def send(self, conn: ConnId, message: ServerMessage) -> None:
-        self.out.append(Send(conn, encode(message)))
+        self.output.send(conn, message)
 
     def to_player(self, player_id: int | None, message: ServerMessage) -> bool:
         """Send to an account if it is connected; whether it was."""
         conn = self.online.get(player_id) if player_id is not None else None
         if conn is None:
             return False
-        self.out.append(Send(conn, encode(message)))
+        self.output.send(conn, message)
         return True
+
+    def to_players(self, player_ids: Iterable[int], message: ServerMessage) -> None:
+        """One message, encoded once, to every connected player of ``player_ids`` (one effect)."""
+        online = self.online.get
+        conns = [conn for conn in map(online, player_ids) if conn is not None]
+        if conns:
+            self.output.send_many(conns, encode(message))
 
     def to_game(
         self, game: AsyncGame, message: ServerMessage, skip: Iterable[int] = (), observers: bool = True
@@ -205,7 +187,7 @@ class Hub:
         skipped = set(skip)
         audience = [seat.player_id for seat in game.seats if seat.player_id is not None]
         if observers:
-            audience += sorted(self.observers.get(game.id, ()))
+            audience += sorted(self.observers.get(game.id))
         conns: list[ConnId] = []
         for player_id in audience:
             if player_id in skipped:
@@ -214,14 +196,7 @@ class Hub:
             conn = self.online.get(player_id)
             if conn is not None:
                 conns.append(conn)
-        self.send_many(conns, encode(message) if conns else b"")
-
-    def send_many(self, conns: list[ConnId], data: bytes) -> None:
-        """The same encoded message to each of ``conns``, in order: one effect for them all."""
-        if len(conns) > 1:
-            self.out.append(Broadcast(conns, data))
-        elif conns:
-            self.out.append(Send(conns[0], data))
+        self.output.send_many(conns, encode(message) if conns else b"")
 
     def error(
         self,
@@ -233,23 +208,13 @@ class Hub:
         request_type: str | None = None,
         request_id: str | None = None,
     ) -> None:
-        self.errors[code] = self.errors.get(code, 0) + 1
-        self.send(
-            conn,
-            ErrorRequest(
-                code=code,
-                message=message,
-                request_type=request_type if request is None else type(request).__name__,
-                request_id=request_id if request is None else getattr(request, "request_id", None),
-                game_id=game_id if game_id else getattr(request, "game_id", None) or None,
-            ),
-        )
+        self.output.error(conn, code, message, request, game_id, request_type, request_id)
 
     def close(self, conn: ConnId, code: int, reason: str) -> None:
-        self.out.append(Close(conn, code, reason))
+        self.output.close(conn, code, reason)
 
     def store(self, *records: Record) -> None:
-        self.records.extend(records)
+        self.output.store(*records)
 
     # -- Records --------------------------------------------------------------------------------
 
@@ -258,7 +223,7 @@ class Hub:
         game.updated = now
         self.dirty[game.id] = game
         if turn is not None:
-            self.records.append(AsyncTurnRow(game.id, game.turn_index - 1, now, encode_turn(turn)))
+            self.output.store(AsyncTurnRow(game.id, game.turn_index - 1, now, encode_turn(turn)))
 
     def new_game_id(self) -> int:
         game_id = self.next_game

@@ -12,6 +12,7 @@ from __future__ import annotations
 import msgspec
 
 from parlour.protocols.async_ws import notify
+from parlour.protocols.async_ws.chat import CODE_WELCOME_LOBBY, SERVER
 from parlour.protocols.async_ws.hub import Hub, Session, deflated
 from parlour.protocols.async_ws.messages import (
     AnswerInvitationRequest,
@@ -44,7 +45,6 @@ from parlour.protocols.async_ws.messages import (
 from parlour.protocols.async_ws.model import AsyncGame, SeatInfo
 from parlour.protocols.async_ws.play import report, start_game
 from parlour.protocols.async_ws.rules import seat_range
-from parlour.protocols.async_ws.social import CODE_WELCOME_LOBBY, SERVER, is_ignored
 
 #: The server's welcome line in the lobby (chat code 9 of the text's table).
 WELCOME_LOBBY = "Welcome to the lobby. Type /help for the chat commands."
@@ -73,10 +73,8 @@ def _player_id(session: Session) -> int:
 
 
 def enter_lobby(hub: Hub, session: Session, msg: EnterLobbyRequest, now: float) -> None:
-    if session.in_lobby:
+    if not hub.lobby.move(session, True):
         return hub.error(session.conn, "PLAYER_ALREADY_IN_LOBBY", "you are in the lobby already", msg)
-    session.in_lobby = True
-    hub.join_lobby(_player_id(session))
     hub.send(session.conn, LobbyEnteredRequest(request_id=msg.request_id))
     _push_to(hub, session)  # the lists at once, then only when they change (S13)
     hub.send(
@@ -86,15 +84,8 @@ def enter_lobby(hub: Hub, session: Session, msg: EnterLobbyRequest, now: float) 
 
 
 def exit_lobby(hub: Hub, session: Session, msg: ExitLobbyRequest, now: float) -> None:
-    leave_lobby(hub, session)
+    hub.lobby.move(session, False)
     hub.send(session.conn, LobbyExitedRequest(request_id=msg.request_id))
-
-
-def leave_lobby(hub: Hub, session: Session) -> None:
-    if session.in_lobby:
-        session.in_lobby = False
-        session.sent_players = session.sent_games = ""
-        hub.leave_lobby(_player_id(session))
 
 
 def _lists(hub: Hub) -> tuple[str, str]:
@@ -124,15 +115,11 @@ def _push_to(hub: Hub, session: Session, lists: tuple[str, str] | None = None) -
 def push_lists(hub: Hub, now: float) -> None:
     """On the ticker: the lists to everyone in the lobby, at most every ``list_interval`` and
     only what changed (S8, S13)."""
-    if not hub.lobby_changed or now - hub.lists_pushed < hub.limits.list_interval:
+    if not hub.lobby.push_due(now, hub.limits.list_interval):
         return
-    hub.lobby_changed = False
-    hub.lists_pushed = now
     lists = _lists(hub)
-    for player_id in hub.lobby:
-        conn = hub.online.get(player_id)
-        if conn is not None:
-            _push_to(hub, hub.sessions[conn], lists)
+    for session in hub.lobby.sessions():
+        _push_to(hub, session, lists)
 
 
 def ask_player_info(hub: Hub, session: Session, msg: AskPlayerInfoRequest, now: float) -> None:
@@ -215,7 +202,7 @@ def create_game(hub: Hub, session: Session, msg: LobbyCreateGameRequest, now: fl
     )
     hub.games[game.id] = game
     hub.track(game)
-    hub.lobby_changed = True
+    hub.lobby.lists_changed()
     hub.send(
         session.conn,
         LobbyGameCreatedRequest(game_id=game.id, configuration=hub.public(config), request_id=msg.request_id),
@@ -250,7 +237,7 @@ def join_game(hub: Hub, session: Session, msg: LobbyJoinGameRequest, now: float)
     )
     game.seats.append(seat)
     hub.track(game)
-    hub.lobby_changed = True
+    hub.lobby.lists_changed()
     joined = LobbyNewPlayerRequest(game_id=game.id, player=hub.small(player_id), local_id=seat.local_id)
     hub.send(session.conn, msgspec.structs.replace(joined, request_id=msg.request_id))
     hub.to_game(game, joined, skip=[player_id])
@@ -289,7 +276,7 @@ def leave_open_game(hub: Hub, session: Session, game: AsyncGame, msg: object, no
     game.seats = [seat for seat in game.seats if seat.player_id != player_id]
     for index, seat in enumerate(game.seats, 1):
         seat.local_id = index  # seats are join order among those still there (S6)
-    hub.lobby_changed = True
+    hub.lobby.lists_changed()
     hub.save(game, now)
 
 
@@ -298,7 +285,7 @@ def _abort_unstarted(hub: Hub, game: AsyncGame, now: float) -> None:
     game.status = "ABORTED"
     game.finished = now
     hub.track(game)
-    hub.lobby_changed = True
+    hub.lobby.lists_changed()
     hub.save(game, now)
 
 
@@ -358,7 +345,7 @@ def engage_friends(hub: Hub, session: Session, msg: EngageGameWithFriendsRequest
             game.seats.append(SeatInfo(local_id=index, player_id=friend, name=hub.name(friend)))
     hub.games[game.id] = game
     hub.track(game)
-    if any(is_ignored(hub, friend, player_id) for friend in friends):
+    if any(hub.relations.is_ignored(friend, player_id) for friend in friends):
         # An ignored player's invitation never reaches the ignorer (S14): to the inviter it is
         # declined like any other, and nobody else is bothered with it.
         hub.send(

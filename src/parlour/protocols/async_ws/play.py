@@ -137,14 +137,8 @@ def start_game(
     else:
         game.turn = 1
     hub.track(game)
-    for seat in game.seats:
-        if seat.player_id is not None and seat.player_id in hub.lobby:
-            hub.lobby.discard(seat.player_id)  # "when that game starts, the player is exited"
-            hub.lobby_changed = True
-            conn = hub.online.get(seat.player_id)
-            if conn is not None:
-                hub.sessions[conn].in_lobby = False
-    hub.lobby_changed = True
+    # "When that game starts, the player is exited" from the lobby; the game is no longer open.
+    hub.lobby.game_started(seat.player_id for seat in game.seats if seat.player_id is not None)
     for seat in game.seats:
         hub.to_player(
             seat.player_id,

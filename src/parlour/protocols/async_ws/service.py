@@ -95,9 +95,7 @@ class AsyncService:
     # -- The Service protocol -------------------------------------------------------------------
 
     def connected(self, conn: ConnId, now: float) -> list[Effect]:
-        self.hub.sessions[conn] = Session(
-            conn, now, bucket=TokenBucket.full(self.hub.limits.requests_per_second, now)
-        )
+        self.hub.connections.opened(conn, now, TokenBucket.full(self.hub.limits.requests_per_second, now))
         return []
 
     def received(self, conn: ConnId, data: str | bytes, now: float) -> list[Effect]:
@@ -126,7 +124,7 @@ class AsyncService:
 
     def disconnected(self, conn: ConnId, now: float) -> list[Effect]:
         hub = self.hub
-        session = hub.sessions.pop(conn, None)
+        session = hub.connections.closed(conn)
         if session is not None and session.player_id is not None:
             self._sign_out(session, now)
         return hub.take(now)
@@ -154,7 +152,7 @@ class AsyncService:
             return  # not stored yet: the next tick forgets it
         hub.games.pop(game.id, None)
         hub.rules.pop(game.id, None)
-        hub.observers.pop(game.id, None)
+        hub.observers.forget(game.id)
 
     def shutdown(self, now: float) -> list[Effect]:
         """Games stay stored; connections are told the server is going away."""
@@ -251,7 +249,7 @@ class AsyncService:
                         hub.untrack(old, seat.player_id)
             if row is not None:
                 self._load(decode_game(row.doc))
-        hub.lobby_changed = True
+        hub.lobby.lists_changed()
         if not reload.failed:
             for (account_id, game_type), rating in reload.ratings.items():
                 account = hub.accounts.get(account_id)
@@ -330,11 +328,10 @@ class AsyncService:
             hub.close(previous, 1000, "replaced by a new connection")
             old = hub.sessions.get(previous)
             if old is not None:
-                lobby.leave_lobby(hub, old)
-                old.player_id = None
-        session.player_id = account.id
-        session.session = hashlib.blake2b(msg.sessionToken.encode(), digest_size=12).hexdigest()
-        hub.online[account.id] = session.conn
+                hub.lobby.move(old, False)
+                hub.connections.unbind(old)
+        digest = hashlib.blake2b(msg.sessionToken.encode(), digest_size=12).hexdigest()
+        hub.connections.bind(session, account.id, digest)
         player = Player(
             player_id=account.id,
             name=account.name,
@@ -377,11 +374,9 @@ class AsyncService:
 
     def _sign_out(self, session: Session, now: float) -> None:
         hub = self.hub
-        lobby.leave_lobby(hub, session)
-        player_id = session.player_id
-        session.player_id = None
-        if player_id is not None and hub.online.get(player_id) == session.conn:
-            del hub.online[player_id]
+        hub.lobby.move(session, False)
+        player_id = hub.connections.unbind(session)
+        if player_id is not None:
             observe.signed_out(hub, player_id)
             social.signed_out(hub, player_id, now)
             for game in hub.live_games(player_id):
