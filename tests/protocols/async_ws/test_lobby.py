@@ -75,3 +75,49 @@ def test_players_who_come_back_to_the_lobby_get_its_chat_again() -> None:
     say(h, cid, "two")
     assert lines(h, ann) == ["two"]
     assert lines(h, bob) == []
+
+
+def test_a_dropped_connection_leaves_the_lobby_and_its_chat() -> None:
+    h = Harness()
+    (ann, _), (bob, _), (cid, cid_id) = in_lobby(h, "ann", "bob", "cid")
+    say(h, cid, "one")
+    h.drop(ann)
+    h.advance(h.service.hub.limits.list_interval)
+    assert sorted(pushed_players(h, bob)) == sorted([h.service.hub.by_name["bob"], cid_id])
+    h.clear()
+    say(h, cid, "two")
+    assert lines(h, bob) == ["two"]
+    assert lines(h, ann) == []
+    assert h.service.hub.lobby.conns() == [bob, cid]
+
+
+def test_a_replaced_connection_leaves_the_lobby_and_the_new_one_is_not_in_it() -> None:
+    h = Harness()
+    (ann, ann_id), (cid, _) = in_lobby(h, "ann", "cid")
+    say(h, cid, "one")
+    token, _ = h.service.tokens.issue(ann_id, "ann", h.now)
+    again = h.connect()
+    h.send(again, type="AsyncAuthRequest", name="ann", sessionToken=token)
+    h.expect(again, "AsyncConnectedRequest")
+    h.clear()
+    say(h, cid, "two")
+    assert lines(h, ann) == lines(h, again) == []
+    assert ann_id not in h.service.hub.lobby
+    h.send(again, type="EnterLobbyRequest")  # the new connection enters on its own
+    h.clear()
+    say(h, cid, "three")
+    assert lines(h, again) == ["three"]
+    assert lines(h, ann) == []
+
+
+def test_the_lists_are_pushed_once_per_interval_when_something_changed() -> None:
+    h = Harness()
+    ((ann, _),) = in_lobby(h, "ann")
+    h.advance(h.service.hub.limits.list_interval)
+    h.none(ann, "LobbyPlayerListRequest")  # nothing changed since its own entry was pushed
+    h.send(ann, type="LobbyCreateGameRequest", configuration={"game_type": "test", "max_players": 2})
+    h.clear()
+    h.advance(h.service.hub.limits.list_interval)
+    h.expect(ann, "LobbyGameListRequest")
+    h.advance(h.service.hub.limits.list_interval)
+    h.none(ann, "LobbyGameListRequest")
