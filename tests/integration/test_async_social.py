@@ -235,6 +235,28 @@ def test_lobby_chat_is_echoed_and_relayed_to_the_lobby(port: int) -> None:
     play(port, scenario)
 
 
+def test_players_whose_game_started_no_longer_get_the_lobby_chat(port: int) -> None:
+    """Issue 23's defect: A, B and C in the lobby, C speaks; A's two-seat game fills with B and
+    starts, so both leave the lobby; C's next line reaches C alone of the three."""
+
+    async def scenario(table: Table) -> None:
+        a, b, c = (await table.player("leftA")), (await table.player("leftB")), (await table.player("leftC"))
+        for player in (a, b, c):
+            await enter_lobby(player)
+        before = text_of("before the game ")
+        await chat(c, before)
+        for player in (a, b, c):
+            await line(player, before)
+        await start_open_game(a, [b])
+        after = text_of("after the game started ")
+        await chat(c, after)
+        await line(c, after)
+        await no_line(a, after)
+        await no_line(b, after)
+
+    play(port, scenario)
+
+
 def test_game_chat_reaches_the_players_of_the_game(port: int) -> None:
     """The second Chat diagram: MulticastChatRequest(game_id) to the sender and the other seats."""
 

@@ -83,7 +83,7 @@ def test_a_dropped_connection_leaves_the_lobby_and_its_chat() -> None:
     say(h, cid, "one")
     h.drop(ann)
     h.advance(h.service.hub.limits.list_interval)
-    assert sorted(pushed_players(h, bob)) == sorted([h.service.hub.by_name["bob"], cid_id])
+    assert sorted(pushed_players(h, bob)) == sorted([h.service.hub.accounts.named("bob").id, cid_id])
     h.clear()
     say(h, cid, "two")
     assert lines(h, bob) == ["two"]

@@ -218,3 +218,15 @@ def test_devices_keep_at_most_max_devices_per_account() -> None:
     assert records == [DeviceGone(1, "FCM", "t0"), DeviceRow(1, "APNS", "new", 100.0)]
     devices.unlink(1, "APNS", "new")
     assert len(devices.linked(1)) == MAX_DEVICES - 1 and devices.linked(1)[0] == ("FCM", "t1")
+
+
+def test_the_lobby_tells_which_lists_a_session_was_not_sent() -> None:
+    sessions, lobby = Sessions(), Lobby()
+    ann = signed_in(sessions, 1, 10)
+    lobby.move(ann, True)
+    assert lobby.unsent(ann, "p1", "g1") == ("p1", "g1")
+    assert lobby.unsent(ann, "p1", "g2") == (None, "g2")
+    assert lobby.unsent(ann, "p1", "g2") == (None, None)
+    lobby.move(ann, False)
+    lobby.move(ann, True)
+    assert lobby.unsent(ann, "p1", "g2") == ("p1", "g2")  # coming back, it gets them again

@@ -56,7 +56,7 @@ def live(h: Harness, game_id: int) -> AsyncGame:
 
 def back(h: Harness, name: str) -> int:
     """``name`` signs in again (after a restart or a drop)."""
-    account_id = h.service.hub.by_name[name]
+    account_id = h.service.hub.accounts.named(name).id
     conn = h.connect()
     h.send(
         conn,

@@ -215,7 +215,7 @@ def test_bad_chat_is_refused_and_nothing_of_it_is_relayed_or_stored() -> None:
     say(h, ann, "<3", code=256)
     h.clear(bob)
     say(h, ann, "plain", code=0)
-    assert h.expect(bob, "ClientChatRequest") == line("plain", h.service.hub.by_name["ann"])
+    assert h.expect(bob, "ClientChatRequest") == line("plain", h.service.hub.accounts.named("ann").id)
     assert [row.code for row in chat_rows(h)] == [0, 256, 0]
 
 
@@ -436,7 +436,7 @@ def test_switching_to_a_game_tells_its_other_players_at_once() -> None:
     h.clear()
     h.drop(cid)
     assert h.expect(ann, "PlayerPresenceUpdateRequest")["updates"] == [
-        {"player_id": h.service.hub.by_name["cid"], "presence": "OFFLINE"}
+        {"player_id": h.service.hub.accounts.named("cid").id, "presence": "OFFLINE"}
     ]
     h.expect(bob, "PlayerPresenceUpdateRequest")
     h.send(ann, type="SwitchedToGameRequest")  # left the game's screen

@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 import zlib
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from random import Random
 from typing import TYPE_CHECKING, Any, Final
@@ -22,6 +22,7 @@ import msgspec
 
 from parlour.core.effects import ConnId, Effect, Store
 from parlour.core.ids import IdSource
+from parlour.protocols.async_ws.accounts import Account, Accounts
 from parlour.protocols.async_ws.lobby_members import Lobby
 from parlour.protocols.async_ws.messages import (
     ErrorCode,
@@ -35,7 +36,7 @@ from parlour.protocols.async_ws.observers import Observers
 from parlour.protocols.async_ws.output import Output
 from parlour.protocols.async_ws.sessions import Session, Sessions
 from parlour.protocols.async_ws.social_state import ChatLog, Devices, Presence, Relations, Statistics
-from parlour.storage import AccountRow, AsyncGameRow, AsyncTurnRow, MetaRow, RatingRow, Record
+from parlour.storage import AsyncGameRow, AsyncTurnRow, MetaRow, Record
 
 if TYPE_CHECKING:
     from parlour.protocols.async_ws.rules import ServerGame
@@ -66,16 +67,6 @@ class AsyncLimits:
     max_frame_bytes: int = 768 * 1024
 
 
-@dataclass(slots=True)
-class Account:
-    id: int
-    name: str
-    #: Argon2id hash ("" for accounts of an external OAuth2 provider): checked on sign-in.
-    password_hash: str = ""
-    #: Ratings by game type: (mu, sigma, games rated).
-    ratings: dict[str, tuple[float, float, int]] = field(default_factory=dict)
-
-
 def deflated(items: Any) -> str:
     """S13: base64 of the zlib-deflated JSON array."""
     return base64.b64encode(zlib.compress(msgspec.json.encode(items))).decode("ascii")
@@ -91,10 +82,9 @@ class Hub:
         #: Seeds of games under server rules: secrets, since a seed foretells every deal
         #: (parlour.core.ids).
         self.ids = ids if ids is not None else IdSource()
-        self.accounts: dict[int, Account] = {}
-        self.by_name: dict[str, int] = {}
-        self.next_account = 1
         # -- The owners: each holds one part of the state and is changed only through its methods.
+        #: Names, password hashes and ratings of the accounts.
+        self.accounts = Accounts()
         #: This input's sends, closes and records to store first, and the error counts.
         self.output = Output()
         #: Connections, and each signed-in account's live one (S5); read through the views below.
@@ -231,23 +221,10 @@ class Hub:
         self.store(MetaRow(NEXT_GAME_KEY, str(self.next_game)))
         return game_id
 
-    def add_account(self, row: AccountRow) -> Account:
-        account = Account(row.id, row.name, row.password_hash)
-        self.accounts[row.id] = account
-        self.by_name[row.name.casefold()] = row.id
-        self.next_account = max(self.next_account, row.id + 1)
-        return account
-
-    def add_rating(self, row: RatingRow) -> None:
-        account = self.accounts.get(row.account_id)
-        if account is not None:
-            account.ratings[row.game_type] = (row.mu, row.sigma, row.games)
-
     # -- Lookups --------------------------------------------------------------------------------
 
     def name(self, player_id: int) -> str:
-        account = self.accounts.get(player_id)
-        return account.name if account else f"player {player_id}"
+        return self.accounts.name(player_id)
 
     def presence(self, player_id: int) -> str:
         return "ONLINE" if player_id in self.online else "OFFLINE"

@@ -103,12 +103,10 @@ def _lists(hub: Hub) -> tuple[str, str]:
 
 
 def _push_to(hub: Hub, session: Session, lists: tuple[str, str] | None = None) -> None:
-    players, games = lists or _lists(hub)
-    if players != session.sent_players:
-        session.sent_players = players
+    players, games = hub.lobby.unsent(session, *(lists or _lists(hub)))
+    if players is not None:
         hub.send(session.conn, LobbyPlayerListRequest(player_list=players))
-    if games != session.sent_games:
-        session.sent_games = games
+    if games is not None:
         hub.send(session.conn, LobbyGameListRequest(game_list=games))
 
 

@@ -80,6 +80,14 @@ class Lobby:
             conns = self._conns = [session.conn for session in self._members.values()]
         return conns
 
+    def unsent(self, session: Session, players: str, games: str) -> tuple[str | None, str | None]:
+        """Which of the lists (deflated) ``session`` was not sent yet, None for those it has;
+        from now on it has both (S13: pushed only when changed)."""
+        new_players = players if players != session.sent_players else None
+        new_games = games if games != session.sent_games else None
+        session.sent_players, session.sent_games = players, games
+        return new_players, new_games
+
     def lists_changed(self) -> None:
         """The pushed lists (players, open games) changed: pushed on the next due tick."""
         self._changed = True

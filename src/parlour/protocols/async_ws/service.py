@@ -171,26 +171,23 @@ class AsyncService:
     # -- Accounts -------------------------------------------------------------------------------
 
     def account_named(self, name: str) -> Account | None:
-        account_id = self.hub.by_name.get(name.casefold())
-        return None if account_id is None else self.hub.accounts[account_id]
+        return self.hub.accounts.named(name)
 
     def create_account(
         self, name: str, password_hash: str, now: float
     ) -> tuple[Account | None, list[Effect]]:
         """A new account (None if the name is taken), with the record to store first."""
         hub = self.hub
-        if name.casefold() in hub.by_name:
+        if hub.accounts.named(name) is not None:
             return None, []
-        row = AccountRow(id=hub.next_account, name=name, password_hash=password_hash, created=now)
-        account = hub.add_account(row)
+        row = AccountRow(id=hub.accounts.next_id, name=name, password_hash=password_hash, created=now)
+        account = hub.accounts.add(row)
         hub.store(row)
         return account, hub.take(now)
 
     def forget_account(self, account_id: int) -> None:
         """An account whose record could not be stored never existed."""
-        account = self.hub.accounts.pop(account_id, None)
-        if account is not None:
-            self.hub.by_name.pop(account.name.casefold(), None)
+        self.hub.accounts.forget(account_id)
 
     # -- Restore and store failures -------------------------------------------------------------
 
@@ -208,9 +205,9 @@ class AsyncService:
         alive, to ``now``): their turns start again later by it."""
         hub = self.hub
         for account in accounts:
-            hub.add_account(account)
+            hub.accounts.add(account)
         for rating in ratings:
-            hub.add_rating(rating)
+            hub.accounts.rate(rating)
         for row in games:
             game = decode_game(row.doc)
             if game.status == "RUNNING" and heartbeat is not None:
@@ -252,11 +249,10 @@ class AsyncService:
         hub.lobby.lists_changed()
         if not reload.failed:
             for (account_id, game_type), rating in reload.ratings.items():
-                account = hub.accounts.get(account_id)
                 if rating is not None:
-                    hub.add_rating(rating)
-                elif account is not None:
-                    account.ratings.pop(game_type, None)
+                    hub.accounts.rate(rating)
+                else:
+                    hub.accounts.unrate(account_id, game_type)
             social.reloaded(hub, records, reload.relations, reload.chat)
             devices.reloaded(hub, reload.devices)
         for conn in origins:
@@ -362,8 +358,8 @@ class AsyncService:
             name = self.external.verify(msg.sessionToken, msg.name, now)
             account = self.account_named(name)
             if account is None:  # the provider vouches for the name: its account is made here
-                row = AccountRow(id=hub.next_account, name=name, password_hash="", created=now)
-                account = hub.add_account(row)
+                row = AccountRow(id=hub.accounts.next_id, name=name, password_hash="", created=now)
+                account = hub.accounts.add(row)
                 hub.store(row)
             return account
         account_id, _ = self.tokens.verify(msg.sessionToken, msg.name, now)

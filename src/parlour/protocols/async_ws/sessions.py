@@ -28,7 +28,8 @@ class Session:
     in_lobby: bool = False
     #: The rate limit's token bucket (S8: requests per second per connection).
     bucket: TokenBucket = field(default_factory=lambda: TokenBucket.full(1.0, 0.0))
-    #: What this session was last sent of the lobby lists (S13: pushed only when changed).
+    #: What this session was last sent of the lobby lists (S13: pushed only when changed),
+    #: kept by the lobby (Lobby.unsent).
     sent_players: str = ""
     sent_games: str = ""
 
