@@ -6,24 +6,11 @@ from __future__ import annotations
 
 import base64
 import zlib
-from typing import Any
 
 import msgspec
 
 from tests.protocols.async_ws.harness import Harness
-
-
-def in_lobby(h: Harness, *names: str) -> list[tuple[int, int]]:
-    """Players signed in and in the lobby, their inboxes empty: (connection, account id) each."""
-    players = [h.player(name) for name in names]
-    for conn, _ in players:
-        h.send(conn, type="EnterLobbyRequest")
-    h.clear()
-    return players
-
-
-def say(h: Harness, conn: int, text: str, **fields: Any) -> None:
-    h.send(conn, type="MulticastChatRequest", text=text, **fields)
+from tests.protocols.async_ws.test_social import in_lobby, say
 
 
 def lines(h: Harness, conn: int) -> list[str]:

@@ -25,7 +25,6 @@ from parlour.core.ids import IdSource
 from parlour.protocols.async_ws.accounts import Account, Accounts
 from parlour.protocols.async_ws.lobby_members import Lobby
 from parlour.protocols.async_ws.messages import (
-    ErrorCode,
     GameConfiguration,
     ServerMessage,
     SmallPlayer,
@@ -85,8 +84,13 @@ class Hub:
         # -- The owners: each holds one part of the state and is changed only through its methods.
         #: Names, password hashes and ratings of the accounts.
         self.accounts = Accounts()
-        #: This input's sends, closes and records to store first, and the error counts.
-        self.output = Output()
+        #: This input's sends, closes and records to store first, and the error counts; its
+        #: methods that every handler uses are the hub's too.
+        self.output = output = Output()
+        self.send = output.send
+        self.error = output.error
+        self.close = output.close
+        self.store = output.store
         #: Connections, and each signed-in account's live one (S5); read through the views below.
         self.connections = Sessions()
         self.sessions: Mapping[ConnId, Session] = self.connections.by_conn
@@ -151,9 +155,6 @@ class Hub:
             out.insert(0, Store(records))
         return out
 
-    def send(self, conn: ConnId, message: ServerMessage) -> None:
-        self.output.send(conn, message)
-
     def to_player(self, player_id: int | None, message: ServerMessage) -> bool:
         """Send to an account if it is connected; whether it was."""
         conn = self.online.get(player_id) if player_id is not None else None
@@ -187,24 +188,6 @@ class Hub:
             if conn is not None:
                 conns.append(conn)
         self.output.send_many(conns, encode(message) if conns else b"")
-
-    def error(
-        self,
-        conn: ConnId,
-        code: ErrorCode,
-        message: str,
-        request: Any = None,
-        game_id: int | None = None,
-        request_type: str | None = None,
-        request_id: str | None = None,
-    ) -> None:
-        self.output.error(conn, code, message, request, game_id, request_type, request_id)
-
-    def close(self, conn: ConnId, code: int, reason: str) -> None:
-        self.output.close(conn, code, reason)
-
-    def store(self, *records: Record) -> None:
-        self.output.store(*records)
 
     # -- Records --------------------------------------------------------------------------------
 
