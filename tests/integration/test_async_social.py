@@ -3,8 +3,8 @@ Chat (with chat codes and commands), Presence and Switching to a Game, Buddy Lis
 Server Statistics, Observing a Game, and Multicast.
 
 One test per sequence diagram or workflow of the text, on the decisions of scalable-server-notes.md
-(S8, S13-S17, S20) and the choices documented in the docstrings of async_ws/social.py, observe.py
-and phases.py. The server, its fresh store and the ``Table``/``play`` harness are those of
+(S8, S13-S17, S20) and the choices documented in the docstrings of async_ws/chat.py, presence.py,
+social.py, observe.py and phases.py. The server, its fresh store and the ``Table``/``play`` harness are those of
 test_async_workflows.py: every test makes its own accounts (unique names and unique chat texts), so
 they share one server process.
 
@@ -227,10 +227,32 @@ def test_lobby_chat_is_echoed_and_relayed_to_the_lobby(port: int) -> None:
         assert error["code"] in ("BAD_REQUEST", "TOO_LARGE"), error
         await no_line(b, longest[:480] + "y" * 21)
 
-        # Only players in the lobby chat there (social.py: the lobby is for players in it).
+        # Only players in the lobby chat there (chat.py: the lobby is for players in it).
         rid = await chat(away, text_of("from outside "))
         error = await away.client.expect("ErrorRequest", request_id=rid)
         assert error.get("request_type") == "MulticastChatRequest", error
+
+    play(port, scenario)
+
+
+def test_players_whose_game_started_no_longer_get_the_lobby_chat(port: int) -> None:
+    """Issue 23's defect: A, B and C in the lobby, C speaks; A's two-seat game fills with B and
+    starts, so both leave the lobby; C's next line reaches C alone of the three."""
+
+    async def scenario(table: Table) -> None:
+        a, b, c = (await table.player("leftA")), (await table.player("leftB")), (await table.player("leftC"))
+        for player in (a, b, c):
+            await enter_lobby(player)
+        before = text_of("before the game ")
+        await chat(c, before)
+        for player in (a, b, c):
+            await line(player, before)
+        await start_open_game(a, [b])
+        after = text_of("after the game started ")
+        await chat(c, after)
+        await line(c, after)
+        await no_line(a, after)
+        await no_line(b, after)
 
     play(port, scenario)
 
@@ -288,7 +310,7 @@ def test_private_messages_reach_only_the_recipients_and_the_sender(port: int) ->
         await line(c, other)
         await no_line(b, other)
 
-        # A recipient who is not a seat of the game is refused (social.py: UNKNOWN_PLAYER).
+        # A recipient who is not a seat of the game is refused (chat.py: UNKNOWN_PLAYER).
         rid = await chat(a, text_of("ghost "), game_id, recipient_ids=[7])
         error = await a.client.expect("ErrorRequest", request_id=rid)
         assert error["code"] == "UNKNOWN_PLAYER", error
@@ -316,7 +338,7 @@ def test_profanity_is_blocked_then_mutes_the_sender(port: int) -> None:
         c = await table.player("politeC")
         game_id = await start_open_game(a, [b, c])
 
-        # A blocked private line is told to its recipients only (social.py), C hears nothing.
+        # A blocked private line is told to its recipients only (chat.py), C hears nothing.
         rid = await chat(a, PROFANE, game_id, recipient_ids=[2])
         notice = await a.client.expect("ClientChatBlockedRequest", request_id=rid)
         assert notice.get("muted", False) is False, notice
@@ -351,7 +373,7 @@ def test_profanity_is_blocked_then_mutes_the_sender(port: int) -> None:
         await b.client.no_message("ClientChatBlockedRequest")
         await c.client.no_message("ClientChatBlockedRequest")
         await c.client.no_message("ClientChatRequest", sender=1)
-        # Commands still work while muted (social.py).
+        # Commands still work while muted (chat.py).
         answer = await server_line(a, "/help", game_id)
         assert answer.get("code") == 6, answer
         # B was not muted by A's words.
@@ -550,7 +572,7 @@ def test_switched_to_game_tells_the_opponents(port: int) -> None:
     """Switching to a Game: SwitchedToGameRequest gets no reply; switching into the game tells its
     other players at once (PlayerPresenceUpdateRequest IN_GAME); later changes (leaving the game,
     signing out) reach the players whose UI is in the game; no presence subscription is needed
-    (S15; social.py)."""
+    (S15; presence.py)."""
 
     async def scenario(table: Table) -> None:
         a, b, c = (await table.player("swA")), (await table.player("swB")), (await table.player("swC"))
@@ -884,7 +906,7 @@ def test_observing_refusals(port: int) -> None:
         await enter_lobby(c)
         watched = await observe(c, closed)
         assert watched["status"] == "OK" and watched["status_report"]["game_id"] == closed, watched
-        # A forfeited seat still hears its game's chat (social.py: any seat state).
+        # A forfeited seat still hears its game's chat (chat.py: any seat state).
         text = text_of("still there? ")
         await chat(a, text, closed)
         assert (await line(c, text))["sender"] == 1

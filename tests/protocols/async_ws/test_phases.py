@@ -47,7 +47,7 @@ def with_robot(h: Harness, **config: Any) -> tuple[int, int, int]:
 
 def observer(h: Harness, game_id: int, name: str = "eve") -> int:
     conn, account_id = h.player(name)
-    h.service.hub.observers.setdefault(game_id, set()).add(account_id)
+    h.service.hub.observers.add(game_id, account_id)
     return conn
 
 
@@ -57,7 +57,7 @@ def live(h: Harness, game_id: int) -> AsyncGame:
 
 def back(h: Harness, name: str) -> int:
     """``name`` signs in again (after a restart or a drop)."""
-    account_id = h.service.hub.by_name[name]
+    account_id = h.service.hub.accounts.named(name).id
     conn = h.connect()
     h.send(
         conn,

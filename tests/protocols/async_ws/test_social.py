@@ -1,5 +1,6 @@
-"""Chat, presence, buddy and ignore lists, server statistics (social.py): one test per sequence
-diagram of those sections of scalable-server-protocol.rst, the refusals, and a restart."""
+"""Chat, presence, buddy and ignore lists, server statistics (chat.py, presence.py, statistics.py,
+social.py): one test per sequence diagram of those sections of scalable-server-protocol.rst, the
+refusals, and a restart."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from parlour.protocols.async_ws import social
+from parlour.protocols.async_ws import chat, presence, social
 from parlour.protocols.async_ws.hub import AsyncLimits
 from parlour.protocols.async_ws.profanity import ProfanityFilter, default_filter, load_words
 from parlour.storage import ChatRow, RelationGone, RelationRow, ReportRow
@@ -84,7 +85,7 @@ def test_game_chat_reaches_the_players_of_the_game_with_local_ids() -> None:
     say(h, cid, "let me in", game_id=game_id)
     h.error(cid, "UNKNOWN_GAME")
     # An observer hears the game's chat and may chat there; it has no local id: its global id.
-    h.service.hub.observers.setdefault(game_id, set()).add(eve_id)
+    h.service.hub.observers.add(game_id, eve_id)
     say(h, ann, "we are watched", game_id=game_id)
     assert h.expect(eve, "ClientChatRequest") == line("we are watched", 1, game_id=game_id)
     h.clear()
@@ -215,7 +216,7 @@ def test_bad_chat_is_refused_and_nothing_of_it_is_relayed_or_stored() -> None:
     say(h, ann, "<3", code=256)
     h.clear(bob)
     say(h, ann, "plain", code=0)
-    assert h.expect(bob, "ClientChatRequest") == line("plain", h.service.hub.by_name["ann"])
+    assert h.expect(bob, "ClientChatRequest") == line("plain", h.service.hub.accounts.named("ann").id)
     assert [row.code for row in chat_rows(h)] == [0, 256, 0]
 
 
@@ -327,9 +328,8 @@ def test_ignored_players_chat_never_reaches_the_ignorer() -> None:
     h.clear()
     say(h, ann, "in game", game_id=game_id)
     assert list(h.inbox[bob]) == []
-    assert social.is_ignored(h.service.hub, bob_id, ann_id) and not social.is_ignored(
-        h.service.hub, ann_id, bob_id
-    )
+    relations = h.service.hub.relations
+    assert relations.is_ignored(bob_id, ann_id) and not relations.is_ignored(ann_id, bob_id)
 
 
 def test_the_word_list_matches_whole_words_with_leetspeak_folded() -> None:
@@ -437,7 +437,7 @@ def test_switching_to_a_game_tells_its_other_players_at_once() -> None:
     h.clear()
     h.drop(cid)
     assert h.expect(ann, "PlayerPresenceUpdateRequest")["updates"] == [
-        {"player_id": h.service.hub.by_name["cid"], "presence": "OFFLINE"}
+        {"player_id": h.service.hub.accounts.named("cid").id, "presence": "OFFLINE"}
     ]
     h.expect(bob, "PlayerPresenceUpdateRequest")
     h.send(ann, type="SwitchedToGameRequest")  # left the game's screen
@@ -446,7 +446,7 @@ def test_switching_to_a_game_tells_its_other_players_at_once() -> None:
     ]
     h.drop(bob)  # ann is not in the game's screen any more: not told
     assert list(h.inbox[ann]) == []
-    assert social.presence(h.service.hub, bob_id).presence == "OFFLINE"
+    assert presence.presence(h.service.hub, bob_id).presence == "OFFLINE"
 
 
 def test_switching_to_a_game_one_is_not_in_is_refused() -> None:
@@ -476,7 +476,7 @@ def test_signing_out_ends_the_connections_monitoring_and_switching() -> None:
     h.advance(2)
     h.none(ann, "AsyncBuddyPresencePartialUpdateRequest")
     h.none(ann, "PlayerPresenceUpdateRequest")
-    assert social.presence(h.service.hub, ann_id).presence == "ONLINE"
+    assert presence.presence(h.service.hub, ann_id).presence == "ONLINE"
 
 
 # -- Buddy and ignore lists -------------------------------------------------------------------------
@@ -540,9 +540,10 @@ def test_a_list_is_managed_stored_and_shown_with_presence(
     ]
     h.send(ann, type=content)
     assert [p["player_id"] for p in h.expect(ann, answer)[field]] == [zed_id]
-    check = social.is_buddy if kind == "buddy" else social.is_ignored
-    assert check(h.service.hub, ann_id, zed_id) and not check(h.service.hub, zed_id, ann_id)
-    assert not check(h.service.hub, ann_id, bob_id)
+    relations = h.service.hub.relations
+    check = relations.is_buddy if kind == "buddy" else relations.is_ignored
+    assert check(ann_id, zed_id) and not check(zed_id, ann_id)
+    assert not check(ann_id, bob_id)
     # Unknown players and oneself.
     for other in (999, ann_id):
         h.send(ann, type=manage, operation="ADD", player_id=other, request_id="x")
@@ -653,7 +654,7 @@ def test_chat_history_lists_and_reports_survive_a_restart(tmp_path: Path) -> Non
         assert again.expect(conns["ann"], "AsyncBuddyListContentRequest")["buddies"] == [
             {"player_id": bob_id, "name": "bob", "presence": "ONLINE"}
         ]
-        assert not social.is_ignored(hub, bob_id, ann_id)
+        assert not hub.relations.is_ignored(bob_id, ann_id)
         # Numbering goes on where it stopped: the new lines store next to the old ones.
         start = len(again.records)
         say(again, conns["ann"], "back again")
@@ -722,7 +723,7 @@ def test_a_failed_commit_returns_lists_chat_reports_devices_and_ratings_to_the_s
     ):
         effects = h.service.received(bob, msgspec.json.encode(message).decode(), h.now)
         failed += [record for effect in effects if isinstance(effect, Store) for record in effect.records]
-    assert social.is_ignored(hub, bob_id, ann_id)
+    assert hub.relations.is_ignored(bob_id, ann_id)
     reload = Reload(
         relations={(bob_id, ann_id, "ignore"): None},
         chat={social.LOBBY: kept},
@@ -731,7 +732,7 @@ def test_a_failed_commit_returns_lists_chat_reports_devices_and_ratings_to_the_s
     )
     h.run(h.service.store_failed(failed, [bob], reload, h.now))
     h.error(bob, "INTERNAL_ERROR")
-    assert not social.is_ignored(hub, bob_id, ann_id)
+    assert not hub.relations.is_ignored(bob_id, ann_id)
     assert "fish" not in hub.accounts[ann_id].ratings
     assert devices.linked(hub, ann_id) == []
     h.clear()
@@ -740,4 +741,4 @@ def test_a_failed_commit_returns_lists_chat_reports_devices_and_ratings_to_the_s
     say(h, bob, "again")
     assert chat_rows(h)[-1].seq == 2  # the lost line's number is given again
     say(h, bob, "/report ann rude")  # the lost report started no cooldown
-    h.expect(bob, "ClientChatRequest", code=social.CODE_REPORT_THANKS)
+    h.expect(bob, "ClientChatRequest", code=chat.CODE_REPORT_THANKS)

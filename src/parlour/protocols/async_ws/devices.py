@@ -9,54 +9,28 @@ the device from the account it is signed in with before it signs in with another
 ``GCM`` is declared in the messages only so that old clients get a clear refusal: Google no
 longer runs it (the text's note), so it is never linked.
 
-The links are kept here, next to the hub rather than in it (a ``WeakKeyDictionary`` keyed by the
-hub), stored as ``DeviceRow`` / ``DeviceGone`` records before anything of the same input is shown,
-and restored from ``Store.devices()`` after a restart (``restore_devices``).
+The links are held by the hub's ``Devices`` (social_state.py), stored as ``DeviceRow`` /
+``DeviceGone`` records before anything of the same input is shown, and restored from
+``Store.devices()`` after a restart (``restore_devices``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
 from typing import Final
-from weakref import WeakKeyDictionary
 
 from parlour.core.effects import ConnId
 from parlour.protocols.async_ws.hub import Hub, Session
 from parlour.protocols.async_ws.messages import AsyncDeviceUnlinkedRequest, AsyncUnlinkDeviceRequest, Device
+from parlour.protocols.async_ws.social_state import MAX_DEVICES, REFUSED
 from parlour.storage.records import DeviceGone, DeviceRow
 
 __all__ = ["HANDLERS", "MAX_DEVICES", "link_device", "linked", "restore_devices", "unlink_device"]
 
-#: The most devices one account keeps: a sign-in with one more unlinks the one linked longest
-#: ago, so that a client signing in with ever new tokens cannot grow the table without bound.
-MAX_DEVICES: Final = 16
-#: Refused device types, with why (the text's note: Google no longer runs GCM).
-REFUSED: Final = {"GCM": "GCM is no longer supported; use FCM"}
-
-#: (device type, token) -> when it was linked.
-_Links = dict[tuple[str, str], float]
-
-
-@dataclass(slots=True)
-class _Devices:
-    by_account: dict[int, _Links] = field(default_factory=dict)
-
-
-_state: WeakKeyDictionary[Hub, _Devices] = WeakKeyDictionary()
-
-
-def _devices(hub: Hub) -> _Devices:
-    found = _state.get(hub)
-    if found is None:
-        found = _state[hub] = _Devices()
-    return found
-
 
 def linked(hub: Hub, player_id: int) -> list[tuple[str, str]]:
     """The (device type, token) of every device linked to an account, oldest link first."""
-    links = _devices(hub).by_account.get(player_id, {})
-    return sorted(links, key=lambda key: links[key])
+    return hub.devices.linked(player_id)
 
 
 def link_device(
@@ -80,16 +54,7 @@ def link_device(
         if target is not None:
             hub.error(target, "BAD_REQUEST", refusal, request_type="AsyncAuthRequest", request_id=request_id)
         return False
-    links = _devices(hub).by_account.setdefault(player_id, {})
-    key = (device.device_type, device.token)
-    if key in links:
-        return True
-    while len(links) >= MAX_DEVICES:
-        oldest = min(links, key=lambda other: links[other])
-        del links[oldest]
-        hub.store(DeviceGone(account_id=player_id, device_type=oldest[0], token=oldest[1]))
-    links[key] = now
-    hub.store(DeviceRow(account_id=player_id, device_type=device.device_type, token=device.token, linked=now))
+    hub.store(*hub.devices.link(player_id, device.device_type, device.token, now))
     return True
 
 
@@ -100,12 +65,7 @@ def unlink_device(hub: Hub, session: Session, msg: AsyncUnlinkDeviceRequest, now
     assert session.player_id is not None
     player_id = session.player_id
     device = msg.device
-    devices = _devices(hub)
-    links = devices.by_account.get(player_id)
-    if links is not None:
-        links.pop((device.device_type, device.token), None)
-        if not links:
-            del devices.by_account[player_id]
+    hub.devices.unlink(player_id, device.device_type, device.token)
     # Stored even when unknown here: the store is the reference, and deleting nothing is harmless.
     hub.store(DeviceGone(account_id=player_id, device_type=device.device_type, token=device.token))
     hub.send(session.conn, AsyncDeviceUnlinkedRequest(device=device, request_id=msg.request_id))
@@ -113,24 +73,12 @@ def unlink_device(hub: Hub, session: Session, msg: AsyncUnlinkDeviceRequest, now
 
 def restore_devices(hub: Hub, rows: Iterable[DeviceRow]) -> None:
     """The links the store holds, before any connection (S10)."""
-    by_account = _devices(hub).by_account
-    for row in rows:
-        if row.device_type in REFUSED:
-            continue
-        by_account.setdefault(row.account_id, {})[(row.device_type, row.token)] = row.linked
+    hub.devices.restore(rows)
 
 
-def reloaded(hub: Hub, stored: dict[tuple[int, str, str], DeviceRow | None]) -> None:
+def reloaded(hub: Hub, stored: Mapping[tuple[int, str, str], DeviceRow | None]) -> None:
     """Hook, after a failed commit: the links it touched as the store holds them."""
-    by_account = _devices(hub).by_account
-    for (account_id, device_type, token), row in stored.items():
-        links = by_account.setdefault(account_id, {})
-        if row is None:
-            links.pop((device_type, token), None)
-        else:
-            links[device_type, token] = row.linked
-        if not links:
-            del by_account[account_id]
+    hub.devices.reload(stored)
 
 
 HANDLERS: Final = {"AsyncUnlinkDeviceRequest": unlink_device}

@@ -1,5 +1,5 @@
 """The one place games meet the rest of /async: game.host.GameHost implemented over this
-process's hub (connections, the lobby, observers), social.py (ignore lists), notify.py (push
+process's hub and its owners (connections, the lobby, observers, ignore lists), notify.py (push
 notifications) and ratings.py (the accounts' ratings)."""
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from parlour.protocols.async_ws import notify, ratings
 from parlour.protocols.async_ws.game.host import Notice
 from parlour.protocols.async_ws.hub import Hub
 from parlour.protocols.async_ws.messages import ServerMessage, encode
-from parlour.protocols.async_ws.social import is_ignored
 
 __all__ = ["HubHost"]
 
@@ -33,7 +32,7 @@ class HubHost:
         return None if account is None else account.name
 
     def ignores(self, player_id: int, other: int) -> bool:
-        return is_ignored(self.hub, player_id, other)
+        return self.hub.relations.is_ignored(player_id, other)
 
     def send_many(self, player_ids: Sequence[int], message: ServerMessage) -> None:
         online = self.hub.online
@@ -47,7 +46,7 @@ class HubHost:
             if conn is not None:
                 conns.append(conn)
         if conns:
-            self.hub.send_many(conns, encode(message))
+            self.hub.output.send_many(conns, encode(message))
 
     def observers(self, game_id: int) -> Sequence[int]:
         watchers = self.hub.observers.get(game_id)
@@ -81,15 +80,9 @@ class HubHost:
         return changes
 
     def started(self, game_id: int, player_ids: Sequence[int]) -> None:
-        hub = self.hub
-        for player_id in player_ids:
-            conn = hub.online.get(player_id)
-            session = hub.sessions.get(conn) if conn is not None else None
-            if session is not None and session.in_lobby:
-                # "when that game starts, the player is exited": through the lobby's one method,
-                # which also drops the cached list of the lobby's connections.
-                session.in_lobby = False
-                hub.leave_lobby(player_id)
+        # "when that game starts, the player is exited": through the lobby's one change of
+        # membership, which also drops the cached list of the lobby's connections.
+        self.hub.lobby.game_started(player_ids)
 
     def lists_changed(self) -> None:
-        self.hub.lobby_changed = True
+        self.hub.lobby.lists_changed()

@@ -9,6 +9,7 @@ creator's open offers (TOO_MANY_OFFERS).
 
 from __future__ import annotations
 
+from parlour.protocols.async_ws.chat import CODE_WELCOME_LOBBY, SERVER
 from parlour.protocols.async_ws.game.plans import Refusal
 from parlour.protocols.async_ws.hub import Hub, Session, deflated
 from parlour.protocols.async_ws.messages import (
@@ -33,7 +34,6 @@ from parlour.protocols.async_ws.messages import (
     Player,
 )
 from parlour.protocols.async_ws.play import refuse
-from parlour.protocols.async_ws.social import CODE_WELCOME_LOBBY, SERVER
 
 #: The server's welcome line in the lobby (chat code 9 of the text's table).
 WELCOME_LOBBY = "Welcome to the lobby. Type /help for the chat commands."
@@ -61,10 +61,8 @@ def _player_id(session: Session) -> int:
 
 
 def enter_lobby(hub: Hub, session: Session, msg: EnterLobbyRequest, now: float) -> None:
-    if session.in_lobby:
+    if not hub.lobby.move(session, True):
         return hub.error(session.conn, "PLAYER_ALREADY_IN_LOBBY", "you are in the lobby already", msg)
-    session.in_lobby = True
-    hub.join_lobby(_player_id(session))
     hub.send(session.conn, LobbyEnteredRequest(request_id=msg.request_id))
     _push_to(hub, session)  # the lists at once, then only when they change (S13)
     hub.send(
@@ -74,15 +72,8 @@ def enter_lobby(hub: Hub, session: Session, msg: EnterLobbyRequest, now: float) 
 
 
 def exit_lobby(hub: Hub, session: Session, msg: ExitLobbyRequest, now: float) -> None:
-    leave_lobby(hub, session)
+    hub.lobby.move(session, False)
     hub.send(session.conn, LobbyExitedRequest(request_id=msg.request_id))
-
-
-def leave_lobby(hub: Hub, session: Session) -> None:
-    if session.in_lobby:
-        session.in_lobby = False
-        session.sent_players = session.sent_games = ""
-        hub.leave_lobby(_player_id(session))
 
 
 def _lists(hub: Hub) -> tuple[str, str]:
@@ -100,27 +91,21 @@ def _lists(hub: Hub) -> tuple[str, str]:
 
 
 def _push_to(hub: Hub, session: Session, lists: tuple[str, str] | None = None) -> None:
-    players, games = lists or _lists(hub)
-    if players != session.sent_players:
-        session.sent_players = players
+    players, games = hub.lobby.unsent(session, *(lists or _lists(hub)))
+    if players is not None:
         hub.send(session.conn, LobbyPlayerListRequest(player_list=players))
-    if games != session.sent_games:
-        session.sent_games = games
+    if games is not None:
         hub.send(session.conn, LobbyGameListRequest(game_list=games))
 
 
 def push_lists(hub: Hub, now: float) -> None:
     """On the ticker: the lists to everyone in the lobby, at most every ``list_interval`` and
     only what changed (S8, S13)."""
-    if not hub.lobby_changed or now - hub.lists_pushed < hub.limits.list_interval:
+    if not hub.lobby.push_due(now, hub.limits.list_interval):
         return
-    hub.lobby_changed = False
-    hub.lists_pushed = now
     lists = _lists(hub)
-    for player_id in hub.lobby:
-        conn = hub.online.get(player_id)
-        if conn is not None:
-            _push_to(hub, hub.sessions[conn], lists)
+    for session in hub.lobby.sessions():
+        _push_to(hub, session, lists)
 
 
 def ask_player_info(hub: Hub, session: Session, msg: AskPlayerInfoRequest, now: float) -> None:

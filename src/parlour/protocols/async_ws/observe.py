@@ -10,9 +10,7 @@ pushed to subscribers when it changes, at most every ``list_interval``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, Final
-from weakref import WeakKeyDictionary
 
 from parlour.protocols.async_ws.hub import Hub, Session
 from parlour.protocols.async_ws.messages import (
@@ -25,29 +23,11 @@ from parlour.protocols.async_ws.messages import (
     SubscribeToObservableGameListRequest,
 )
 from parlour.protocols.async_ws.model import AsyncGame
-from parlour.protocols.async_ws.social import is_buddy
 
 __all__ = ["HANDLERS", "signed_out", "tick"]
 
 #: Statuses a game can be watched in: started, not yet over.
 WATCHABLE: Final = frozenset({"RUNNING", "OUTCOME", "ABORTING"})
-
-
-@dataclass(slots=True)
-class _Watching:
-    #: Players subscribed to the observable list, and what each was last sent.
-    subscribers: dict[int, list[ObservableGame] | None] = field(default_factory=dict)
-    pushed: float = float("-inf")
-
-
-_state: WeakKeyDictionary[Hub, _Watching] = WeakKeyDictionary()
-
-
-def _watching(hub: Hub) -> _Watching:
-    found = _state.get(hub)
-    if found is None:
-        found = _state[hub] = _Watching()
-    return found
 
 
 def _observable(hub: Hub) -> list[ObservableGame]:
@@ -64,16 +44,15 @@ def _observable(hub: Hub) -> list[ObservableGame]:
 
 def subscribe(hub: Hub, session: Session, msg: SubscribeToObservableGameListRequest, now: float) -> None:
     assert session.player_id is not None
-    watching = _watching(hub)
     hub.send(
         session.conn,
         SubscribedToObservableGameListRequest(subscribed=msg.subscribe, request_id=msg.request_id),
     )
     if not msg.subscribe:
-        watching.subscribers.pop(session.player_id, None)
+        hub.observers.unsubscribe(session.player_id)
         return
     games = _observable(hub)
-    watching.subscribers[session.player_id] = games
+    hub.observers.subscribe(session.player_id, games)
     hub.send(session.conn, ObservableGameListRequest(games=games))
 
 
@@ -82,16 +61,12 @@ def tick(hub: Hub, now: float) -> None:
     for game_id in list(hub.observers):
         game = hub.games.get(game_id)
         if game is None or game.status not in WATCHABLE:
-            del hub.observers[game_id]  # a finished game has nothing more to show
-    watching = _watching(hub)
-    if not watching.subscribers or now - watching.pushed < hub.limits.list_interval:
+            hub.observers.forget(game_id)  # a finished game has nothing more to show
+    if not hub.observers.list_due(now, hub.limits.list_interval):
         return
-    watching.pushed = now
     games = _observable(hub)
-    for player_id, sent in watching.subscribers.items():
-        if sent != games:
-            watching.subscribers[player_id] = games
-            hub.to_player(player_id, ObservableGameListRequest(games=games))
+    for player_id in hub.observers.outdated(games):
+        hub.to_player(player_id, ObservableGameListRequest(games=games))
 
 
 def _refusal(hub: Hub, session: Session, game: AsyncGame | None) -> str | None:
@@ -109,7 +84,7 @@ def _refusal(hub: Hub, session: Session, game: AsyncGame | None) -> str | None:
         return "PRIVATE_GAME"
     if not game.config.observable:
         return "NOT_OBSERVABLE"
-    if game.config.observers_buddies_only and not is_buddy(hub, game.creator, session.player_id):
+    if game.config.observers_buddies_only and not hub.relations.is_buddy(game.creator, session.player_id):
         return "BUDDIES_ONLY"
     if not session.in_lobby:
         return "NOT_IN_LOBBY"
@@ -132,7 +107,7 @@ def start(hub: Hub, session: Session, msg: StartObserveGameRequest, now: float) 
             ),
         )
         return
-    hub.observers.setdefault(game.id, set()).add(session.player_id)
+    hub.observers.add(game.id, session.player_id)
     hub.send(
         session.conn,
         GameObservedRequest(
@@ -147,26 +122,18 @@ def start(hub: Hub, session: Session, msg: StartObserveGameRequest, now: float) 
 
 def stop(hub: Hub, session: Session, msg: StopObserveGameRequest, now: float) -> None:
     assert session.player_id is not None
-    watchers = hub.observers.get(msg.game_id)
-    if watchers is None or session.player_id not in watchers:
+    if not hub.observers.remove(msg.game_id, session.player_id):
         hub.send(
             session.conn,
             GameObservedRequest(game_id=msg.game_id, status="UNKNOWN_GAME", request_id=msg.request_id),
         )
         return
-    watchers.discard(session.player_id)
-    if not watchers:
-        del hub.observers[msg.game_id]
     hub.send(session.conn, GameObservedRequest(game_id=msg.game_id, status="OK", request_id=msg.request_id))
 
 
 def signed_out(hub: Hub, player_id: int) -> None:
     """Watching ends with the connection."""
-    _watching(hub).subscribers.pop(player_id, None)
-    for game_id in [game_id for game_id, watchers in hub.observers.items() if player_id in watchers]:
-        hub.observers[game_id].discard(player_id)
-        if not hub.observers[game_id]:
-            del hub.observers[game_id]
+    hub.observers.signed_out(player_id)
 
 
 HANDLERS: Final[dict[str, Callable[[Hub, Session, Any, float], None]]] = {

@@ -49,18 +49,17 @@ def _update(
             changes.append(None)
             continue
         games = account.ratings.get(game_type, (0.0, 0.0, 0))[2] + 1
-        account.ratings[game_type] = (new.mu, new.sigma, games)
-        rows.append(
-            RatingRow(
-                account_id=account.id,
-                game_type=game_type,
-                mu=new.mu,
-                sigma=new.sigma,
-                games=games,
-                updated=now,
-                ordinal=ordinal(new.mu, new.sigma),
-            )
+        row = RatingRow(
+            account_id=account.id,
+            game_type=game_type,
+            mu=new.mu,
+            sigma=new.sigma,
+            games=games,
+            updated=now,
+            ordinal=ordinal(new.mu, new.sigma),
         )
+        hub.accounts.rate(row)
+        rows.append(row)
         changes.append(round(ordinal(new.mu, new.sigma) - ordinal(old.mu, old.sigma), 3))
     return rows, changes
 

@@ -99,9 +99,7 @@ class AsyncService:
     # -- The Service protocol -------------------------------------------------------------------
 
     def connected(self, conn: ConnId, now: float) -> list[Effect]:
-        self.hub.sessions[conn] = Session(
-            conn, now, bucket=TokenBucket.full(self.hub.limits.requests_per_second, now)
-        )
+        self.hub.connections.opened(conn, now, TokenBucket.full(self.hub.limits.requests_per_second, now))
         return []
 
     def received(self, conn: ConnId, data: str | bytes, now: float) -> list[Effect]:
@@ -130,7 +128,7 @@ class AsyncService:
 
     def disconnected(self, conn: ConnId, now: float) -> list[Effect]:
         hub = self.hub
-        session = hub.sessions.pop(conn, None)
+        session = hub.connections.closed(conn)
         if session is not None and session.player_id is not None:
             self._sign_out(session, now)
         return hub.take(now)
@@ -143,7 +141,7 @@ class AsyncService:
                 hub.close(session.conn, GOING_AWAY, f"nothing received for {timeout:.0f} s")
         lobby.push_lists(hub, now)
         for game_id in self.games.tick(now):
-            hub.observers.pop(game_id, None)  # a forgotten game has nothing more to show
+            hub.observers.forget(game_id)  # a forgotten game has nothing more to show
         observe.tick(hub, now)
         social.tick(hub, now)
         return hub.take(now)
@@ -165,26 +163,23 @@ class AsyncService:
     # -- Accounts -------------------------------------------------------------------------------
 
     def account_named(self, name: str) -> Account | None:
-        account_id = self.hub.by_name.get(name.casefold())
-        return None if account_id is None else self.hub.accounts[account_id]
+        return self.hub.accounts.named(name)
 
     def create_account(
         self, name: str, password_hash: str, now: float
     ) -> tuple[Account | None, list[Effect]]:
         """A new account (None if the name is taken), with the record to store first."""
         hub = self.hub
-        if name.casefold() in hub.by_name:
+        if hub.accounts.named(name) is not None:
             return None, []
-        row = AccountRow(id=hub.next_account, name=name, password_hash=password_hash, created=now)
-        account = hub.add_account(row)
+        row = AccountRow(id=hub.accounts.next_id, name=name, password_hash=password_hash, created=now)
+        account = hub.accounts.add(row)
         hub.store(row)
         return account, hub.take(now)
 
     def forget_account(self, account_id: int) -> None:
         """An account whose record could not be stored never existed."""
-        account = self.hub.accounts.pop(account_id, None)
-        if account is not None:
-            self.hub.by_name.pop(account.name.casefold(), None)
+        self.hub.accounts.forget(account_id)
 
     # -- Restore and store failures -------------------------------------------------------------
 
@@ -202,9 +197,9 @@ class AsyncService:
         alive, to ``now``): their turns start again later by it."""
         hub = self.hub
         for account in accounts:
-            hub.add_account(account)
+            hub.accounts.add(account)
         for rating in ratings:
-            hub.add_rating(rating)
+            hub.accounts.rate(rating)
         self.games.restore(games, next_game, heartbeat, now)
 
     def store_failed(
@@ -222,11 +217,10 @@ class AsyncService:
         self.games.reload(stored)
         if not reload.failed:
             for (account_id, game_type), rating in reload.ratings.items():
-                account = hub.accounts.get(account_id)
                 if rating is not None:
-                    hub.add_rating(rating)
-                elif account is not None:
-                    account.ratings.pop(game_type, None)
+                    hub.accounts.rate(rating)
+                else:
+                    hub.accounts.unrate(account_id, game_type)
             social.reloaded(hub, records, reload.relations, reload.chat)
             devices.reloaded(hub, reload.devices)
         for conn in origins:
@@ -298,11 +292,10 @@ class AsyncService:
             hub.close(previous, 1000, "replaced by a new connection")
             old = hub.sessions.get(previous)
             if old is not None:
-                lobby.leave_lobby(hub, old)
-                old.player_id = None
-        session.player_id = account.id
-        session.session = hashlib.blake2b(msg.sessionToken.encode(), digest_size=12).hexdigest()
-        hub.online[account.id] = session.conn
+                hub.lobby.move(old, False)
+                hub.connections.unbind(old)
+        digest = hashlib.blake2b(msg.sessionToken.encode(), digest_size=12).hexdigest()
+        hub.connections.bind(session, account.id, digest)
         player = Player(
             player_id=account.id,
             name=account.name,
@@ -333,8 +326,8 @@ class AsyncService:
             name = self.external.verify(msg.sessionToken, msg.name, now)
             account = self.account_named(name)
             if account is None:  # the provider vouches for the name: its account is made here
-                row = AccountRow(id=hub.next_account, name=name, password_hash="", created=now)
-                account = hub.add_account(row)
+                row = AccountRow(id=hub.accounts.next_id, name=name, password_hash="", created=now)
+                account = hub.accounts.add(row)
                 hub.store(row)
             return account
         account_id, _ = self.tokens.verify(msg.sessionToken, msg.name, now)
@@ -345,11 +338,9 @@ class AsyncService:
 
     def _sign_out(self, session: Session, now: float) -> None:
         hub = self.hub
-        lobby.leave_lobby(hub, session)
-        player_id = session.player_id
-        session.player_id = None
-        if player_id is not None and hub.online.get(player_id) == session.conn:
-            del hub.online[player_id]
+        hub.lobby.move(session, False)
+        player_id = hub.connections.unbind(session)
+        if player_id is not None:
             observe.signed_out(hub, player_id)
             social.signed_out(hub, player_id, now)
             for game in self.games.live(player_id):

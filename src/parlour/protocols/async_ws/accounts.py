@@ -1,0 +1,87 @@
+"""The /async accounts as the service knows them: names, password hashes and ratings, loaded from
+the store at start and kept as accounts are created (scalable-server-notes.md S10, S12).
+
+One ``Accounts`` per service; handlers read it (``hub.accounts.get``, ``in``) and change it only
+through ``add``, ``forget``, ``rate`` and ``unrate``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, ValuesView
+from dataclasses import dataclass, field
+
+from parlour.storage import AccountRow, RatingRow
+
+__all__ = ["Account", "Accounts"]
+
+
+@dataclass(slots=True)
+class Account:
+    id: int
+    name: str
+    #: Argon2id hash ("" for accounts of an external OAuth2 provider): checked on sign-in.
+    password_hash: str = ""
+    #: Ratings by game type: (mu, sigma, games rated).
+    ratings: dict[str, tuple[float, float, int]] = field(default_factory=dict)
+
+
+class Accounts:
+    """Accounts by id and by case-folded name, and the next id to give."""
+
+    __slots__ = ("_by_id", "_by_name", "next_id")
+
+    def __init__(self) -> None:
+        self._by_id: dict[int, Account] = {}
+        self._by_name: dict[str, int] = {}
+        self.next_id = 1
+
+    def __contains__(self, account_id: object) -> bool:
+        return account_id in self._by_id
+
+    def __getitem__(self, account_id: int) -> Account:
+        return self._by_id[account_id]
+
+    def __len__(self) -> int:
+        return len(self._by_id)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._by_id)
+
+    def values(self) -> ValuesView[Account]:
+        return self._by_id.values()
+
+    def get(self, account_id: int | None) -> Account | None:
+        return self._by_id.get(account_id) if account_id is not None else None
+
+    def named(self, name: str) -> Account | None:
+        """The account of this name, whatever its case."""
+        account_id = self._by_name.get(name.casefold())
+        return None if account_id is None else self._by_id[account_id]
+
+    def name(self, account_id: int) -> str:
+        account = self._by_id.get(account_id)
+        return account.name if account else f"player {account_id}"
+
+    def add(self, row: AccountRow) -> Account:
+        account = Account(row.id, row.name, row.password_hash)
+        self._by_id[row.id] = account
+        self._by_name[row.name.casefold()] = row.id
+        self.next_id = max(self.next_id, row.id + 1)
+        return account
+
+    def forget(self, account_id: int) -> None:
+        """An account whose record could not be stored never existed."""
+        account = self._by_id.pop(account_id, None)
+        if account is not None:
+            self._by_name.pop(account.name.casefold(), None)
+
+    def rate(self, row: RatingRow) -> None:
+        """An account's rating for a game type (unknown accounts are skipped)."""
+        account = self._by_id.get(row.account_id)
+        if account is not None:
+            account.ratings[row.game_type] = (row.mu, row.sigma, row.games)
+
+    def unrate(self, account_id: int, game_type: str) -> None:
+        account = self._by_id.get(account_id)
+        if account is not None:
+            account.ratings.pop(game_type, None)
