@@ -117,9 +117,8 @@ async def run_server(settings: Settings, stop: asyncio.Event | None = None) -> i
             services[:] = [websocket_service, *(s for s in (fish, tsuro) if s is not None)]
             services.append(websocket_routes[ASYNC_PATH])
             # /metrics counts the frames this node's connections send, whoever owns the service.
-            assert runtime.meter is not None
-            runtime.meter.watch(websocket_service, "apologies", kinds.apologies_kind)
-            runtime.meter.watch(websocket_routes[ASYNC_PATH], "async", kinds.async_kind)
+            exporter.collector.meter.watch(websocket_service, "apologies", kinds.apologies_kind)
+            exporter.collector.meter.watch(websocket_routes[ASYNC_PATH], "async", kinds.async_kind)
         else:
             if store is not None:
                 stack.push_async_callback(runtime.close_store)

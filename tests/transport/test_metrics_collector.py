@@ -17,6 +17,7 @@ from parlour.protocols.async_ws.service import AsyncService
 from parlour.protocols.fish_tcp import FishService
 from parlour.robots.registry import robot
 from parlour.settings import Settings
+from parlour.storage.records import AsyncTurnRow, MetaRow, MoveRow
 from parlour.transport.runtime import Runtime
 
 Samples = dict[str, list[tuple[str, dict[str, str], float]]]
@@ -127,7 +128,8 @@ def test_errors_come_from_each_protocols_own_failure_boundary() -> None:
     fish.connected(3, 1000.0)
     fish.received(3, b"}}}\n", 1000.0)
     meter.probes[0].failed("INTERNAL_ERROR")  # what the transport records when a service raises
-    meter.commit_failures = 2
+    meter.commit_failed()  # what the runtime tells the meter of each refused commit
+    meter.commit_failed()
     families = samples(exporter)
     assert find(families, "parlour_errors_total", protocol="apologies", reason="INVALID_PLAYER") == 1
     assert find(families, "parlour_errors_total", protocol="apologies", reason="INVALID_REQUEST") == 2
@@ -145,7 +147,9 @@ def test_histograms_and_counters_come_from_the_meter() -> None:
     probe.observe('{"message": "EXECUTE_MOVE"}', 0.0004)
     probe.observe('{"message": "EXECUTE_MOVE"}', 0.002)
     probe.observe("garbage", 0.00001)
-    meter.committed([object()] * 12, 0.003, moves=4)
+    # The meter counts the moves among a batch's records: three moves and an /async turn.
+    moves = [MoveRow("g", seq, 0, "move", 0, 1.0) for seq in range(3)] + [AsyncTurnRow(1, 1, 1.0, b"{}")]
+    meter.committed([*moves, *[MetaRow("k", "v")] * 8], 0.003)
     meter.robot("apologies").observe(0.0002)
     families = samples(exporter)
     labels = {"protocol": "apologies", "type": "EXECUTE_MOVE"}

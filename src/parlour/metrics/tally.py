@@ -6,7 +6,8 @@ when ``/metrics`` is scraped. prometheus-client's own ``Histogram.observe`` take
 updates every bucket at or above the value, which is fine for a scrape-rate metric and a cost
 per frame for a game server, hence these.
 
-Nothing here imports the services, prometheus-client or asyncio: the transport imports it.
+Nothing here imports the services, prometheus-client or asyncio. The transport records into
+it through the interfaces it declares (parlour.transport.metering); app.py hands it over.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from time import perf_counter
 from typing import Any
+
+from parlour.storage.records import AsyncTurnRow, MoveRow, Record
 
 __all__ = [
     "BATCH_BUCKETS",
@@ -45,6 +48,9 @@ LATENCY_BUCKETS: tuple[float, ...] = (
 )
 #: Records in one commit: one move is a few records, a busy loop iteration gathers dozens.
 BATCH_BUCKETS: tuple[float, ...] = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
+
+#: The records that are one move each (an Apologies/Fish/Tsuro move, an /async turn).
+MOVES = (MoveRow, AsyncTurnRow)
 
 #: Turns a received frame into the label of its message type (a bounded set of names).
 Classify = Callable[[Any], str]
@@ -133,10 +139,14 @@ class Meter:
     def probes(self) -> list[Probe]:
         return list(self._probes.values())
 
-    def committed(self, records: Sequence[object], seconds: float, moves: int) -> None:
+    def committed(self, records: Sequence[Record], seconds: float) -> None:
+        """One batch committed (parlour.transport.metering.RuntimeMeter)."""
         self.commit_seconds.observe(seconds)
         self.batch_records.observe(len(records))
-        self.moves += moves
+        self.moves += sum(1 for record in records if type(record) in MOVES)
+
+    def commit_failed(self) -> None:
+        self.commit_failures += 1
 
     def robot(self, game: str) -> Tally:
         tally = self.robots.get(game)

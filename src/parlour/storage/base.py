@@ -173,4 +173,11 @@ class Store(Protocol):
         """A consistent copy of the whole store at ``target``, taken while it is in use."""
         ...
 
+    def process_writer(self) -> tuple[str, str] | None:
+        """What a writer process (``python -m parlour.storage.pipe``) opens to commit for this
+        store: what to connect to (a file's path, or the full URL) and the sync level; None
+        when the store commits only where it was opened (the runtime then commits on its
+        store thread)."""
+        ...
+
     def close(self) -> None: ...

@@ -96,6 +96,10 @@ class SQLStore:
     def cursor(self) -> Cursor:
         raise NotImplementedError
 
+    def process_writer(self) -> tuple[str, str] | None:
+        """Every SQL backend can commit from a writer process: it opens ``connect_to`` there."""
+        return self.connect_to, self.sync
+
     def in_transaction(self) -> bool:
         raise NotImplementedError
 

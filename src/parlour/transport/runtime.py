@@ -15,7 +15,6 @@ from typing import TypeVar
 
 from parlour.core.effects import Broadcast, Close, ConnId, Effect, Send, Store
 from parlour.core.service import Service
-from parlour.metrics.tally import Meter
 from parlour.storage import (
     AsyncGameRow,
     AsyncTurnRow,
@@ -35,9 +34,9 @@ from parlour.storage import (
 )
 from parlour.storage import Store as StoreBackend
 from parlour.storage.base import StoreFailure
-from parlour.storage.sql import SQLStore
 from parlour.transport.fanout import SLICE, Fanout
 from parlour.transport.limits import AddressLimits, ConnectionLimits
+from parlour.transport.metering import RuntimeMeter
 from parlour.transport.outbox import Outbox
 from parlour.transport.writer import ProcessCommitter, StoreWriter
 
@@ -159,8 +158,8 @@ class Runtime:
         #: A cluster (parlour.cluster) sets this: it is handed, after the same commit, the
         #: sends, broadcasts and closes for connections this node does not hold. None on one node.
         self.remote: Callable[[list[Effect]], None] | None = None
-        #: What /metrics reports (parlour.metrics); None records nothing.
-        self.meter: Meter | None = None
+        #: What /metrics reports (the app hands in parlour.metrics' Meter); None records nothing.
+        self.meter: RuntimeMeter | None = None
         #: A cluster node's fencing tokens, one per service it owns (parlour.cluster): every
         #: record is committed with the fences in force when it was made, so that nothing made
         #: by an owner another node has since replaced is stored.
@@ -385,9 +384,10 @@ class Runtime:
 
     def _store_committer(self) -> StoreWriter | ProcessCommitter:
         if self._committer is None:
-            store = self.store
-            if self.store_writer == "process" and isinstance(store, SQLStore):
-                self._committer = ProcessCommitter(store.connect_to, store.sync, asyncio.get_running_loop())
+            assert self.store is not None
+            target = self.store.process_writer() if self.store_writer == "process" else None
+            if target is not None:
+                self._committer = ProcessCommitter(*target, asyncio.get_running_loop())
             else:
                 self._committer = self._store_writer()
         return self._committer
@@ -399,10 +399,9 @@ class Runtime:
         meter = self.meter
         if meter is not None:  # once per batch, never per record or per request
             if error is None:
-                moves = sum(1 for record in batch.records if type(record) in _MOVES)
-                meter.committed(batch.records, time.perf_counter() - batch.sent, moves)
+                meter.committed(batch.records, time.perf_counter() - batch.sent)
             else:
-                meter.commit_failures += 1
+                meter.commit_failed()
         self._release()
 
     def _release(self) -> None:
@@ -631,10 +630,6 @@ class Runtime:
             await self._committer.close()
         await self._in_writer(lambda: store.heartbeat(now))
         self._store_writer().close()
-
-
-#: The records that are one move each (an Apologies/Fish/Tsuro move, an /async turn).
-_MOVES = (MoveRow, AsyncTurnRow)
 
 
 def _stores(effects: list[Effect]) -> bool:
