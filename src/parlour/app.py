@@ -12,7 +12,6 @@ from contextlib import AsyncExitStack
 from random import Random
 from typing import TYPE_CHECKING, Any
 
-from parlour.accounts.http import AccountRoutes
 from parlour.accounts.limits import LoginLimiter
 from parlour.accounts.tokens import ExternalJwt, SessionTokens
 from parlour.core.effects import Store as Remember
@@ -26,6 +25,7 @@ from parlour.protocols.apologies_ws import ApologiesService
 from parlour.protocols.async_ws import devices, social
 from parlour.protocols.async_ws.catalogue import catalogue_routes
 from parlour.protocols.async_ws.history import ReplayRoutes, StoredGame, stored_games
+from parlour.protocols.async_ws.http import AccountRoutes
 from parlour.protocols.async_ws.hub import NEXT_GAME_KEY, AsyncLimits
 from parlour.protocols.async_ws.service import AsyncService
 from parlour.protocols.fish_tcp import FishService

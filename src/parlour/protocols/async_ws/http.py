@@ -12,6 +12,10 @@
 
 Hashing runs on a worker thread (Argon2id takes tens of milliseconds on purpose), and an account
 is answered only once it is stored. Passwords and tokens never reach a log.
+
+The routes live with /async, whose service holds the accounts; ``parlour.accounts`` keeps the
+account logic they use (names, passwords, tokens, limits). What they need of the runtime is
+declared here (``Commits``), so that nothing here imports the transport above it.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from http import HTTPStatus
-from typing import Final
+from typing import Final, Protocol
 from urllib.parse import parse_qs, urlsplit
 
 import msgspec
@@ -29,13 +33,14 @@ from parlour.accounts.names import name_problem, password_problem
 from parlour.accounts.passwords import hash_password, verify_password
 from parlour.accounts.tokens import SessionTokens
 from parlour.api import ApiResponse, HttpRequest
+from parlour.core.effects import ConnId, Effect
+from parlour.core.service import Service
 from parlour.protocols.async_ws.ratings import ordinal
 from parlour.protocols.async_ws.service import AsyncService
 from parlour.protocols.jsonlimits import MAX_DEPTH, too_deep
 from parlour.storage.base import StoreFailure
-from parlour.transport.runtime import Runtime
 
-__all__ = ["AccountRoutes"]
+__all__ = ["AccountRoutes", "Commits"]
 
 MAX_LEADERS: Final = 200
 
@@ -70,13 +75,24 @@ def _credentials(request: HttpRequest) -> Credentials | ApiResponse:
         return _error(HTTPStatus.BAD_REQUEST, f'expected {{"name": ..., "password": ...}}: {error}')
 
 
+class Commits(Protocol):
+    """What the routes need of the runtime (``parlour.transport.runtime.Runtime`` is one): the
+    time, and the commit of an account before it is answered (stored before shown)."""
+
+    clock: Callable[[], float]
+
+    async def stored(
+        self, effects: list[Effect], service: Service | None = None, origin: ConnId | None = None
+    ) -> None: ...
+
+
 class AccountRoutes:
     """The handlers, bound to the /async service that owns the accounts."""
 
     def __init__(
         self,
         service: AsyncService,
-        runtime: Runtime,
+        runtime: Commits,
         tokens: SessionTokens,
         limiter: LoginLimiter,
         hash_with: Callable[[str], str] = hash_password,
