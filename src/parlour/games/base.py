@@ -73,6 +73,11 @@ class GamePlugin(Protocol[S, M, V]):
         """
         ...
 
+    def public_json(self, state: S, move: M | None) -> dict[str, Any]:
+        """What anyone may see of ``state`` as JSON (hidden information left out), with
+        ``move``, the move that led to it, if given: the view of the game records (replays)."""
+        ...
+
 
 class Robot(Protocol[S_in, M]):
     """A move chooser. It may only use what ``seat`` is allowed to see of ``state``."""

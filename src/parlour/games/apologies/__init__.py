@@ -8,6 +8,7 @@ from typing import Any
 
 from parlour.games.apologies.engine import GameState, apply_move, legal_moves, new_game, view
 from parlour.games.apologies.model import Color, Mode, Move, PlayerView
+from parlour.games.apologies.public import public_json
 from parlour.games.base import Outcome, Seat
 
 __all__ = ["PLUGIN", "ApologiesPlugin", "GameState"]
@@ -44,6 +45,9 @@ class ApologiesPlugin:
 
     def remove_seat(self, state: GameState, seat: Seat) -> GameState:
         raise NotImplementedError("an abandoned Apologies seat is played by a robot, never removed")
+
+    def public_json(self, state: GameState, move: Move | None) -> dict[str, Any]:
+        return public_json(state, move)
 
 
 PLUGIN = ApologiesPlugin()

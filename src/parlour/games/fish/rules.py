@@ -6,15 +6,15 @@ Seats are PlayerIds (join order); turns go by ascending age, ties by join order 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from random import Random
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from parlour.games.base import Outcome
 from parlour.games.fish.board import neighbours_table, random_fish, uniform_fish
 
-__all__ = ["FishPlugin", "FishState", "Move", "Place", "new_game"]
+__all__ = ["FishState", "Move", "Place", "new_game"]
 
 PENGUIN_FACTOR = 6  # each of N players has 6 - N penguins
 
@@ -174,40 +174,3 @@ def outcome(state: FishState) -> Outcome | None:
         return Outcome((), reason="everyone was removed")
     top = max(state.scores[seat] for seat in state.order)
     return Outcome(tuple(seat for seat in sorted(state.order) if state.scores[seat] == top), turns=top)
-
-
-class FishPlugin:
-    name = "fish"
-    min_seats = 2
-    max_seats = 4
-
-    def new_game(self, seats: int, options: Mapping[str, Any], rng: Random) -> FishState:
-        return new_game(
-            seats,
-            rng,
-            rows=int(options.get("rows", 5)),
-            columns=int(options.get("columns", 5)),
-            fish=options.get("fish"),
-            holes=int(options.get("holes", 0)),
-            ages=options.get("ages"),
-        )
-
-    def to_move(self, state: FishState) -> int | None:
-        return state.current
-
-    def legal_moves(self, state: FishState, seat: int) -> Sequence[FishMove]:
-        return legal_moves(state, seat)
-
-    def apply(self, state: FishState, move: FishMove, rng: Random) -> FishState:
-        apply_move(state, move)
-        return state
-
-    def view(self, state: FishState, seat: int) -> FishState:
-        return state  # nothing is hidden in Fish
-
-    def outcome(self, state: FishState) -> Outcome | None:
-        return outcome(state)
-
-    def remove_seat(self, state: FishState, seat: int) -> FishState:
-        remove_seat(state, seat)
-        return state

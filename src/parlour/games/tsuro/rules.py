@@ -6,12 +6,11 @@ Seats are join order; colours white, black, red, green, blue (T5).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from random import Random
 from typing import Any, NamedTuple
 
-from parlour.games.base import Outcome
 from parlour.games.tsuro.tiles import MATCH, SIDE_STEP, TILES, exit_port, port_side
 
 __all__ = [
@@ -19,7 +18,6 @@ __all__ = [
     "SIZE",
     "Placement",
     "Player",
-    "TsuroPlugin",
     "TsuroState",
     "apply_placement",
     "check",
@@ -298,35 +296,3 @@ def ranking(state: TsuroState) -> list[list[int]]:
     ordered = [places[key] for key in sorted(places, reverse=True)]
     ejected = [i for i, p in enumerate(state.players) if p.state == EJECTED]
     return ordered + ([ejected] if ejected else [])
-
-
-class TsuroPlugin:
-    name = "tsuro"
-    min_seats = 3
-    max_seats = 5
-
-    def new_game(self, seats: int, options: Mapping[str, Any], rng: Random) -> TsuroState:
-        return new_game(seats, rng, random_deal=options.get("deal") == "random")
-
-    def to_move(self, state: TsuroState) -> int | None:
-        return state.current
-
-    def legal_moves(self, state: TsuroState, seat: int) -> Sequence[Placement]:
-        return legal_moves(state, seat)
-
-    def apply(self, state: TsuroState, move: Placement, rng: Random) -> TsuroState:
-        apply_placement(state, move, rng)
-        return state
-
-    def view(self, state: TsuroState, seat: int) -> TsuroState:
-        return state
-
-    def outcome(self, state: TsuroState) -> Outcome | None:
-        if not state.finished:
-            return None
-        places = ranking(state)
-        return Outcome(tuple(places[0]) if places else ())
-
-    def remove_seat(self, state: TsuroState, seat: int) -> TsuroState:
-        eject(state, seat)
-        return state

@@ -60,7 +60,8 @@ from parlour.core.events import (
 )
 from parlour.core.records import Game, GameState, Player
 from parlour.games.apologies.engine import GameState as Play
-from parlour.games.apologies.model import HOME, SAFE, START, Card, Color, HistoryEntry, Move, PawnMove
+from parlour.games.apologies.model import START, Card, Color, HistoryEntry, Move, PawnMove
+from parlour.games.apologies.public import pawn_json
 
 __all__ = ["FAILURES", "Renderer", "failure_reason", "timestamp"]
 
@@ -120,25 +121,16 @@ def _second(seconds: int) -> str:
     return f"{datetime.fromtimestamp(seconds, UTC):%Y-%m-%dT%H:%M:%S}"
 
 
-def _pawn(color: Color, index: int, position: int) -> dict[str, Any]:
-    """The pawn object of wire-notes 5.1: exactly one of start/home/safe/square is set."""
-    return {
-        "color": color.name,
-        "id": str(index),
-        "start": position == START,
-        "home": position == HOME,
-        "safe": position - SAFE if SAFE <= position < HOME else None,
-        "square": position if position < SAFE else None,
-    }
-
-
 #: JSON values of colours and cards (null for history entries without one).
 COLOR_JSON: dict[int | None, bytes] = {None: b"null", **{c: b'"%s"' % c.name.encode() for c in Color}}
 CARD_JSON: dict[Card | None, bytes] = {None: b"null", **{c: b'"%s"' % c.name.encode() for c in Card}}
 
 #: Every pawn object pre-encoded: PAWNS[color][index][position] (position 0..66).
 PAWNS: tuple[tuple[tuple[bytes, ...], ...], ...] = tuple(
-    tuple(tuple(ENCODE(_pawn(color, index, position)) for position in range(START + 1)) for index in range(4))
+    tuple(
+        tuple(ENCODE(pawn_json(color, index, position)) for position in range(START + 1))
+        for index in range(4)
+    )
     for color in Color
 )
 

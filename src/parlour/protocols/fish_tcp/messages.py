@@ -10,14 +10,11 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from parlour.games.fish.board import DIRECTIONS
+from parlour.games.fish.public import COLORS, game_state
 from parlour.games.fish.rules import FishMove, FishState, Move, Place
 from parlour.protocols.streamed import Violation
 
 __all__ = ["COLORS", "Connect", "Malformed", "decode", "game_state", "new_game_state", "player_connected"]
-
-#: Player colours by PlayerId modulo 4 (fish-tsuro-notes 1.6), lowercase as documented (F4).
-COLORS = ("blue", "green", "pink", "purple")
 
 
 class Malformed(Violation):
@@ -63,36 +60,6 @@ def player_connected(player_id: int | None = None, error: str | None = None) -> 
     if player_id is not None:
         return _line({"type": "PlayerConnected", "player_id": player_id})
     return _line({"type": "PlayerConnected", "error_message": error})
-
-
-def game_state(state: FishState, winners: list[int] | None = None) -> dict[str, Any]:
-    """The GameState of F4: documented names and the serde names where they differ."""
-    tiles = []
-    for tile, fish in enumerate(state.fish):
-        if fish <= 0:
-            continue  # holes are omitted
-        entry: dict[str, Any] = {"tile_id": tile, "fish": fish, "fish_count": fish}
-        for direction, (name, *_rest) in enumerate(DIRECTIONS):
-            other = state.neighbours[tile][direction]
-            entry[name] = other if other >= 0 and state.fish[other] > 0 else None
-        tiles.append(entry)
-    players = []
-    for seat in state.order:
-        penguins = [
-            {"penguin_id": p, "tile": t if t >= 0 else None, "tile_id": t if t >= 0 else None}
-            for p in state.penguins_of(seat)
-            for t in (state.penguins[p],)
-        ]
-        players.append(
-            {"player_id": seat, "color": COLORS[seat % 4], "penguins": penguins, "score": state.scores[seat]}
-        )
-    return {
-        "board": {"tiles": tiles, "width": state.columns, "height": state.rows},
-        "players": players,
-        "turn_order": list(state.order),
-        "current_turn": state.current,
-        "winning_players": winners or [],
-    }
 
 
 def new_game_state(state: FishState, winners: list[int] | None = None) -> str:

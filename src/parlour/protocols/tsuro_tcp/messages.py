@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from parlour.games.tsuro.public import board, player
 from parlour.games.tsuro.rules import SIZE, Placement, TsuroState, ranking
 from parlour.games.tsuro.tiles import PORTS, TILES
 from parlour.protocols.streamed import Violation
@@ -94,26 +95,6 @@ def decode(message: Any) -> Join | MoveRequest:
 
 def line(kind: str, **fields: Any) -> str:
     return json.dumps({"type": kind, **fields}, separators=(",", ":")) + "\n"
-
-
-def _tile(state: TsuroState, x: int, y: int) -> dict[str, int] | None:
-    cell = state.board[y][x]
-    return None if cell is None else {"index": cell[0], "rotation": cell[1], "x": x, "y": y}
-
-
-def board(state: TsuroState) -> list[list[dict[str, int] | None]]:
-    return [[_tile(state, x, y) for x in range(SIZE)] for y in range(SIZE)]
-
-
-def player(state: TsuroState, seat: int) -> dict[str, Any]:
-    who = state.players[seat]
-    at = who.at
-    return {
-        "color": who.color,
-        "tile": _tile(state, at[0], at[1]) if at is not None else None,
-        "port": PORTS[at[2]] if at is not None else None,
-        "state": who.state,
-    }
 
 
 def game_state(state: TsuroState, seat: int) -> str:
