@@ -21,9 +21,11 @@ $(STAMP): pyproject.toml setup.py $(COMPILED)
 run: install
 	$(BIN)/parlour serve
 
+# lint-imports checks the layers of docs/DESIGN.md (pyproject.toml, [tool.importlinter]).
 lint: install
 	$(BIN)/ruff check src tests bench examples tools setup.py
 	$(BIN)/ruff format --check src tests bench examples tools setup.py
+	$(BIN)/lint-imports
 
 typecheck: install
 	$(BIN)/mypy

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from parlour.core.effects import Store
 from parlour.storage import MoveRow
-from parlour.transport.runtime import Reload
 from tests.protocols.fish_tcp.test_fish_service import Tables as FishTables
 from tests.protocols.tsuro_tcp.test_tsuro_service import Tables as TsuroTables
 
@@ -20,7 +19,7 @@ def test_a_tsuro_table_that_cannot_be_stored_ejects_everyone_with_a_reason() -> 
     first, second = service.tables
     assert first.log is not None and second.log is not None
     failed = [MoveRow(first.log.id, 0, 0, "move", 0, tables.now)]
-    effects = service.store_failed(failed, [1, 4], Reload(), tables.now)
+    effects = service.store_failed(failed, [1, 4], None, tables.now)
     tables.take([e for e in effects if not isinstance(e, Store)])
     for conn in (1, 2, 3):
         assert tables.inbox[conn][-1] == {"type": "EJECTED", "reason": "the server could not save the game"}
@@ -40,8 +39,6 @@ def test_a_fish_table_that_cannot_be_stored_closes_every_connection() -> None:
     tables.join(2, age=9)
     (table,) = service.tables
     assert table.log is not None
-    effects = service.store_failed(
-        [MoveRow(table.log.id, 0, 0, "move", 0, tables.now)], [], Reload(), tables.now
-    )
+    effects = service.store_failed([MoveRow(table.log.id, 0, 0, "move", 0, tables.now)], [], None, tables.now)
     tables.take([e for e in effects if not isinstance(e, Store)])
     assert tables.closed == {1, 2} and service.tables == [] and service.ledger.in_progress == 0

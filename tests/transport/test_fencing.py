@@ -28,9 +28,13 @@ class Told:
     def __init__(self) -> None:
         self.failed: list[list[Record]] = []
 
+    def reload(self, records: list[Record], store: Any) -> str:
+        return "nothing to read back"
+
     def store_failed(
         self, records: list[Record], origins: list[ConnId], reload: Any, now: float
     ) -> list[Effect]:
+        assert reload == "nothing to read back"  # what its own reload returned
         self.failed.append(records)
         return []
 

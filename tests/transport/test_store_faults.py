@@ -237,6 +237,7 @@ def test_when_the_writer_process_dies_changes_are_refused_and_a_new_one_takes_ov
 def test_the_read_back_after_a_failed_commit_covers_ratings_relations_devices_and_chat(
     tmp_path: Path,
 ) -> None:
+    from parlour.protocols.async_ws.readback import read_back
     from parlour.storage import (
         ChatRow,
         DeviceGone,
@@ -262,8 +263,8 @@ def test_the_read_back_after_a_failed_commit_covers_ratings_relations_devices_an
         DeviceGone(1, "APNS", "t1"),
         DeviceRow(2, "APNS", "t2", 23.0),
     ]
-    reload = Runtime(store=store)._reload(failed)
-    assert not reload.failed
+    reload = read_back(failed, store)  # what the /async service reads back (its reload)
+    assert reload.failure is None
     assert reload.relations == {(1, 2, "buddy"): buddy, (1, 3, "ignore"): None}
     assert reload.chat == {0: [line]}
     assert reload.ratings == {(1, "fish"): rating, (2, "fish"): None}

@@ -18,6 +18,8 @@ from typing import Any, Final
 from parlour.cluster.wire import CONNECTED, DISCONNECTED, RECEIVED, Input
 from parlour.core.effects import Broadcast, Close, ConnId, Effect, Send, Store
 from parlour.core.service import Service
+from parlour.storage import Record
+from parlour.storage import Store as StoreBackend
 
 __all__ = ["SERVICE_RESTART", "ClusterService", "node_of"]
 
@@ -115,9 +117,15 @@ class ClusterService:
             return []
         return self.local_only(self.inner.shutdown(now))
 
-    def store_failed(self, records: list[Any], conns: list[ConnId], reload: Any, now: float) -> list[Effect]:
-        handler = getattr(self.inner, "store_failed", None)
-        return [] if handler is None else list(handler(records, conns, reload, now))
+    def reload(self, records: list[Record], store: StoreBackend) -> object:
+        inner = self.inner
+        return None if inner is None else inner.reload(records, store)
+
+    def store_failed(
+        self, records: list[Record], conns: list[ConnId], reload: Any, now: float
+    ) -> list[Effect]:
+        inner = self.inner
+        return [] if inner is None else inner.store_failed(records, conns, reload, now)
 
     def stats(self) -> dict[str, Any]:
         counts = getattr(self.inner, "stats", None)

@@ -9,15 +9,17 @@ the turn, so a move id a player was sent before a crash can still be played afte
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from enum import Enum
 from random import Random
 from typing import Any
 
 from parlour.core.records import Game, GameState, Player, PlayerType, Seat, SeatState, Visibility
 from parlour.games.base import GamePlugin
-from parlour.storage.records import REMOVE_SEAT, GameRow, MoveRow, PlayerRow, SeatRow
+from parlour.storage.base import Store, StoreFailure
+from parlour.storage.records import REMOVE_SEAT, GameRow, MoveRow, PlayerGone, PlayerRow, Record, SeatRow
 
-__all__ = ["encode_options", "game_row", "player_row", "rebuild", "replay"]
+__all__ = ["LobbyReload", "encode_options", "game_row", "player_row", "read_back", "rebuild", "replay"]
 
 OptionsDecoder = Callable[[Mapping[str, Any]], dict[str, Any]]
 
@@ -25,6 +27,35 @@ OptionsDecoder = Callable[[Mapping[str, Any]], dict[str, Any]]
 def encode_options(options: Mapping[str, Any]) -> dict[str, Any]:
     """Options as JSON values (enums by their value)."""
     return {key: value.value if isinstance(value, Enum) else value for key, value in options.items()}
+
+
+@dataclass(slots=True)
+class LobbyReload:
+    """What the store holds now for the players and games a failed commit touched, for the
+    lobby to return to (None where the store has nothing; a ``failure`` when even the read
+    failed, and then only what was read before it)."""
+
+    players: dict[str, PlayerRow | None] = field(default_factory=dict)
+    games: dict[str, tuple[GameRow, list[MoveRow]] | None] = field(default_factory=dict)
+    failure: StoreFailure | None = None
+
+
+def read_back(records: Iterable[Record], store: Store) -> LobbyReload:
+    """The stored rows of the players and games ``records`` touched (a service's ``reload``,
+    run on the store's thread after a failed commit)."""
+    reload = LobbyReload()
+    try:
+        for record in records:
+            if type(record) is PlayerRow or type(record) is PlayerGone:
+                if record.id not in reload.players:
+                    reload.players[record.id] = store.load_player(record.id)
+            elif isinstance(record, GameRow | MoveRow):
+                game_id = record.id if isinstance(record, GameRow) else record.game_id
+                if game_id not in reload.games:
+                    reload.games[game_id] = store.load_game(game_id)
+    except StoreFailure as failure:
+        reload.failure = failure
+    return reload
 
 
 def player_row(player: Player) -> PlayerRow:

@@ -16,6 +16,7 @@ from parlour.core.ledger import Ledger
 from parlour.core.ratelimit import TokenBucket
 from parlour.protocols.jsonstream import JsonStream, StreamError
 from parlour.settings import Settings
+from parlour.storage import Store as StoreBackend
 from parlour.storage.records import LIVE_STATES, MOVE, GameRow, MoveRow, Record, SeatRow, Snapshot
 
 __all__ = ["StreamedService", "Table", "TableLog", "Violation", "aborted_tables"]
@@ -161,8 +162,12 @@ class StreamedService:
         self._records.extend(aborted_tables(snapshot, (self.protocol,), now))
         return self._drain()
 
+    def reload(self, records: list[Record], store: StoreBackend) -> None:
+        """Nothing to read back: a table whose moves cannot be stored ends (store_failed)."""
+        return None
+
     def store_failed(
-        self, records: list[Record], conns: list[ConnId], reload: Any, now: float
+        self, records: list[Record], conns: list[ConnId], reload: None, now: float
     ) -> list[Effect]:
         """A commit failed: a table whose moves cannot be stored cannot go on, so everyone at
         the touched tables, and every sender whose input was not shown, is removed the way the

@@ -15,23 +15,7 @@ from typing import TypeVar
 
 from parlour.core.effects import Broadcast, Close, ConnId, Effect, Send, Store
 from parlour.core.service import Service
-from parlour.storage import (
-    AsyncGameRow,
-    AsyncTurnRow,
-    ChatRow,
-    DeviceGone,
-    DeviceRow,
-    Fence,
-    GameRow,
-    Heartbeat,
-    MoveRow,
-    PlayerGone,
-    PlayerRow,
-    RatingRow,
-    Record,
-    RelationGone,
-    RelationRow,
-)
+from parlour.storage import Fence, Heartbeat, Record
 from parlour.storage import Store as StoreBackend
 from parlour.storage.base import StoreFailure
 from parlour.transport.fanout import SLICE, Fanout
@@ -40,7 +24,7 @@ from parlour.transport.metering import RuntimeMeter
 from parlour.transport.outbox import Outbox
 from parlour.transport.writer import ProcessCommitter, StoreWriter
 
-__all__ = ["Reload", "Runtime"]
+__all__ = ["Runtime"]
 
 T = TypeVar("T")
 
@@ -54,29 +38,6 @@ HEARTBEAT_SECONDS = 1.0
 DRAIN_SECONDS = 10.0
 #: How often finished game records past ``record_retention`` are purged.
 PURGE_SECONDS = 3600.0
-
-
-@dataclass(slots=True)
-class Reload:
-    """What the store holds now for the players and games a failed commit touched, for a
-    service to return to (None where the store has nothing; ``failed`` when even the read
-    failed and the service must fall back on its own)."""
-
-    players: dict[str, PlayerRow | None] = field(default_factory=dict)
-    games: dict[str, tuple[GameRow, list[MoveRow]] | None] = field(default_factory=dict)
-    #: Games of the /async protocol, by id.
-    async_games: dict[int, AsyncGameRow | None] = field(default_factory=dict)
-    #: Ratings by (account, game type); relations by (owner, other, kind); devices by
-    #: (account, device type, token); the last CHAT_LINES chat lines of each scope touched.
-    ratings: dict[tuple[int, str], RatingRow | None] = field(default_factory=dict)
-    relations: dict[tuple[int, int, str], RelationRow | None] = field(default_factory=dict)
-    devices: dict[tuple[int, str, str], DeviceRow | None] = field(default_factory=dict)
-    chat: dict[int, list[ChatRow]] = field(default_factory=dict)
-    failed: bool = False
-
-
-#: Chat lines read back per scope after a failed commit: more than any service keeps.
-CHAT_LINES = 100
 
 
 @dataclass(slots=True)
@@ -452,7 +413,7 @@ class Runtime:
         reloads, claimed = await asyncio.wrap_future(
             self._store_writer().run(
                 lambda: (
-                    {service: self._reload(records) for service, records in touched.items()},
+                    {service: self._reload(service, records) for service, records in touched.items()},
                     self._claimed(fences),
                 )
             )
@@ -472,7 +433,7 @@ class Runtime:
             self._flush()
         self._settle()
 
-    def _refuse(self, batches: list[_Batch], reloads: dict[Service, Reload]) -> None:
+    def _refuse(self, batches: list[_Batch], reloads: dict[Service, object]) -> None:
         now = self.clock()
         by_service: dict[Service, tuple[list[Record], list[ConnId]]] = {}
         for batch in batches:
@@ -489,13 +450,10 @@ class Runtime:
                 if origin is not None and origin not in origins:
                     origins.append(origin)
         for service, (records, origins) in by_service.items():
-            handler = getattr(service, "store_failed", None)
-            if handler is None:
-                continue
             try:
                 # What the service does about it may itself need storing (a player removed
                 # from another table): through the same path as any input.
-                self.execute(handler(records, origins, reloads.get(service, Reload()), now), service)
+                self.execute(service.store_failed(records, origins, reloads.get(service), now), service)
             except Exception:
                 log.exception("a service failed to return to the stored state")
 
@@ -507,55 +465,10 @@ class Runtime:
         except StoreFailure:
             return []
 
-    def _reload(self, records: list[Record]) -> Reload:
-        """On the writer thread: the stored rows of everything ``records`` touched."""
-        reload = Reload()
+    def _reload(self, service: Service, records: list[Record]) -> object:
+        """On the writer thread: what ``service`` needs read back after its ``records`` failed."""
         assert self.store is not None
-        try:
-            for record in records:
-                if type(record) is PlayerRow or type(record) is PlayerGone:
-                    if record.id not in reload.players:
-                        reload.players[record.id] = self.store.load_player(record.id)
-                elif isinstance(record, AsyncGameRow | AsyncTurnRow):
-                    number = record.id if isinstance(record, AsyncGameRow) else record.game_id
-                    if number not in reload.async_games:
-                        reload.async_games[number] = self.store.load_async_game(number)
-                elif isinstance(record, GameRow | MoveRow):
-                    game_id = record.id if isinstance(record, GameRow) else record.game_id
-                    if game_id not in reload.games:
-                        reload.games[game_id] = self.store.load_game(game_id)
-                elif isinstance(record, RatingRow):
-                    reload.ratings[record.account_id, record.game_type] = None
-                elif isinstance(record, RelationRow | RelationGone):
-                    reload.relations[record.owner, record.other, record.kind] = None
-                elif isinstance(record, DeviceRow | DeviceGone):
-                    reload.devices[record.account_id, record.device_type, record.token] = None
-                elif isinstance(record, ChatRow):
-                    reload.chat[record.scope] = []
-            self._reload_social(reload)
-        except StoreFailure as failure:
-            log.error("cannot read the store back either: %s", failure)
-            reload.failed = True
-        return reload
-
-    def _reload_social(self, reload: Reload) -> None:
-        """Fill in the ratings, relations, devices and chat a failed commit touched (rare: the
-        whole tables are read and filtered, which keeps the store's interface small)."""
-        assert self.store is not None
-        if reload.ratings:
-            for rating in self.store.ratings():
-                if (rating.account_id, rating.game_type) in reload.ratings:
-                    reload.ratings[rating.account_id, rating.game_type] = rating
-        if reload.relations:
-            for relation in self.store.relations():
-                if (relation.owner, relation.other, relation.kind) in reload.relations:
-                    reload.relations[relation.owner, relation.other, relation.kind] = relation
-        if reload.devices:
-            for device in self.store.devices():
-                if (device.account_id, device.device_type, device.token) in reload.devices:
-                    reload.devices[device.account_id, device.device_type, device.token] = device
-        if reload.chat:
-            reload.chat.update(self.store.load_chat(list(reload.chat), CHAT_LINES))
+        return service.reload(records, self.store)
 
     async def drain_store(self, timeout: float | None = None) -> None:
         """Until every held effect has been committed (or refused) and released, or ``timeout``

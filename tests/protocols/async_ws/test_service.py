@@ -661,7 +661,7 @@ def test_a_restart_resumes_every_game_where_it_was() -> None:
 
 
 def test_store_failure_returns_the_game_to_what_is_stored() -> None:
-    from parlour.transport.runtime import Reload
+    from parlour.protocols.async_ws.readback import AsyncReload
 
     h = Harness()
     ann, _ = h.player("ann")
@@ -676,7 +676,7 @@ def test_store_failure_returns_the_game_to_what_is_stored() -> None:
         h.now,
     )
     records = [r for e in effects if hasattr(e, "records") for r in e.records]  # type: ignore[attr-defined]
-    h.run(h.service.store_failed(records, [ann], Reload(async_games={game_id: stored_row}), h.now))
+    h.run(h.service.store_failed(records, [ann], AsyncReload(async_games={game_id: stored_row}), h.now))
     h.error(ann, "INTERNAL_ERROR")
     assert h.service.hub.games[game_id].turn_index == 1
     h.send(ann, type="CommitActionRequest", game_id=game_id, turn_index=1, next_state="a", next_players=[2])

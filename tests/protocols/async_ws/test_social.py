@@ -706,7 +706,7 @@ def test_a_failed_commit_returns_lists_chat_reports_devices_and_ratings_to_the_s
     from parlour.core.effects import Store
     from parlour.protocols.async_ws import devices
     from parlour.protocols.async_ws.messages import Device
-    from parlour.transport.runtime import Reload
+    from parlour.protocols.async_ws.readback import AsyncReload
 
     h = Harness()
     (ann, ann_id), (bob, bob_id) = in_lobby(h, "ann", "bob")
@@ -724,7 +724,7 @@ def test_a_failed_commit_returns_lists_chat_reports_devices_and_ratings_to_the_s
         effects = h.service.received(bob, msgspec.json.encode(message).decode(), h.now)
         failed += [record for effect in effects if isinstance(effect, Store) for record in effect.records]
     assert hub.relations.is_ignored(bob_id, ann_id)
-    reload = Reload(
+    reload = AsyncReload(
         relations={(bob_id, ann_id, "ignore"): None},
         chat={social.LOBBY: kept},
         ratings={(ann_id, "fish"): None},

@@ -13,6 +13,7 @@ from random import Random
 from typing import Any
 
 from parlour.core.checks import Schedule
+from parlour.core.durable import LobbyReload, read_back
 from parlour.core.effects import Close, ConnId, Effect, Send, Store
 from parlour.core.errors import (
     ConnectionLimit,
@@ -32,6 +33,7 @@ from parlour.games.apologies.model import Mode
 from parlour.protocols.apologies_ws.render import Renderer, failure_reason
 from parlour.protocols.apologies_ws.requests import AdvertiseGame, Request, WithHandle, decode_request
 from parlour.settings import Settings
+from parlour.storage import Store as StoreBackend
 from parlour.storage.records import Record, Snapshot
 
 __all__ = ["ROBOT_HANDLES", "ApologiesService"]
@@ -246,12 +248,19 @@ class ApologiesService:
         self.lobby.restore(snapshot, now, decode_options)
         return self._drain()
 
+    def reload(self, records: list[Record], store: StoreBackend) -> LobbyReload:
+        """On the store's thread: the stored rows of the players and games a failed commit
+        touched."""
+        return read_back(records, store)
+
     def store_failed(
-        self, records: list[Record], conns: list[ConnId], reload: Any, now: float
+        self, records: list[Record], conns: list[ConnId], reload: LobbyReload | None, now: float
     ) -> list[Effect]:
         """A commit failed: what it held never happened. The players and games it touched
         return to their stored state, and each request among them is refused."""
-        if reload.failed:
+        reload = LobbyReload() if reload is None else reload
+        if reload.failure is not None:
+            log.error("cannot read the store back either: %s", reload.failure)
             log.error("cannot return %d changed records to their stored state", len(records))
         else:
             self.lobby.revert(reload.players, reload.games, decode_options, now)

@@ -39,8 +39,9 @@ from parlour.protocols.async_ws.messages import (
     decode_client,
 )
 from parlour.protocols.async_ws.model import LIVE
+from parlour.protocols.async_ws.readback import AsyncReload, read_back
 from parlour.protocols.jsonlimits import MAX_DEPTH, too_deep
-from parlour.storage import AccountRow, AsyncGameRow, RatingRow, Record
+from parlour.storage import AccountRow, AsyncGameRow, RatingRow, Record, Store
 
 __all__ = ["AsyncService"]
 
@@ -202,20 +203,27 @@ class AsyncService:
             hub.accounts.rate(rating)
         self.games.restore(games, next_game, heartbeat, now)
 
+    def reload(self, records: list[Record], store: Store) -> AsyncReload:
+        """On the store's thread: the stored rows of what a failed commit touched."""
+        return read_back(records, store)
+
     def store_failed(
-        self, records: list[Record], origins: list[ConnId], reload: Any, now: float
+        self, records: list[Record], origins: list[ConnId], reload: AsyncReload | None, now: float
     ) -> list[Effect]:
         """A commit failed: the games, ratings, buddy and ignore lists, devices and chat
-        histories it touched return to what the store holds (``reload``, the runtime's
-        read-back), accounts it created are forgotten, and the senders are told nothing
+        histories it touched return to what the store holds (``reload``, read back on the
+        store's thread), accounts it created are forgotten, and the senders are told nothing
         changed."""
         hub = self.hub
+        reload = AsyncReload() if reload is None else reload
+        if reload.failure is not None:
+            log.error("cannot read the store back either: %s", reload.failure)
         stored: dict[int, AsyncGameRow | None] = reload.async_games
         for record in records:
             if isinstance(record, AccountRow):
                 self.forget_account(record.id)
         self.games.reload(stored)
-        if not reload.failed:
+        if reload.failure is None:
             for (account_id, game_type), rating in reload.ratings.items():
                 if rating is not None:
                     hub.accounts.rate(rating)
