@@ -11,22 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from parlour.core.effects import ConnId, Effect, Send, Store
-from parlour.storage import Record, StoreFailure
+from parlour.storage import Record
 from parlour.storage.sqlite import SQLiteStore
 from parlour.transport.runtime import Runtime
 from tests.storage.rows import account
+from tests.transport.test_store_faults import FullDisk
 from tests.transport.wire import Wire
-
-
-class Failing(SQLiteStore):
-    """Every commit fails while ``full``."""
-
-    full = False
-
-    def commit(self, records: Sequence[Record]) -> None:
-        if self.full:
-            raise StoreFailure(f"{self.location}: database or disk is full")
-        super().commit(records)
 
 
 class Reverting:
@@ -50,7 +40,7 @@ class Reverting:
 
 def test_each_service_is_handed_what_its_own_reload_read_on_the_store_thread(tmp_path: Path) -> None:
     async def scenario() -> None:
-        store = Failing(tmp_path / "r.db")
+        store = FullDisk(tmp_path / "r.db")
         runtime = Runtime(store=store, store_writer="thread")
         wire = Wire(runtime)
         wire.add(1)
