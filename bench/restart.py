@@ -97,7 +97,7 @@ def lobby_for(seed: int) -> Lobby:
     lobby = Lobby(
         Settings(robot="greedy"), Random(seed), Quiet(), "apologies", ROBOT_HANDLES, ids=IdSource(seed)
     )
-    lobby.recording = True
+    lobby.journal.recording = True
     return lobby
 
 
@@ -115,7 +115,7 @@ def play_apologies(
     while game.state is GameState.PLAYING and (stop is None or len(game.times) - 1 < stop):
         now += pick.uniform(0.5, 4.0)
         lobby.execute(player, pick.choice(list(game.pending)), now)
-    return lobby.take_records(), game.state is GameState.PLAYING
+    return lobby.journal.take(), game.state is GameState.PLAYING
 
 
 def apologies_pool(size: int, seed: int, now: float) -> list[Game]:

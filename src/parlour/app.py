@@ -186,7 +186,7 @@ def _metrics(
     watched = [Watched("apologies", apologies), Watched("async", async_service)]
     meter.watch(apologies, "apologies", kinds.apologies_kind)
     meter.watch(async_service, "async", kinds.async_kind)
-    apologies.lobby.robot = TimedRobot(apologies.lobby.robot, meter.robot("apologies"))
+    apologies.lobby.turns.robot = TimedRobot(apologies.lobby.turns.robot, meter.robot("apologies"))
     async_service.games.robot_timer = robot_timer(meter)  # server-rules games of /async
     for name, table in (("fish", fish), ("tsuro", tsuro)):
         if table is not None:

@@ -1,9 +1,11 @@
 """The lobby: players, connections, advertised and running games, seats, turns and robots.
 
 Protocol-neutral and game-neutral: the game plugin decides the rules, the robot registry
-plays programmatic and abandoned seats, and the protocol adapter renders the events this
-module emits through its :class:`~parlour.core.events.Sink`. Every method runs to completion
-under the single owner of the lobby, with the current time passed in.
+plays programmatic and abandoned seats (both held by the lobby's :class:`~parlour.core.turns.Turns`,
+which plays its running games forward), the lobby's :class:`~parlour.core.journal.Journal` keeps
+the rows owed to the store, and the protocol adapter renders the events this module emits
+through its :class:`~parlour.core.events.Sink`. Every method runs to completion under the single
+owner of the lobby, with the current time passed in.
 
 Preconditions are checked in the order of apologies-wire-notes.md section 6, and Parlour's
 fixes of section 11 apply: a player who left a game hears nothing more from it, a full game
@@ -16,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from random import Random
 from typing import Any
 
-from parlour.core.durable import OptionsDecoder, game_row, player_row, rebuild
+from parlour.core.durable import OptionsDecoder, player_row, rebuild
 from parlour.core.effects import ConnId
 from parlour.core.errors import (
     AdvertiserMayNotQuit,
@@ -52,7 +54,8 @@ from parlour.core.events import (
     ServerShutdown,
     Sink,
 )
-from parlour.core.ids import IdSource, new_id, new_time_id, turn_ids
+from parlour.core.ids import IdSource, new_id, new_time_id
+from parlour.core.journal import Journal
 from parlour.core.ledger import Ledger
 from parlour.core.records import (
     Connection,
@@ -64,10 +67,11 @@ from parlour.core.records import (
     SeatState,
     Visibility,
 )
+from parlour.core.turns import Turns
 from parlour.games.registry import plugin
 from parlour.robots.registry import robot
 from parlour.settings import Settings
-from parlour.storage.records import MOVE, GameRow, MoveRow, PlayerGone, PlayerRow, Record, Snapshot
+from parlour.storage.records import GameRow, MoveRow, PlayerGone, PlayerRow, Snapshot
 
 __all__ = ["Lobby"]
 
@@ -87,16 +91,23 @@ class Lobby:
         ids: IdSource | None = None,
     ) -> None:
         self.settings = settings
-        #: Game rules' seeds are not drawn from here but from ``ids``: robots' choices show
-        #: this generator's outputs to every player.
-        self.rng = rng
         #: Player and game ids, game seeds and move-id keys: secrets (parlour.core.ids).
         self.ids = ids if ids is not None else IdSource()
         self.sink = sink
         self.game_name = game
         self.plugin = plugin(game)
-        self.robot = robot(game, settings.robot)
-        self.robot_handles = tuple(robot_handles) or tuple(f"Robot{i}" for i in range(1, 9))
+        #: With a store, every durable change is also recorded as rows for it to commit.
+        self.journal = Journal(game)
+        #: What plays the running games. Game rules' seeds are not drawn from ``rng`` but from
+        #: ``ids``: robots' choices show this generator's outputs to every player.
+        self.turns = Turns(
+            self.plugin,
+            robot(game, settings.robot),
+            rng,
+            sink,
+            self.journal,
+            tuple(robot_handles) or tuple(f"Robot{i}" for i in range(1, 9)),
+        )
         self.connections: dict[ConnId, Connection] = {}
         #: Players by id, in registration order; and the same players by handle.
         self.players: dict[str, Player] = {}
@@ -105,28 +116,8 @@ class Lobby:
         self.games: dict[str, Game] = {}
         #: Games in progress here and in the server's other services, against one limit.
         self.ledger = ledger if ledger is not None else Ledger(settings.max_in_progress_games)
-        #: With a store, every durable change is also recorded as rows for it to commit.
-        self.recording = False
-        self._records: list[Record] = []
-        self._dirty: dict[str, Game] = {}
         #: After a restart, until when restored humans keep their seats without a connection.
         self.grace_until: float | None = None
-
-    # -----------------------------------------------------------------------------------------
-    # Durability
-
-    def _save(self, game: Game) -> None:
-        if self.recording:
-            self._dirty[game.id] = game
-
-    def take_records(self) -> list[Record]:
-        """The rows of every durable change since the last call (each changed game once)."""
-        records = self._records
-        if self._dirty:
-            records.extend(game_row(game, self.game_name) for game in self._dirty.values())
-            self._dirty.clear()
-        self._records = []
-        return records
 
     # -----------------------------------------------------------------------------------------
     # Output
@@ -194,8 +185,7 @@ class Lobby:
         player = Player(new_id(self.ids), handle, conn, now, now)
         self.players[player.id] = player
         self.handles[handle] = player
-        if self.recording:
-            self._records.append(player_row(player))
+        self.journal.add(player_row(player))
         self._attach(player, conn, now)
         self.tell(player, PlayerRegistered(player))
         return player
@@ -236,9 +226,10 @@ class Lobby:
         self.tell(player, PlayerUnregistered(player.handle))
         self._forget(player)
 
-    def _forget(self, player: Player) -> None:
-        if self.recording and self.players.get(player.id) is player:
-            self._records.append(PlayerGone(player.id))
+    def _forget(self, player: Player, stored: bool = True) -> None:
+        """``stored``: whether the store holds the player, to be deleted there too."""
+        if stored and self.players.get(player.id) is player:
+            self.journal.add(PlayerGone(player.id))
         self.players.pop(player.id, None)
         if self.handles.get(player.handle) is player:
             del self.handles[player.handle]
@@ -303,7 +294,7 @@ class Lobby:
         self.games[game.id] = game
         self.ledger.opened()
         player.game = game
-        self._save(game)
+        self.journal.save(game)
         self.tell(player, GameJoined(player.handle, game))
         self.broadcast(game, GamePlayerChange(game, "Player joined game"))
         invitees = (self.handles.get(handle) for handle in invited)
@@ -323,8 +314,8 @@ class Lobby:
             raise UnknownGame("Game is full", handle=player.handle)
         game.seats.append(Seat(player.handle, PlayerType.HUMAN, SeatState.JOINED, player))
         player.game = game
-        self._touch(game, now)
-        self._save(game)
+        game.touch(now)
+        self.journal.save(game)
         self.tell(player, GameJoined(player.handle, game))
         self.broadcast(game, GamePlayerChange(game, "Player joined game"))
         # A full game starts at once, unless the in-progress limit is reached: then it waits
@@ -336,7 +327,7 @@ class Lobby:
         game = self._current(player)
         if game.advertiser == player.handle:
             raise AdvertiserMayNotQuit(handle=player.handle)
-        self._touch(game, now)
+        game.touch(now)
         self.tell(player, GamePlayerQuit(player.handle, game))
         self._leave(player, f"Player {player.handle} quit", now)
 
@@ -353,7 +344,7 @@ class Lobby:
         if game is None:
             return
         player.game = None
-        self._save(game)
+        self.journal.save(game)
         seat_index = next(i for i, seat in enumerate(game.seats) if seat.player is player)
         seat = game.seats[seat_index]
         if game.advertiser == player.handle:
@@ -406,7 +397,7 @@ class Lobby:
         game.finished = now
         if game.result is None:
             game.result = {"reason": reason or state.value, "comment": comment}
-        self._save(game)
+        self.journal.save(game)
         game.pending.clear()
         game.pending_seat = None
         game.memo.clear()  # a finished game is kept only as a record until it is obsolete
@@ -416,84 +407,28 @@ class Lobby:
             if seat.state is not SeatState.QUIT:
                 seat.state = SeatState.FINISHED
 
-    def _touch(self, game: Game, now: float) -> None:
-        game.last_active = now
-        game.idle = False
-
     # -----------------------------------------------------------------------------------------
     # Playing
 
     def _start(self, game: Game, now: float) -> None:
         """The start sequence of wire-notes 6.14: fill seats, deal, announce, play to a human."""
-        taken = {seat.handle for seat in game.seats}
-        names = [name for name in self.robot_handles if name not in taken]
-        while len(game.seats) < game.players:
-            name = names.pop(self.rng.randrange(len(names)))
-            game.seats.append(Seat(name, PlayerType.PROGRAMMATIC, SeatState.PLAYING))
-        for seat in game.seats:
-            seat.state = SeatState.PLAYING
-        game.state = GameState.PLAYING
-        # The game draws from its own source, seeded when it was created, so that its stored
-        # moves replay to the same states (robots and ids draw from the lobby's).
-        game.rng = Random(game.seed)
-        game.play = self.plugin.new_game(len(game.seats), game.options, game.rng)
-        game.times = [now]
-        self._touch(game, now)
-        self._save(game)
+        self.turns.deal(game, now)
+        game.touch(now)
+        self.journal.save(game)
         self.broadcast(game, GameStarted(game))
         self.broadcast(game, GamePlayerChange(game, "Game started"))
-        self._announce_state(game)
+        self.turns.announce(game)
         self._advance(game, now)
-
-    def _announce_state(self, game: Game) -> None:
-        """GAME_STATE_CHANGE to every seated human, each with its own view (wire-notes 7.1)."""
-        for index, seat in enumerate(game.seats):
-            player = seat.player
-            if player is not None and player.conn is not None and seat.state is not SeatState.QUIT:
-                self.sink.send((player.conn,), GameStateChange(game, index))
 
     def _advance(self, game: Game, now: float, tell: bool = True) -> None:
         """Robots play until a connected human is to move (who is then told), or the game ends."""
-        plugin = self.plugin
-        while game.state is GameState.PLAYING:
-            outcome = plugin.outcome(game.play)
-            if outcome is not None:
-                winner = game.seats[outcome.winners[0]].handle
-                comment = f"Player {winner} won after {outcome.turns} turns"
-                game.result = {"winners": list(outcome.winners), "reason": outcome.reason, "comment": comment}
-                self.broadcast(game, GameCompleted(game, winner, comment))
-                self.finish(game, GameState.COMPLETED, now)
-                return
-            seat_index = plugin.to_move(game.play)
-            if seat_index is None:  # pragma: no cover - a plugin with no mover has an outcome
-                return
-            seat = game.seats[seat_index]
-            moves = plugin.legal_moves(game.play, seat_index)
-            if seat.player is None or seat.state is SeatState.QUIT:
-                move = self.robot.choose(game.play, seat_index, moves, self.rng)
-                self._apply(game, seat_index, moves.index(move) if self.recording else 0, move, now)
-                continue
-            # The turn's ids derive from the game's secret and the moves so far: the same after
-            # a restart or a refused commit, so nothing about the turn needs storing.
-            game.pending = dict(
-                zip(turn_ids(game.secret, len(game.times) - 1, len(moves)), moves, strict=True)
-            )
-            game.pending_seat = seat_index
-            if tell:
-                self.tell(seat.player, GamePlayerTurn(game, seat_index))
-            return
-
-    def _apply(self, game: Game, seat: int, choice: int, move: Any, now: float) -> None:
-        """Play ``move``, the ``choice``-th legal move of ``seat`` (the stored form of a move)."""
-        game.pending.clear()
-        game.pending_seat = None
-        assert game.rng is not None  # set when the game starts
-        game.play = self.plugin.apply(game.play, move, game.rng)
-        if self.recording:  # one row: the game's own row is written when it changes otherwise
-            self._records.append(MoveRow(game.id, len(game.times) - 1, seat, MOVE, choice, now))
-        game.times.append(now)
-        self._touch(game, now)
-        self._announce_state(game)
+        outcome = self.turns.advance(game, now, tell)
+        if outcome is not None:
+            winner = game.seats[outcome.winners[0]].handle
+            comment = f"Player {winner} won after {outcome.turns} turns"
+            game.result = {"winners": list(outcome.winners), "reason": outcome.reason, "comment": comment}
+            self.broadcast(game, GameCompleted(game, winner, comment))
+            self.finish(game, GameState.COMPLETED, now)
 
     def _turn(self, player: Player) -> tuple[Game, int]:
         game = self._current(player)
@@ -509,22 +444,20 @@ class Lobby:
         move = game.pending.get(move_id)
         if move is None:
             raise IllegalMove(handle=player.handle)
-        choice = list(game.pending).index(move_id) if self.recording else 0
-        self._apply(game, seat, choice, move, now)
+        choice = list(game.pending).index(move_id) if self.journal.recording else 0
+        self.turns.apply(game, seat, choice, move, now)
         self._advance(game, now)
 
     def optimal(self, player: Player, now: float) -> None:
         game, seat = self._turn(player)
-        moves = list(game.pending.values())
-        move = self.robot.choose(game.play, seat, moves, self.rng)
-        self._apply(game, seat, moves.index(move) if self.recording else 0, move, now)
+        self.turns.robot_move(game, seat, list(game.pending.values()), now)
         self._advance(game, now)
 
     def retrieve(self, player: Player, now: float) -> None:
         game = self._current(player)
         if game.state is not GameState.PLAYING:
             raise UnknownGame("Game is not being played", handle=player.handle)
-        self._touch(game, now)
+        game.touch(now)
         seat = next(i for i, s in enumerate(game.seats) if s.player is player)
         self.tell(player, GameStateChange(game, seat))
 
@@ -534,7 +467,7 @@ class Lobby:
     def shutdown(self, now: float) -> None:
         """SERVER_SHUTDOWN to every connection, games cancelled silently, then close 1001."""
         self.send_to(self.connections, ServerShutdown())
-        if not self.recording:  # with a store, games in progress wait for the next start
+        if not self.journal.recording:  # with a store, games in progress wait for the next start
             for game in self.games.values():
                 if game.in_progress:
                     self.finish(game, GameState.CANCELLED, now)
@@ -603,14 +536,11 @@ class Lobby:
     ) -> None:
         """Return the named players and games to what the store holds, after a failed commit:
         what could not be stored is forgotten, as if it had never been asked for."""
-        self._records.clear()
-        self._dirty.clear()
+        self.journal.discard()
         for player_id, row in players.items():
             current = self.players.get(player_id)
             if row is None and current is not None:  # registered by the failed change
-                recording, self.recording = self.recording, False  # nothing to delete
-                self._forget(current)
-                self.recording = recording
+                self._forget(current, stored=False)
             elif row is not None and current is None:  # unregistered by it
                 self._load_player(row, now)
         for game_id, stored in games.items():

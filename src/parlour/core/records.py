@@ -125,6 +125,11 @@ class Game:
     def in_progress(self) -> bool:
         return self.state is GameState.ADVERTISED or self.state is GameState.PLAYING
 
+    def touch(self, now: float) -> None:
+        """The game saw activity: its idle clock starts again."""
+        self.last_active = now
+        self.idle = False
+
     def joined_humans(self) -> int:
         return sum(
             1 for seat in self.seats if seat.kind is PlayerType.HUMAN and seat.state is not SeatState.QUIT

@@ -149,8 +149,8 @@ class ApologiesService:
 
     def _drain(self) -> list[Effect]:
         out, self._out = self._out, []
-        if self.lobby.recording:
-            records = self.lobby.take_records()
+        if self.lobby.journal.recording:
+            records = self.lobby.journal.take()
             if records:
                 out.insert(0, Store(records))
         return out
@@ -244,7 +244,7 @@ class ApologiesService:
     # Durability
     def restore(self, snapshot: Snapshot, now: float) -> list[Effect]:
         """Start recording for the store, and load what it holds (parlour.core.durable)."""
-        self.lobby.recording = True
+        self.lobby.journal.recording = True
         self.lobby.restore(snapshot, now, decode_options)
         return self._drain()
 
