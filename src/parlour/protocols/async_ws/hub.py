@@ -14,7 +14,7 @@ import base64
 import zlib
 from collections.abc import Iterable, Mapping
 from random import Random
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -35,6 +35,9 @@ from parlour.protocols.async_ws.output import Output
 from parlour.protocols.async_ws.sessions import Session, Sessions
 from parlour.protocols.async_ws.social_state import ChatLog, Devices, Presence, Relations, Statistics
 
+if TYPE_CHECKING:
+    from parlour.protocols.async_ws.placing import Placing
+
 __all__ = ["NEXT_GAME_KEY", "Account", "AsyncLimits", "Hub", "Session", "deflated"]
 
 
@@ -51,6 +54,8 @@ class Hub:
     (hubhost.HubHost)."""
 
     games: Games
+    #: A cluster's hub: where started games go (placing.py); None on one server.
+    placing: Placing | None = None
 
     def __init__(self, limits: AsyncLimits, rng: Random) -> None:
         self.limits = limits
