@@ -247,9 +247,8 @@ class Runtime:
                     outbox.put_framed(chunks)
                 outbox.put(effect)
                 closed.append(outbox)
-            elif type(effect) is Relay:
-                if remote is not None:
-                    remote.append(effect)
+            elif type(effect) is Relay and remote is not None:
+                remote.append(effect)
             # Store: nothing to store with (--store none), or stored already
         for outbox, chunks in queued.items():
             outbox.put_framed(chunks)

@@ -128,7 +128,7 @@ def test_whats_new_gathers_the_reports_of_every_shard() -> None:
 
 def test_a_request_for_a_shard_without_owner_is_refused_try_again() -> None:
     h = ClusterHarness(shards=2)
-    game_id, ann, bob = _two_player_game(h)
+    game_id, ann, _bob = _two_player_game(h)
     h.unowned.add(shard_name(game_id % 2))
     h.send(
         ann, type="CommitActionRequest", game_id=game_id, next_state="x", next_players=[2], request_id="c1"
@@ -174,7 +174,7 @@ def test_the_hub_copy_follows_forfeits_and_the_end_and_ratings_reach_every_node(
 
 def test_a_returning_player_is_asked_again_by_the_shard() -> None:
     h = ClusterHarness(shards=2)
-    game_id, ann, bob = _two_player_game(h)
+    game_id, ann, _bob = _two_player_game(h)
     h.drop(ann)
     h.clear()
     again = h.connect()
