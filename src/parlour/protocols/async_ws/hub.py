@@ -14,7 +14,7 @@ import base64
 import zlib
 from collections.abc import Iterable, Mapping
 from random import Random
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import msgspec
 
@@ -35,15 +35,20 @@ from parlour.protocols.async_ws.output import Output
 from parlour.protocols.async_ws.sessions import Session, Sessions
 from parlour.protocols.async_ws.social_state import ChatLog, Devices, Presence, Relations, Statistics
 
-if TYPE_CHECKING:
-    from parlour.protocols.async_ws.placing import Placing
-
 __all__ = ["NEXT_GAME_KEY", "Account", "AsyncLimits", "Hub", "Session", "deflated"]
 
 
 def deflated(items: Any) -> str:
     """S13: base64 of the zlib-deflated JSON array."""
     return base64.b64encode(zlib.compress(msgspec.json.encode(items))).decode("ascii")
+
+
+class Placing(Protocol):
+    """What the hub of a cluster asks of its placement (placing.Placing)."""
+
+    def watch(self, game_id: int, conn: ConnId, player_id: int, on: bool, request_id: str | None) -> None:
+        """``player_id`` starts or stops watching a game placed on a shard: its owner answers."""
+        ...
 
 
 class Hub:

@@ -44,12 +44,14 @@ __all__ = [
     "Router",
     "WantOnline",
     "Watch",
+    "apply_everyone",
     "decode_note",
     "encode_note",
     "head",
     "shard_name",
     "shard_of",
     "try_again",
+    "unheard",
 ]
 
 #: The lease of the hub, and where notes for it go.
@@ -257,6 +259,43 @@ class Directory:
         conn = self.online.pop(player, None)
         if conn is not None:
             self.bound.pop(conn, None)
+
+
+def unheard(data: bytes) -> list[Effect]:
+    """The answer to a note that reached no owner (its shard had none at that moment, or lost
+    it as the note arrived): a request in it is refused TRY_AGAIN, nothing changed. A game
+    placed on a shard without owner waits in the store for the next one."""
+    try:
+        note = decode_note(data)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return []
+    message = "the game is moving to another node; send it again"
+    if type(note) is Routed:
+        return [try_again(note.conn, note.text, message)]
+    if type(note) is Gather:
+        error = ErrorRequest(
+            code="TRY_AGAIN", message=message, request_type="WhatsNewPussycatRequest", request_id=note.request_id
+        )
+        return [Send(note.conn, encode(error))]
+    if type(note) is Watch:
+        error = ErrorRequest(
+            code="TRY_AGAIN",
+            message=message,
+            request_type="StartObserveGameRequest" if note.on else "StopObserveGameRequest",
+            request_id=note.request_id,
+            game_id=note.game_id,
+        )
+        return [Send(note.conn, encode(error))]
+    return []
+
+
+def apply_everyone(directory: Directory, data: bytes) -> None:
+    """A note for every node: this node's directory takes what it says of accounts."""
+    try:
+        note = decode_note(data)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return
+    directory.apply(note)
 
 
 class _Head(msgspec.Struct):

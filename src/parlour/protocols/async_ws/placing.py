@@ -155,5 +155,9 @@ class Placing:
             for row in note.rows:
                 hub.accounts.rate(row)
         elif type(note) is WantOnline:
-            pairs = sorted(hub.online.items())
-            hub.output.relay(EVERYONE, encode_note(OnlineAll(pairs)))
+            self.everyone_online()
+
+    def everyone_online(self) -> None:
+        """Every node's directory gets who is signed in, whole (a node that starts asks)."""
+        pairs = sorted(self.hub.online.items())
+        self.hub.output.relay(EVERYONE, encode_note(OnlineAll(pairs)))

@@ -182,6 +182,13 @@ class AsyncService:
             placing.noted(note, now)
         return self._take(now)
 
+    def hello(self, now: float) -> list[Effect]:
+        """A new hub of a cluster: nobody is signed in with it yet (the previous hub's
+        connections reconnect), which every node's directory hears."""
+        if self.placing is not None:
+            self.placing.everyone_online()
+        return self._take(now)
+
     def _frame(self, session: Session, text: str, now: float, hops: int) -> None:
         try:
             message = decode_client(text)
