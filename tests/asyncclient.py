@@ -300,8 +300,13 @@ class AsyncClient:
         message: Message = {"type": "WhatsNewPussycatRequest"}
         if game_id is not None:
             message["game_id"] = game_id
-        await self.send(message)
-        reply = await self.expect("GameStatusReportRequest")
+        for _ in range(20):  # a game changing node in a cluster answers TRY_AGAIN: ask again
+            await self.send(message)
+            reply = await self.expect(("GameStatusReportRequest", "ErrorRequest"))
+            if reply.get("code") != "TRY_AGAIN":
+                break
+            await asyncio.sleep(0.25)
+        assert reply["type"] == "GameStatusReportRequest", reply
         reports = reply.get("status_reports", [])
         assert isinstance(reports, list), reply
         return reports

@@ -27,7 +27,17 @@ from parlour.protocols.async_ws.catalogue import catalogue_routes
 from parlour.protocols.async_ws.history import ReplayRoutes, StoredGame, stored_games
 from parlour.protocols.async_ws.http import AccountRoutes
 from parlour.protocols.async_ws.hub import NEXT_GAME_KEY, AsyncLimits
+from parlour.protocols.async_ws.placement import (
+    Directory,
+    Router,
+    WantOnline,
+    apply_everyone,
+    encode_note,
+    shard_name,
+    unheard,
+)
 from parlour.protocols.async_ws.service import AsyncService
+from parlour.protocols.async_ws.shard import ShardService
 from parlour.protocols.fish_tcp import FishService
 from parlour.protocols.streamed import aborted_tables
 from parlour.protocols.tsuro_tcp import TsuroService
@@ -42,7 +52,7 @@ from parlour.transport.tcp import serve_tcp
 from parlour.transport.websocket import serve_websocket
 
 if TYPE_CHECKING:
-    from parlour.cluster.node import ClusterNode, Owned
+    from parlour.cluster.node import ClusterNode, Factory, Owned
 
 __all__ = ["SHUTDOWN_SIGNALS", "run_server"]
 
@@ -116,6 +126,7 @@ async def run_server(settings: Settings, stop: asyncio.Event | None = None) -> i
             http_handlers = {path: node.http_handler("async", path) for path in http_handlers}
             services[:] = [websocket_service, *(s for s in (fish, tsuro) if s is not None)]
             services.append(websocket_routes[ASYNC_PATH])
+            services.extend(node.services[name] for name in node.shards)  # ticked where owned
             # /metrics counts the frames this node's connections send, whoever owns the service.
             exporter.collector.meter.watch(websocket_service, "apologies", kinds.apologies_kind)
             exporter.collector.meter.watch(websocket_routes[ASYNC_PATH], "async", kinds.async_kind)
@@ -309,11 +320,24 @@ async def _start_cluster(
         runtime.execute(service.restore(snapshot, runtime.clock()), service)
         return Owned(service, stop=_reported(exporter, "apologies", service, placeholder))
 
+    shards = settings.cluster_shards
+    # Every node's copy of the accounts, for the games it runs on its shards (placement.py).
+    directory = Directory()
+    accounts, ratings = await runtime.in_store_thread(lambda: (store.accounts(), store.ratings()))
+    directory.load(list(accounts), list(ratings))
+
     async def own_async(heartbeat: float | None) -> Owned:
         service = AsyncService(
-            tokens, async_limits(settings), Random(), ExternalJwt.from_settings(settings), limiter, IdSource()
+            tokens,
+            async_limits(settings),
+            Random(),
+            ExternalJwt.from_settings(settings),
+            limiter,
+            IdSource(),
+            shards=shards,
         )
         await runtime.in_store_thread(lambda: _restore_async(store, runtime, service, heartbeat))
+        runtime.execute(service.hello(runtime.clock()), service)
         replays = ReplayRoutes(service, runtime.clock)
         replays.stored = _stored_async_games(store, runtime)
         routes = {
@@ -330,13 +354,40 @@ async def _start_cluster(
 
         return Owned(service, routes, stop)
 
+    def own_shard(shard: int) -> Factory:
+        async def own(heartbeat: float | None) -> Owned:
+            service = ShardService(shard, shards, directory, async_limits(settings), Random(), IdSource())
+            service.games.robot_timer = robot_timer(exporter.collector.meter)
+            rows = await runtime.in_store_thread(store.load_async_games)
+            if heartbeat is None:
+                beat = await runtime.in_store_thread(lambda: store.meta("heartbeat"))
+                heartbeat = float(beat) + HEARTBEAT_SECONDS if beat else None
+            runtime.execute(service.restore(rows, heartbeat, runtime.clock()), service)
+            return Owned(service)
+
+        return own
+
+    names = [shard_name(shard) for shard in range(shards)]
     node = ClusterNode(
         settings.cluster,
         runtime,
-        {"apologies": own_apologies, "async": own_async},
+        {"apologies": own_apologies, "async": own_async, **{name: own_shard(int(name[6:])) for name in names}},
         ttl=settings.cluster_lease,
+        shards=names,
+        on_everyone=lambda data: apply_everyone(directory, data),
+        unheard=lambda to, data: unheard(data),
     )
     await node.start()
+    limits = async_limits(settings)
+    node.services["async"].router = Router(
+        directory,
+        shards,
+        lambda name: node.services[name].owner != 0,
+        limits.requests_per_second,
+        limits.max_frame_bytes,
+    )
+    # The hub's list of who is signed in, for this node's directory (the hub answers all).
+    node.send_note("async", encode_note(WantOnline()))
     return node
 
 

@@ -110,6 +110,7 @@ BOUNDS: dict[str, Bound] = {
     "notify_batch": Bound(1),
     "notify_poll": _POSITIVE,
     "cluster_lease": Bound(0.3),
+    "cluster_shards": Bound(1, 4096),
 }
 
 
@@ -266,6 +267,9 @@ class Settings:
     #: live of a service's ownership lease: how long a dead owner's services wait for a new one.
     cluster: str = ""
     cluster_lease: float = 3.0
+    #: How many shards the started /async games are spread over (a game's is its id modulo
+    #: this); every node of a cluster must use the same number.
+    cluster_shards: int = 16
 
     def __post_init__(self) -> None:
         for field in fields(self):
@@ -488,4 +492,6 @@ HELP: dict[str, str] = {
     "one node. A cluster needs a store the nodes share (not none).",
     "cluster_lease": "Seconds a service's ownership lease lives unrenewed: how soon another node "
     "takes over from a dead owner.",
+    "cluster_shards": "Shards the started /async games are spread over, each owned by one node (a "
+    "game's shard is its id modulo this); the same on every node.",
 }

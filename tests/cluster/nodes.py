@@ -18,6 +18,8 @@ __all__ = ["LEASE", "Cluster", "cluster_of", "health"]
 #: A short lease keeps the failover tests fast (a dead owner is replaced within about this);
 #: not shorter: on a loaded machine an owner's renewals (every third of it) must not come late.
 LEASE = 2.0
+#: The shards of /async games a node spreads over (the default of cluster_shards).
+SHARDS = 16
 
 
 def health(port: int) -> dict[str, Any]:
@@ -51,12 +53,14 @@ class Cluster:
             if node.process is not None and node.process.poll() is None:
                 node.stop()
 
-    async def owner_is(self, node: RestartableServer, timeout: float = 10.0) -> None:
-        """Until ``node`` reports it owns both stateful services."""
+    async def owner_is(self, node: RestartableServer, timeout: float = 10.0, shards: int = 0) -> None:
+        """Until ``node`` reports it owns both stateful services (and ``shards`` shards of
+        /async games: all of them once the other nodes are gone)."""
         deadline = asyncio.get_running_loop().time() + timeout
         while True:
-            owns = (await asyncio.to_thread(health, node.port)).get("cluster_owns", [])
-            if owns == ["apologies", "async"]:
+            state = await asyncio.to_thread(health, node.port)
+            owns = state.get("cluster_owns", [])
+            if owns == ["apologies", "async"] and len(state.get("cluster_shards", [])) >= shards:
                 return
             assert asyncio.get_running_loop().time() < deadline, f"node on {node.port} owns only {owns}"
             await asyncio.sleep(0.1)

@@ -24,7 +24,7 @@ from tests.asyncclient import (
     start_open_game,
     unique_name,
 )
-from tests.cluster.nodes import LEASE, Cluster, cluster_of, health
+from tests.cluster.nodes import LEASE, SHARDS, Cluster, cluster_of, health
 from tests.integration.test_async_restart import commit, seat_clock
 
 
@@ -174,7 +174,7 @@ def test_sigkill_of_the_owner_mid_turn(tmp_path: Path, redis_url: str, shared_st
             await a.client.wait_closed()
             await b.client.wait_closed(5.0)
             assert b.client.ws.close_code == 1012, b.client.ws.close_code
-            await cluster.owner_is(gateway)
+            await cluster.owner_is(gateway, shards=SHARDS)  # every shard of games too
             for player in (a, b):
                 await reconnect(player, gateway.port)
                 clients.append(player.client)
@@ -273,9 +273,11 @@ def test_the_owner_forgets_the_connections_of_a_dead_node(tmp_path: Path, redis_
 
 def test_an_owner_paused_past_its_lease_commits_nothing_when_it_wakes(tmp_path: Path, redis_url: str) -> None:
     """The fencing guarantee (docs/cluster.md): the owner is frozen (SIGSTOP) while a commit of
-    its client waits in its socket; the other node takes over. Woken (SIGCONT), the old owner
-    finds its lease lapsed: the commit is neither stored nor acknowledged, and its client is told
-    to reconnect. The new owner has the game as it was."""
+    its client waits in its socket; the other node takes over the hub and every shard. Woken
+    (SIGCONT), the old owner finds its leases lapsed and stores nothing: the commit reaches the
+    game's new owner (routed from the woken node) or nobody, and its client is told to
+    reconnect. An acknowledged commit is stored; one whose acknowledgement was lost with the
+    connection may be (the client finds out on its return, as after any lost connection)."""
     with cluster_of(tmp_path, redis_url) as cluster:
         owner, gateway = cluster.nodes
 
@@ -289,13 +291,24 @@ def test_an_owner_paused_past_its_lease_commits_nothing_when_it_wakes(tmp_path: 
             try:
                 await send_first_commit(a, game_id, "too late")
                 await b.client.wait_closed(4 * LEASE)  # the gateway's takeover closes it
-                await cluster.owner_is(gateway)
+                await cluster.owner_is(gateway, shards=SHARDS)
             finally:
                 owner.process.send_signal(signal.SIGCONT)
             await a.client.wait_closed(5.0)
             assert a.client.ws.close_code == 1012, a.client.ws.close_code
-            await as_stored_before_the_commit(a, b, game_id, gateway.port, clients)
+            acknowledged = [m for m in a.client.history if m.get("type") == "ActionCommitedRequest"]
+            for player in (a, b):
+                await reconnect(player, gateway.port)
+                clients.append(player.client)
+            report = await b.client.report(game_id)
+            played = (report["turn_index"], report.get("state"))
+            # Taken by the game's new owner (stored before shown), or by nobody.
+            assert played == (2, "too late") if acknowledged else played in ((1, "s0"), (2, "too late")), (
+                report
+            )
             assert health(owner.port)["cluster_owns"] == []
+            tokens = await asyncio.to_thread(stored_tokens, cluster.store)
+            assert [token.split(":")[0] for token in tokens] == ["2", "2"], tokens
 
         run(cluster, scenario)
 

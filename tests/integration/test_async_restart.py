@@ -77,23 +77,33 @@ async def crash_and_restart(server: Server, clients: list[AsyncClient], *everyon
     assert await alogin(server.port, everyone[0].name)
 
 
+#: How often, and how far apart, a commit refused TRY_AGAIN is sent again (a shard's new owner
+#: takes it within a renewal period of the lease).
+TRIES = 20
+RETRY_SECONDS = 0.25
+
+
 async def commit(
     player: Player, game_id: int, turn_index: int, state: str, next_players: list[int], **extra: Any
 ) -> Message:
-    """A commit that must be acknowledged with turn_index + 1 (S20)."""
+    """A commit that must be acknowledged with turn_index + 1 (S20). In a cluster, a game whose
+    shard is changing owner answers TRY_AGAIN (nothing changed): sent again, as a client does."""
     rid = request_id("commit")
-    await player.client.send(
-        {
-            "type": "CommitActionRequest",
-            "game_id": game_id,
-            "turn_index": turn_index,
-            "next_state": state,
-            "next_players": next_players,
-            "request_id": rid,
-            **extra,
-        }
-    )
-    reply = await player.client.expect(("ActionCommitedRequest", "ErrorRequest"))
+    message = {
+        "type": "CommitActionRequest",
+        "game_id": game_id,
+        "turn_index": turn_index,
+        "next_state": state,
+        "next_players": next_players,
+        "request_id": rid,
+        **extra,
+    }
+    for _ in range(TRIES):
+        await player.client.send(message)
+        reply = await player.client.expect(("ActionCommitedRequest", "ErrorRequest"))
+        if reply.get("code") != "TRY_AGAIN":
+            break
+        await asyncio.sleep(RETRY_SECONDS)
     assert reply["type"] == "ActionCommitedRequest", reply
     assert (reply.get("game_id"), reply.get("turn_index"), reply.get("request_id")) == (
         game_id,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from parlour.cluster.wire import CONNECTED, DISCONNECTED, RECEIVED, Input
 from parlour.core.effects import Broadcast, Close, ConnId, Effect, Send, Store
@@ -21,7 +21,7 @@ from parlour.core.service import Service
 from parlour.storage import Record
 from parlour.storage import Store as StoreBackend
 
-__all__ = ["SERVICE_RESTART", "ClusterService", "node_of"]
+__all__ = ["SERVICE_RESTART", "ClusterService", "Router", "node_of"]
 
 log = logging.getLogger("parlour.cluster")
 
@@ -33,6 +33,14 @@ NODE_SHIFT: Final = 32
 
 def node_of(conn: ConnId) -> int:
     return conn >> NODE_SHIFT
+
+
+class Router(Protocol):
+    """Routes a connection's frame past the service's owner (placement.Router for /async)."""
+
+    def route(self, conn: ConnId, data: str | bytes, now: float) -> tuple[str, bytes] | list[Effect] | None: ...
+
+    def forget(self, conn: ConnId) -> None: ...
 
 
 class ClusterService:
@@ -67,6 +75,12 @@ class ClusterService:
         self.on_lost: Callable[[], None] | None = None
         #: What /healthz says of the node (which services it owns), the same on every service.
         self.cluster_status: Callable[[], dict[str, Any]] = dict
+        #: Where a frame goes before the owner sees it (/async: a signed-in connection's request
+        #: for a started game goes to the game's shard): ``(owner, note)`` to send as a note,
+        #: effects to carry out here instead, or None for the owner as usual.
+        self.router: Router | None = None
+        #: Sends a note to the owner of another service (set by the node).
+        self.send_note: Callable[[str, bytes], None] = lambda to, data: None
 
     @property
     def owning(self) -> bool:
@@ -86,6 +100,14 @@ class ClusterService:
         epoch = self.attached.get(conn)
         if epoch is None:
             return []  # closed by a takeover: nothing more goes anywhere
+        router = self.router
+        if router is not None:
+            route = router.route(conn, data, now)
+            if type(route) is tuple:
+                self.send_note(*route)
+                return []
+            if route is not None:
+                return route  # type: ignore[return-value]
         inner = self.acting()
         if inner is not None:
             return inner.received(conn, data, now)
@@ -99,6 +121,8 @@ class ClusterService:
         epoch = self.attached.pop(conn, None)
         if epoch is None:
             return []
+        if self.router is not None:
+            self.router.forget(conn)
         inner = self.acting()
         if inner is not None:
             return inner.disconnected(conn, now)
@@ -155,6 +179,26 @@ class ClusterService:
             log.exception("%s failed on an input from connection %d", self.name, conn)
             return
         self.execute(effects, self)
+
+    def noted(self, data: bytes, now: float) -> bool:
+        """A note for this service: handled if this node owns it and the service takes notes
+        (False otherwise: the sender may need to hear that nobody took it)."""
+        inner = self.acting()
+        handle = getattr(inner, "noted", None)
+        if handle is None:
+            return False
+        try:
+            effects = handle(data, now)
+        except Exception:  # a service answers its own errors; this is a last resort
+            log.exception("%s failed on a note", self.name)
+            return True
+        self.execute(effects, self)
+        return True
+
+    def released(self, node: int) -> None:
+        """Node ``node`` handed the service back: nobody owns it until the next takeover."""
+        if self.owner == node and node != self.node:
+            self.owner = 0
 
     def node_gone(self, node: int, now: float) -> None:
         """Node ``node`` died: its connections are gone for the real service too."""

@@ -12,9 +12,10 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import math
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
 from http import HTTPStatus
@@ -32,7 +33,9 @@ from parlour.cluster.wire import (
     HttpAnswer,
     HttpCall,
     Input,
+    Note,
     Output,
+    Released,
     Takeover,
     decode,
     encode,
@@ -41,7 +44,7 @@ from parlour.cluster.wire import (
     owner_channel,
     to_wire,
 )
-from parlour.core.effects import Broadcast, Close, Effect, Send, Store
+from parlour.core.effects import Broadcast, Close, Effect, Relay, Send, Store
 from parlour.core.service import Service
 from parlour.storage import Fence, MetaRow, StoreFailure
 from parlour.transport.runtime import Runtime
@@ -96,8 +99,23 @@ class ClusterNode:
         factories: Mapping[str, Factory],
         ttl: float = 3.0,
         wall: Callable[[], float] = time.time,
+        shards: Sequence[str] = (),
+        on_everyone: Callable[[bytes], None] | None = None,
+        unheard: Callable[[str, bytes], list[Effect]] | None = None,
     ) -> None:
         self.url = url
+        #: Services owned in fair shares (the shards of /async games; their factories are in
+        #: ``factories``): a node holds at most ceil(shards / live nodes) of them.
+        self.shards = list(shards)
+        #: Told of every note for all nodes (the /async directory's changes), before the
+        #: services this node owns get it.
+        self.on_everyone = on_everyone
+        #: The effects that answer a note nobody took (a request for a shard without owner).
+        self.unheard = unheard
+        #: Nodes alive in the cluster (liveness keys), counted every renewal period.
+        self.live_nodes = 1
+        #: One balance of the shards at a time (the loop's, or one a handover calls for).
+        self._balancing = asyncio.Lock()
         self.runtime = runtime
         self.factories = dict(factories)
         self.ttl = ttl
@@ -136,15 +154,23 @@ class ClusterNode:
                 lease.held,
             )
             self.services[name].cluster_status = self.status
+            self.services[name].send_note = self.send_note
         await self.bus.start(node_channel(self.node), CLUSTER_CHANNEL)
         await self._beat()
+        await self._count_nodes()
         for name, service in self.services.items():
             holder = await self.leases[name].holder()
             if holder is not None:
                 service.owner, service.epoch = holder
-            await self._step(name)
+            if name not in self.shards:
+                await self._step(name)
+        await self._balance()
         loop = asyncio.get_running_loop()
-        self._tasks = [loop.create_task(self._lease_loop(name)) for name in self.services]
+        self._tasks = [
+            loop.create_task(self._lease_loop(name)) for name in self.services if name not in self.shards
+        ]
+        if self.shards:
+            self._tasks.append(loop.create_task(self._shards_loop()))
         self._tasks.append(loop.create_task(self._node_loop()))
         log.info("cluster node %d on Redis at %s", self.node, _where(self.url))
 
@@ -165,18 +191,86 @@ class ClusterNode:
 
     async def _hand_over(self) -> None:
         for name, lease in self.leases.items():
+            owned = self.services[name].owning
             await self._disown(name)
             with suppress(RedisError, OSError):
                 await lease.release()
+            if owned:
+                self.bus.publish(CLUSTER_CHANNEL, encode(Released(name, self.node)))
         with suppress(RedisError, OSError):
             await self.client.delete(node_alive_key(self.node))
 
     def status(self) -> dict[str, Any]:
         """For /healthz: this node's number and the services it owns."""
-        return {
+        owns = [name for name, service in self.services.items() if service.owning]
+        status: dict[str, Any] = {
             "cluster_node": self.node,
-            "cluster_owns": sorted(name for name, service in self.services.items() if service.owning),
+            "cluster_owns": sorted(name for name in owns if name not in self.shards),
         }
+        if self.shards:
+            status["cluster_nodes"] = self.live_nodes
+            status["cluster_shards"] = sorted(int(name.rpartition("/")[2]) for name in owns if name in self.shards)
+        return status
+
+    # -- Shards: owned in fair shares ----------------------------------------------------------
+
+    async def _shards_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.ttl / 3)
+            await self._balance()
+
+    async def _balance(self) -> None:
+        """Renew the shards this node holds, hand back what is beyond its share (a node joined),
+        and take free ones up to its share (a node left, or died and its leases lapsed)."""
+        if not self.shards:
+            return
+        async with self._balancing:
+            await self._balance_now()
+
+    def _rebalance_soon(self) -> None:
+        """Another node handed shards back: take them now, not at the next period."""
+        if not self._stopping:
+            task = asyncio.get_running_loop().create_task(self._balance())
+            self._tasks.append(task)
+            task.add_done_callback(self._tasks.remove)
+
+    async def _balance_now(self) -> None:
+        for name in self.shards:
+            if self.services[name].owning:
+                await self._step(name)
+        held = [name for name in self.shards if self.services[name].owning]
+        share = math.ceil(len(self.shards) / max(1, self.live_nodes))
+        for name in held[share:]:
+            await self._release(name)
+        wanted = share - len(held)
+        if wanted <= 0 or self._stopping:
+            return
+        # Start the search at a place of this node's own, so that newcomers rarely race for
+        # the same free shard.
+        start = (self.node * 7) % len(self.shards)
+        for name in self.shards[start:] + self.shards[:start]:
+            if wanted <= 0:
+                break
+            if self.services[name].owning:
+                continue
+            try:
+                if await self.leases[name].acquire():
+                    await self._take_over(name)
+                    wanted -= 1
+            except (RedisError, OSError, TimeoutError) as error:
+                log.warning("cluster: lease of %s: %s", name, error)
+                return
+
+    async def _release(self, name: str) -> None:
+        """Hand a shard over: stop its games, let what they made be stored, then release the
+        lease and say so (the next owner restores them from the store)."""
+        service, lease = self.services[name], self.leases[name]
+        service.demote("handed over to keep shares fair")
+        await self.runtime.drain_store(self.ttl)
+        with suppress(RedisError, OSError):
+            await lease.release()
+        self.bus.publish(CLUSTER_CHANNEL, encode(Released(name, self.node)))
+        log.info("cluster: node %d handed %s back", self.node, name)
 
     # -- Leases --------------------------------------------------------------------------------
 
@@ -283,6 +377,12 @@ class ClusterNode:
 
     # -- Node liveness ---------------------------------------------------------------------------
 
+    async def _count_nodes(self) -> None:
+        count = 0
+        async for _ in self.client.scan_iter(match="parlour:node:*:alive", count=1000):
+            count += 1
+        self.live_nodes = max(1, count)
+
     async def _beat(self) -> None:
         ttl_ms = round(self.ttl * 1000 * ALIVE_PERIODS / 3) + round(self.ttl * 1000)
         await self.client.set(node_alive_key(self.node), b"1", px=ttl_ms)
@@ -294,6 +394,12 @@ class ClusterNode:
             await asyncio.sleep(period)
             try:
                 await self._beat()
+                await self._count_nodes()
+                owners = {service.owner for service in self.services.values()} - {0, self.node}
+                for node in sorted(owners):
+                    if not await self.client.exists(node_alive_key(node)):
+                        for service in self.services.values():
+                            service.released(node)  # its leases lapse: nobody owns them now
                 nodes = {node for service in self.services.values() for node in service.remote}
                 for node in sorted(nodes):
                     if not await self.client.exists(node_alive_key(node)):
@@ -332,15 +438,55 @@ class ClusterNode:
             waiter = self._waiting.pop(message.id, None)
             if waiter is not None and not waiter.done():
                 waiter.set_result(message)
+        elif type(message) is Note:
+            self._noted(message)
         elif type(message) is Takeover:
             service = self.services.get(message.service)
             if service is not None:
                 service.taken_over(message.node, message.epoch)
+        elif type(message) is Released:
+            service = self.services.get(message.service)
+            if service is not None:
+                service.released(message.node)
+                if message.service in self.shards and message.node != self.node:
+                    self._rebalance_soon()
+
+    def _noted(self, note: Note) -> None:
+        now = self.runtime.clock()
+        if note.to == "*":
+            if self.on_everyone is not None:
+                self.on_everyone(note.data)
+            for service in self.services.values():
+                service.noted(note.data, now)
+            return
+        owner = self.services.get(note.to)
+        if owner is not None:
+            # Not taken here (the service changed owner as the note came): the new owner, which
+            # subscribed before it announced itself, had it too; nobody else answers it.
+            owner.noted(note.data, now)
+
+    def send_note(self, to: str, data: bytes) -> None:
+        """A note for the owner of ``to`` (``"*"``: every node, this one too)."""
+        if to == "*":
+            self.bus.publish(CLUSTER_CHANNEL, encode(Note(to, data)))
+        else:
+            self.bus.publish(owner_channel(to), encode(Note(to, data)), lambda: self._unheard(to, data))
+
+    def _unheard(self, to: str, data: bytes) -> None:
+        if self.unheard is not None:
+            effects = self.unheard(to, data)
+            if effects:
+                self.runtime.execute(effects)
 
     def _route_remote(self, effects: list[Effect]) -> None:
         """Runtime.remote: effects for connections of other nodes, one message per node."""
         me = self.node
         by_node: dict[int, list[Effect]] = {}
+        # Notes first: a game placed on a shard is there before its players hear it started,
+        # and a sign-in is known to every node before its client hears it succeeded.
+        for effect in effects:
+            if type(effect) is Relay:
+                self.send_note(effect.to, effect.data)
         for effect in effects:
             if type(effect) is Broadcast:
                 split: dict[int, list[int]] = {}

@@ -78,14 +78,17 @@ class Bus:
     def __init__(self, client: aioredis.Redis, deliver: Callable[[str, bytes], None]) -> None:
         self.client = client
         self.deliver = deliver
-        self._queue: list[tuple[str, bytes]] = []
+        self._queue: list[tuple[str, bytes, Callable[[], None] | None]] = []
         self._wake = asyncio.Event()
         self._pubsub: Any = client.pubsub()
         self._tasks: list[asyncio.Task[None]] = []
+        self._closing = False
 
-    def publish(self, channel: str, data: bytes) -> None:
-        """Queue a publication (sent by the bus's task, in order, batched in one pipeline)."""
-        self._queue.append((channel, data))
+    def publish(self, channel: str, data: bytes, unheard: Callable[[], None] | None = None) -> None:
+        """Queue a publication (sent by the bus's task, in order, batched in one pipeline);
+        ``unheard`` is called if nobody was subscribed to ``channel`` (nor could be told: a
+        publication that failed), so that what needed an answer gets one."""
+        self._queue.append((channel, data, unheard))
         self._wake.set()
 
     async def subscribe(self, *channels: str) -> None:
@@ -100,7 +103,7 @@ class Bus:
         self._tasks = [loop.create_task(self._send()), loop.create_task(self._receive())]
 
     async def _send(self) -> None:
-        while True:
+        while not self._closing:
             await self._wake.wait()
             self._wake.clear()
             batch, self._queue = self._queue, []
@@ -108,14 +111,21 @@ class Bus:
                 continue
             try:
                 async with self.client.pipeline(transaction=False) as pipe:
-                    for channel, data in batch:
+                    for channel, data, _ in batch:
                         pipe.publish(channel, data)
-                    await pipe.execute()
+                    heard = await pipe.execute()
             except (RedisError, OSError) as error:
                 log.error("cluster: %d messages could not be published: %s", len(batch), error)
+                heard = [0] * len(batch)
+            for (_, _, unheard), receivers in zip(batch, heard, strict=True):
+                if unheard is not None and not receivers:
+                    try:
+                        unheard()
+                    except Exception:
+                        log.exception("cluster: an unheard message could not be answered")
 
     async def _receive(self) -> None:
-        while True:
+        while not self._closing:
             try:
                 message = await self._pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
             except (RedisError, OSError) as error:
@@ -138,10 +148,13 @@ class Bus:
             if not self._queue:
                 break
             await asyncio.sleep(0.01)
+        # redis-py may swallow a cancellation that arrives inside a command: the loops also end
+        # on the flag, and the wait is bounded.
+        self._closing = True
+        self._wake.set()
         for task in self._tasks:
             task.cancel()
-        for task in self._tasks:
-            with suppress(asyncio.CancelledError, Exception):
-                await task
+        if self._tasks:
+            await asyncio.wait(self._tasks, timeout=1.0)
         with suppress(Exception):
             await asyncio.wait_for(self._pubsub.aclose(), 1.0)

@@ -6,7 +6,11 @@ Channels (one per purpose, so a node subscribes only to what concerns it):
   (:class:`Input`) and HTTP requests to answer (:class:`HttpCall`);
 - ``parlour:node:{n}``: to node ``n``: effects for its connections (:class:`Output`) and HTTP
   answers (:class:`HttpAnswer`);
-- ``parlour:cluster``: to everyone: a new owner took a service over (:class:`Takeover`).
+- ``parlour:cluster``: to everyone: a new owner took a service over (:class:`Takeover`), an
+  owner handed one back (:class:`Released`), notes for every node (:class:`Note` to ``*``).
+
+Notes (:class:`Note`) are what a service tells another owner (a shard of games, the /async hub):
+their content is the service's own; they go to the owner's channel like inputs.
 """
 
 from __future__ import annotations
@@ -22,7 +26,9 @@ __all__ = [
     "HttpAnswer",
     "HttpCall",
     "Input",
+    "Note",
     "Output",
+    "Released",
     "Takeover",
     "decode",
     "encode",
@@ -113,7 +119,22 @@ class Takeover(msgspec.Struct, tag="takeover", array_like=True):
     epoch: int
 
 
-Message = Input | Output | HttpCall | HttpAnswer | Takeover
+class Released(msgspec.Struct, tag="released", array_like=True):
+    """``node`` handed ``service`` back (a graceful stop, or a share of shards for a newcomer):
+    nobody owns it until the next Takeover."""
+
+    service: str
+    node: int
+
+
+class Note(msgspec.Struct, tag="note", array_like=True):
+    """A service's note for the owner of ``to`` (``"*"``: every node)."""
+
+    to: str
+    data: bytes
+
+
+Message = Input | Output | HttpCall | HttpAnswer | Takeover | Released | Note
 
 _encoder = msgspec.msgpack.Encoder()
 _decoder = msgspec.msgpack.Decoder(Message)

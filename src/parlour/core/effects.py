@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from parlour.storage.records import Record
 
-__all__ = ["Broadcast", "Close", "ConnId", "Effect", "Send", "Store"]
+__all__ = ["Broadcast", "Close", "ConnId", "Effect", "Relay", "Send", "Store"]
 
 #: Connections are known to the core by opaque ids handed out by the transport.
 ConnId = int
@@ -73,4 +73,15 @@ class Store:
     records: list[Record]
 
 
-Effect = Send | Broadcast | Close | Store
+@dataclass(frozen=True, slots=True)
+class Relay:
+    """A message for another owner of a cluster (a service, a shard of games, or ``"*"``: every
+    node), released like a send: after the records of the same input are stored, and before
+    the sends that follow it. One server alone has no one to relay to: it drops them (no
+    service of one server makes any)."""
+
+    to: str
+    data: bytes
+
+
+Effect = Send | Broadcast | Close | Store | Relay

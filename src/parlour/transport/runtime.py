@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TypeVar
 
-from parlour.core.effects import Broadcast, Close, ConnId, Effect, Send, Store
+from parlour.core.effects import Broadcast, Close, ConnId, Effect, Relay, Send, Store
 from parlour.core.service import Service
 from parlour.storage import Fence, Heartbeat, Record
 from parlour.storage import Store as StoreBackend
@@ -247,6 +247,8 @@ class Runtime:
                     outbox.put_framed(chunks)
                 outbox.put(effect)
                 closed.append(outbox)
+            elif type(effect) is Relay and remote is not None:
+                remote.append(effect)
             # Store: nothing to store with (--store none), or stored already
         for outbox, chunks in queued.items():
             outbox.put_framed(chunks)

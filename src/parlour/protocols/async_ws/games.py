@@ -8,7 +8,7 @@ Anyone may read a game's record (``get``, ``values``, ``live_games``); only the 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 import msgspec
 
@@ -43,6 +43,10 @@ class Games:
         self._games: dict[int, Game] = {}
         #: The next game id (S6: never reused while the store lives; restored from it).
         self.next_id = 1
+        #: In a cluster's hub: whether a game runs on its shard's owner (placement.py), where
+        #: this registry keeps only a copy to read (its seats, its status until it ends) and
+        #: never runs it. None: every game runs here.
+        self.placed: Callable[[AsyncGame], bool] | None = None
 
     # -- Reading ----------------------------------------------------------------------------------
 
@@ -75,6 +79,17 @@ class Games:
         """The account's live games (any status but OVER and ABORTED), by id."""
         games = self._games
         return [games[game_id] for game_id in self.context.roster.of(player_id)]
+
+    def here(self, player_id: int) -> list[Game]:
+        """The account's live games that run here (all of them but those placed elsewhere)."""
+        placed = self.placed
+        games = self.live(player_id)
+        return games if placed is None else [game for game in games if not placed(game.record)]
+
+    def is_placed(self, game_id: int) -> bool:
+        """Whether the game runs on another owner (a cluster's hub only)."""
+        game = self._games.get(game_id)
+        return game is not None and self.placed is not None and self.placed(game.record)
 
     def live_games(self, player_id: int) -> list[AsyncGame]:
         return [game.record for game in self.live(player_id)]
@@ -228,9 +243,22 @@ class Games:
         self.context.ledger.next_game(self.next_id)
         return game_id
 
+    def adopt(self, record: AsyncGame) -> Game:
+        """A game that was placed here (a shard's owner), or that came back ended (the hub):
+        it replaces any copy of it."""
+        old = self._games.pop(record.id, None)
+        if old is not None:
+            for seat in old.record.seats:
+                if seat.player_id is not None:
+                    self.context.roster.untrack(record.id, seat.player_id)
+        return self._add(record)
+
     def _add(self, record: AsyncGame) -> Game:
         rules = None
-        if record.server_rules and record.status == "RUNNING":
+        placed = self.placed
+        if placed is not None and placed(record):
+            pass  # a copy: its rules run on its owner
+        elif record.server_rules and record.status == "RUNNING":
             rules = replay(record.config.rules, len(record.seats), record.seed, record.actions)
         game = self._games[record.id] = Game(record, rules, self.context)
         self.context.roster.track(record)
@@ -242,11 +270,13 @@ class Games:
         """Each live game's deadlines; finished games past their retention leave memory (which
         ones: returned)."""
         retention = self.context.limits.finished_retention
+        placed = self.placed
         forgotten: list[int] = []
         for game in list(self._games.values()):
             record = game.record
             if record.status in LIVE:
-                game.tick(now)
+                if placed is None or not placed(record):
+                    game.tick(now)
             elif (
                 record.finished is not None and now - record.finished >= retention and self.forget(record.id)
             ):

@@ -14,7 +14,7 @@ import base64
 import zlib
 from collections.abc import Iterable, Mapping
 from random import Random
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 
@@ -43,6 +43,14 @@ def deflated(items: Any) -> str:
     return base64.b64encode(zlib.compress(msgspec.json.encode(items))).decode("ascii")
 
 
+class Placing(Protocol):
+    """What the hub of a cluster asks of its placement (placing.Placing)."""
+
+    def watch(self, game_id: int, conn: ConnId, player_id: int, on: bool, request_id: str | None) -> None:
+        """``player_id`` starts or stops watching a game placed on a shard: its owner answers."""
+        ...
+
+
 class Hub:
     """The service's state: the owners below, made here once (the one place they are made).
 
@@ -51,6 +59,8 @@ class Hub:
     (hubhost.HubHost)."""
 
     games: Games
+    #: A cluster's hub: where started games go (placing.py); None on one server.
+    placing: Placing | None = None
 
     def __init__(self, limits: AsyncLimits, rng: Random) -> None:
         self.limits = limits

@@ -11,6 +11,7 @@ from parlour.protocols.async_ws import notify, ratings
 from parlour.protocols.async_ws.game.host import Notice
 from parlour.protocols.async_ws.hub import Hub
 from parlour.protocols.async_ws.messages import ServerMessage, encode
+from parlour.storage import RatingRow
 
 __all__ = ["HubHost"]
 
@@ -69,15 +70,18 @@ class HubHost:
         self, game_type: str, players: Sequence[int | None], ranks: Sequence[int], now: float
     ) -> list[float | None]:
         rows, changes = ratings.rate(self.hub, game_type, players, ranks, now)
-        if rows:
-            self.hub.store(*rows)
+        self.rated(rows)
         return changes
 
     def penalise(self, game_type: str, players: Sequence[int | None], now: float) -> list[float | None]:
         rows, changes = ratings.penalise(self.hub, game_type, players, now)
+        self.rated(rows)
+        return changes
+
+    def rated(self, rows: list[RatingRow]) -> None:
+        """New ratings (the accounts have them already): stored with the game's end."""
         if rows:
             self.hub.store(*rows)
-        return changes
 
     def started(self, game_id: int, player_ids: Sequence[int]) -> None:
         # "when that game starts, the player is exited": through the lobby's one change of

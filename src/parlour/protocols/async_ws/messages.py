@@ -153,8 +153,9 @@ RequestId = Annotated[
 ]
 Name = Annotated[str, Meta(min_length=1, max_length=40)]
 
-#: S3: the text's codes (catalogue §3.1 and §3.2) plus Parlour's four, and INTERNAL_ERROR when the
-#: server could not save a change (nothing changed; S10's "stored before shown").
+#: S3: the text's codes (catalogue §3.1 and §3.2) plus Parlour's four, INTERNAL_ERROR when the
+#: server could not save a change (nothing changed; S10's "stored before shown"), and TRY_AGAIN
+#: when the game's node is changing in a cluster (nothing changed; send it again in a moment).
 ErrorCode: TypeAlias = Literal[
     "PLAYER_ALREADY_IN_LOBBY",
     "TOO_MANY_OFFERS",
@@ -170,6 +171,7 @@ ErrorCode: TypeAlias = Literal[
     "RATE_LIMITED",
     "TOO_LARGE",
     "INTERNAL_ERROR",
+    "TRY_AGAIN",
 ]
 #: Catalogue §3.7 names all but the running status, which it implies: Parlour calls it RUNNING.
 GameStatus: TypeAlias = Literal["NOT_STARTED", "RUNNING", "OUTCOME", "OVER", "ABORTING", "ABORTED"]

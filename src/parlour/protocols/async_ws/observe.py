@@ -107,6 +107,10 @@ def start(hub: Hub, session: Session, msg: StartObserveGameRequest, now: float) 
             ),
         )
         return
+    if hub.placing is not None and hub.games.is_placed(game.id):
+        # The game runs on its shard's owner: it keeps the observers and answers.
+        hub.placing.watch(game.id, session.conn, session.player_id, True, msg.request_id)
+        return
     hub.observers.add(game.id, session.player_id)
     hub.send(
         session.conn,
@@ -122,6 +126,9 @@ def start(hub: Hub, session: Session, msg: StartObserveGameRequest, now: float) 
 
 def stop(hub: Hub, session: Session, msg: StopObserveGameRequest, now: float) -> None:
     assert session.player_id is not None
+    if hub.placing is not None and hub.games.is_placed(msg.game_id):
+        hub.placing.watch(msg.game_id, session.conn, session.player_id, False, msg.request_id)
+        return
     if not hub.observers.remove(msg.game_id, session.player_id):
         hub.send(
             session.conn,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from parlour.core.effects import Broadcast, Close, ConnId, Effect, Send
+from parlour.core.effects import Broadcast, Close, ConnId, Effect, Relay, Send
 from parlour.protocols.async_ws.messages import ErrorCode, ErrorRequest, ServerMessage, encode
 from parlour.storage import Record
 
@@ -76,6 +76,10 @@ class Output:
 
     def close(self, conn: ConnId, code: int, reason: str) -> None:
         self._effects.append(Close(conn, code, reason))
+
+    def relay(self, to: str, data: bytes) -> None:
+        """A note for another owner of a cluster (placement.py), released after the records."""
+        self._effects.append(Relay(to, data))
 
     def store(self, *records: Record) -> None:
         """Records to store before anything of this input is shown."""

@@ -39,6 +39,7 @@ from parlour.protocols.async_ws.messages import (
     decode_client,
 )
 from parlour.protocols.async_ws.model import LIVE
+from parlour.protocols.async_ws.placing import Placing, Routed
 from parlour.protocols.async_ws.readback import AsyncReload, read_back
 from parlour.protocols.jsonlimits import MAX_DEPTH, too_deep
 from parlour.storage import AccountRow, AsyncGameRow, RatingRow, Record, Store
@@ -88,11 +89,15 @@ class AsyncService:
         external: ExternalJwt | None = None,
         limiter: LoginLimiter | None = None,
         ids: IdSource | None = None,
+        shards: int = 0,
     ) -> None:
         self.hub = Hub(limits or AsyncLimits(), rng or Random())
         #: The games: one registry, speaking to the rest of /async through one adapter.
         self.games = Games(HubHost(self.hub), self.hub.limits, ids)
         self.hub.games = self.games
+        #: The hub of a cluster (placement.py): started games run on the owners of their
+        #: ``shards``; 0: every game runs here (one server).
+        self.placing = Placing(self.hub, shards) if shards else None
         self.tokens = tokens
         self.external = external
         self.limiter = limiter or LoginLimiter()
@@ -110,7 +115,7 @@ class AsyncService:
             return []
         session.last_seen = now
         if not self._allowed(session, now):
-            return hub.take(now)
+            return self._take(now)
         if isinstance(data, bytes):
             hub.error(conn, "BAD_REQUEST", "frames are JSON text; binary frames are not read (S1)")
         elif len(data) > hub.limits.max_frame_bytes:
@@ -124,15 +129,15 @@ class AsyncService:
                 kind, request_id = _head_of(data)
                 hub.error(conn, "BAD_REQUEST", str(error), request_type=kind, request_id=request_id)
             else:
-                self._dispatch(session, message, now)
-        return hub.take(now)
+                self._dispatch(session, message, now, data)
+        return self._take(now)
 
     def disconnected(self, conn: ConnId, now: float) -> list[Effect]:
         hub = self.hub
         session = hub.connections.closed(conn)
         if session is not None and session.player_id is not None:
             self._sign_out(session, now)
-        return hub.take(now)
+        return self._take(now)
 
     def tick(self, now: float) -> list[Effect]:
         hub = self.hub
@@ -145,13 +150,13 @@ class AsyncService:
             hub.observers.forget(game_id)  # a forgotten game has nothing more to show
         observe.tick(hub, now)
         social.tick(hub, now)
-        return hub.take(now)
+        return self._take(now)
 
     def shutdown(self, now: float) -> list[Effect]:
         """Games stay stored; connections are told the server is going away."""
         for conn in list(self.hub.sessions):
             self.hub.close(conn, GOING_AWAY, "server stopping")
-        return self.hub.take(now)
+        return self._take(now)
 
     def stats(self) -> dict[str, Any]:
         hub = self.hub
@@ -160,6 +165,45 @@ class AsyncService:
             "async_players_online": len(hub.online),
             "async_games_live": sum(1 for game in self.games.values() if game.status in LIVE),
         }
+
+    def noted(self, data: bytes, now: float) -> list[Effect]:
+        """A note from a shard's owner or a node (a cluster's hub only; placement.py)."""
+        placing = self.placing
+        if placing is None:
+            return []
+        note = placing.decode(data)
+        if type(note) is Routed:
+            # A request a shard's owner did not have the game for: not started yet (it runs
+            # here), or unknown. Answered as if the connection had sent it here.
+            session = self.hub.sessions.get(note.conn)
+            if session is not None and session.player_id == note.player:
+                self._frame(session, note.text, now, note.hops)
+        elif note is not None:
+            placing.noted(note, now)
+        return self._take(now)
+
+    def hello(self, now: float) -> list[Effect]:
+        """A new hub of a cluster: nobody is signed in with it yet (the previous hub's
+        connections reconnect), which every node's directory hears."""
+        if self.placing is not None:
+            self.placing.everyone_online()
+        return self._take(now)
+
+    def _frame(self, session: Session, text: str, now: float, hops: int) -> None:
+        try:
+            message = decode_client(text)
+        except (msgspec.DecodeError, msgspec.ValidationError) as error:
+            kind, request_id = _head_of(text)
+            self.hub.error(session.conn, "BAD_REQUEST", str(error), request_type=kind, request_id=request_id)
+        else:
+            self._dispatch(session, message, now, text, hops)
+
+    def _take(self, now: float) -> list[Effect]:
+        """This input's effects; in a cluster's hub, each game that started goes to its shard."""
+        effects = self.hub.take(now)
+        if self.placing is not None:
+            self.placing.place(effects)
+        return effects
 
     # -- Accounts -------------------------------------------------------------------------------
 
@@ -176,7 +220,9 @@ class AsyncService:
         row = AccountRow(id=hub.accounts.next_id, name=name, password_hash=password_hash, created=now)
         account = hub.accounts.add(row)
         hub.store(row)
-        return account, hub.take(now)
+        if self.placing is not None:
+            self.placing.named(account.id, name)
+        return account, self._take(now)
 
     def forget_account(self, account_id: int) -> None:
         """An account whose record could not be stored never existed."""
@@ -234,7 +280,7 @@ class AsyncService:
         for conn in origins:
             if conn in hub.sessions:
                 hub.error(conn, "INTERNAL_ERROR", "the server could not save this; nothing changed")
-        return hub.take(now)
+        return self._take(now)
 
     # -- Requests -------------------------------------------------------------------------------
 
@@ -248,7 +294,9 @@ class AsyncService:
         self.hub.close(session.conn, POLICY_VIOLATION, "rate limit exceeded")
         return False
 
-    def _dispatch(self, session: Session, message: ClientMessage, now: float) -> None:
+    def _dispatch(
+        self, session: Session, message: ClientMessage, now: float, text: str = "", hops: int = 0
+    ) -> None:
         hub = self.hub
         if type(message) is PingRequest:
             hub.send(session.conn, message)  # echoed exactly as sent (S5)
@@ -262,6 +310,9 @@ class AsyncService:
         if type(message) is AsyncDisconnectRequest:
             self._sign_out(session, now)
             return
+        placing = self.placing
+        if placing is not None and placing.relayed(session, message, text, hops):
+            return  # a request for a started game: its shard's owner answers
         if type(message) is WhatsNewPussycatRequest:
             self._whats_new(session, message, now)
             return
@@ -304,6 +355,8 @@ class AsyncService:
                 hub.connections.unbind(old)
         digest = hashlib.blake2b(msg.sessionToken.encode(), digest_size=12).hexdigest()
         hub.connections.bind(session, account.id, digest)
+        if self.placing is not None:
+            self.placing.online(account.id, session.conn, True)
         player = Player(
             player_id=account.id,
             name=account.name,
@@ -324,7 +377,7 @@ class AsyncService:
             )
         if previous is None:
             social.signed_in(hub, account.id, now)  # a replaced connection changes no presence
-        for game in self.games.live(account.id):
+        for game in self.games.here(account.id):
             game.returned(account.id, now)
 
     def _verify(self, msg: AsyncAuthRequest, now: float) -> Account:
@@ -337,6 +390,8 @@ class AsyncService:
                 row = AccountRow(id=hub.accounts.next_id, name=name, password_hash="", created=now)
                 account = hub.accounts.add(row)
                 hub.store(row)
+                if self.placing is not None:
+                    self.placing.named(account.id, name)
             return account
         account_id, _ = self.tokens.verify(msg.sessionToken, msg.name, now)
         found = hub.accounts.get(account_id)
@@ -349,9 +404,11 @@ class AsyncService:
         hub.lobby.move(session, False)
         player_id = hub.connections.unbind(session)
         if player_id is not None:
+            if self.placing is not None:
+                self.placing.online(player_id, session.conn, False)
             observe.signed_out(hub, player_id)
             social.signed_out(hub, player_id, now)
-            for game in self.games.live(player_id):
+            for game in self.games.here(player_id):
                 game.hand_over(player_id, now)
 
     def _whats_new(self, session: Session, msg: WhatsNewPussycatRequest, now: float) -> None:
@@ -362,6 +419,8 @@ class AsyncService:
             if game is None or game.record.seat_of(session.player_id) is None:
                 return hub.error(session.conn, "UNKNOWN_GAME", "you are not in a game with this id", msg)
             games = [game]
+        elif self.placing is not None and self.placing.gathered(session, msg, now):
+            return  # the shards of the player's started games add their reports
         else:
             games = self.games.live(session.player_id)
         hub.send(

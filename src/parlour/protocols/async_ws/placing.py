@@ -1,0 +1,163 @@
+"""The hub's side of placement in a cluster (placement.py; docs/cluster.md "Placement"): which
+games run on shards, and the notes the hub sends them and takes from them.
+
+A game runs on the hub until it starts; the input that starts it stores it, and the same commit
+releases a Placed note to its shard's owner, which runs it from then on. The hub keeps a copy to
+read (its seats for chat, presence and statistics, its status for the lists) until the owner
+says it ended. Requests for a started game that reach the hub (a connection its node did not
+know as signed in yet) are relayed to the owner.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import msgspec
+
+from parlour.core.effects import Effect, Relay, Store
+from parlour.protocols.async_ws import notify
+from parlour.protocols.async_ws.hub import Hub, Session
+from parlour.protocols.async_ws.messages import ClientMessage, WhatsNewPussycatRequest
+from parlour.protocols.async_ws.model import LIVE, AsyncGame, decode_game
+from parlour.protocols.async_ws.placement import (
+    EVERYONE,
+    IN_GAME,
+    MAX_HOPS,
+    Changed,
+    Gather,
+    Named,
+    Note,
+    Noticed,
+    Online,
+    OnlineAll,
+    Placed,
+    Rated,
+    Routed,
+    WantOnline,
+    Watch,
+    decode_note,
+    encode_note,
+    shard_name,
+    shard_of,
+)
+from parlour.storage import AsyncGameRow
+
+__all__ = ["Placing", "Routed"]
+
+log = logging.getLogger("parlour.async")
+
+
+def started(record: AsyncGame) -> bool:
+    """Placed on its shard: every game but those waiting for their players."""
+    return record.status != "NOT_STARTED"
+
+
+class Placing:
+    """One per hub of a cluster (AsyncService.placing)."""
+
+    __slots__ = ("hub", "shards")
+
+    def __init__(self, hub: Hub, shards: int) -> None:
+        self.hub = hub
+        self.shards = shards
+        hub.games.placed = started
+        hub.placing = self
+
+    def shard(self, game_id: int) -> str:
+        return shard_name(shard_of(game_id, self.shards))
+
+    def decode(self, data: bytes) -> Note | None:
+        try:
+            return decode_note(data)
+        except (msgspec.DecodeError, msgspec.ValidationError) as error:
+            log.error("async hub: unreadable note: %s", error)
+            return None
+
+    # -- Out ------------------------------------------------------------------------------------
+
+    def place(self, effects: list[Effect]) -> None:
+        """A game this input started (stored by its first effect) goes to its shard's owner once
+        the commit is done: the Placed note follows the Store. The hub never stores a game it
+        placed again, so each is placed once."""
+        first = effects[0] if effects else None
+        if type(first) is not Store:
+            return
+        notes = [
+            Relay(self.shard(row.id), encode_note(Placed(row.doc, [])))
+            for row in first.records
+            if isinstance(row, AsyncGameRow) and row.status != "NOT_STARTED" and row.status in LIVE
+        ]
+        effects[1:1] = notes
+
+    def online(self, player_id: int, conn: int, on: bool) -> None:
+        """Every node (its routing, its shards' games) learns a sign-in or sign-out."""
+        self.hub.output.relay(EVERYONE, encode_note(Online(player_id, conn, on)))
+
+    def named(self, account_id: int, name: str) -> None:
+        self.hub.output.relay(EVERYONE, encode_note(Named(account_id, name)))
+
+    def relayed(self, session: Session, message: ClientMessage, text: str, hops: int) -> bool:
+        """A request for a started game goes to its shard's owner (True: relayed or refused)."""
+        hub = self.hub
+        kind = type(message).__name__
+        game_id = getattr(message, "game_id", None)
+        if game_id is None or not hub.games.is_placed(game_id):
+            return False
+        if kind == "StartObserveGameRequest" or kind == "StopObserveGameRequest":
+            return False  # the hub checks what it knows first (observe.py), then tells the shard
+        if kind not in IN_GAME:
+            return False
+        assert session.player_id is not None
+        if hops >= MAX_HOPS or not text:
+            hub.error(session.conn, "TRY_AGAIN", "the game is moving between nodes; send it again", message)
+            return True
+        hub.output.relay(
+            self.shard(game_id), encode_note(Routed(session.conn, session.player_id, text, hops + 1))
+        )
+        return True
+
+    def gathered(self, session: Session, msg: WhatsNewPussycatRequest, now: float) -> bool:
+        """WhatsNewPussycatRequest without a game: the reports of the games that run here, then
+        through each shard with started games of the player (the last one answers)."""
+        hub = self.hub
+        player_id = session.player()
+        games = hub.games.live(player_id)
+        shards = sorted({shard_of(game.id, self.shards) for game in games if hub.games.is_placed(game.id)})
+        if not shards:
+            return False
+        reports = [game.report(now, player_id) for game in games if not hub.games.is_placed(game.id)]
+        note = Gather(session.conn, player_id, msg.request_id, reports, shards)
+        hub.output.relay(shard_name(shards[0]), encode_note(note))
+        return True
+
+    def watch(self, game_id: int, conn: int, player_id: int, on: bool, request_id: str | None) -> None:
+        self.hub.output.relay(
+            self.shard(game_id), encode_note(Watch(game_id, conn, player_id, on, request_id))
+        )
+
+    # -- In -------------------------------------------------------------------------------------
+
+    def noted(self, note: Note, now: float) -> None:
+        hub = self.hub
+        if type(note) is Changed:
+            record = decode_game(note.doc)
+            if record.id in hub.games:
+                hub.games.adopt(record)
+                if record.status not in LIVE:  # no longer anyone's live game
+                    hub.observers.forget(record.id)
+                    hub.lobby.lists_changed()
+        elif type(note) is Noticed:
+            args = [hub.name(note.about)] if note.about is not None else []
+            notify.notify(
+                hub, note.player, note.kind, note.game_id, note.turn_index, args, now, loc_key=note.text
+            )
+        elif type(note) is Rated:
+            for row in note.rows:
+                hub.accounts.rate(row)
+        elif type(note) is WantOnline:
+            self.everyone_online()
+
+    def everyone_online(self) -> None:
+        """Every node's directory gets who is signed in, whole (a node that starts asks)."""
+        pairs = sorted(self.hub.online.items())
+        self.hub.output.relay(EVERYONE, encode_note(OnlineAll(pairs)))

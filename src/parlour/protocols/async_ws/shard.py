@@ -1,0 +1,339 @@
+"""The owner of one shard of started /async games in a cluster (placement.py; docs/cluster.md
+"Placement").
+
+A shard's owner runs its games exactly as one server runs all of them (the same game machine,
+registry and handlers) over a hub of its own that holds no connection: who is online, names and
+ratings come from the node's directory, requests arrive as Routed notes with their account,
+and what a game must tell the hub's side (a push notification, a new rating, its end) leaves as
+notes. Sends go to connections wherever they are: the runtime hands other nodes' to the bus.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from random import Random
+from typing import Any, Final, Literal
+
+import msgspec
+
+from parlour.core.effects import ConnId, Effect, Relay
+from parlour.core.effects import Store as StoreEffect
+from parlour.core.ids import IdSource
+from parlour.protocols.async_ws import observe, phases, play
+from parlour.protocols.async_ws.game.host import Notice
+from parlour.protocols.async_ws.games import Games
+from parlour.protocols.async_ws.hub import AsyncLimits, Hub, Session
+from parlour.protocols.async_ws.hubhost import HubHost
+from parlour.protocols.async_ws.messages import (
+    GameObservedRequest,
+    GameStatusReportRequest,
+    WhatsNewPussycatRequest,
+    decode_client,
+)
+from parlour.protocols.async_ws.model import LIVE, AsyncGame, decode_game
+from parlour.protocols.async_ws.placement import (
+    EVERYONE,
+    HUB,
+    MAX_HOPS,
+    Changed,
+    Directory,
+    Gather,
+    Noticed,
+    Online,
+    OnlineAll,
+    Placed,
+    Rated,
+    Routed,
+    Watch,
+    decode_note,
+    encode_note,
+    head,
+    shard_name,
+    shard_of,
+)
+from parlour.protocols.async_ws.readback import AsyncReload, read_back
+from parlour.storage import AsyncGameRow, RatingRow, Record, Store
+
+__all__ = ["ShardService"]
+
+log = logging.getLogger("parlour.async")
+
+Handler = Callable[[Hub, Session, Any, float], None]
+
+#: The requests a shard answers (placement.IN_GAME but WhatsNewPussycatRequest, answered apart).
+HANDLERS: Final[dict[str, Handler]] = {
+    "CommitActionRequest": play.commit,
+    "GetClocksRequest": play.get_clocks,
+    "GameForfeitRequest": play.forfeit,
+    "GameOverRequest": play.game_over,
+    "GameOutcomeConfirmationRequest": play.confirm_outcome,
+    "GameAbortedConfirmationRequest": play.confirm_abort,
+    **phases.PHASE_HANDLERS,
+}
+
+
+class ShardHost(HubHost):
+    """game.host.GameHost on a shard's owner: the hub's side is reached by notes."""
+
+    __slots__ = ()
+
+    def notify(
+        self,
+        player_id: int,
+        kind: Notice,
+        game_id: int,
+        turn_index: int,
+        now: float,
+        about: int | None = None,
+        text: str | None = None,
+    ) -> int:
+        if player_id in self.hub.online:
+            return 0  # the websocket message says it already
+        # The devices are the hub's: it queues the notification (S16).
+        self.hub.output.relay(HUB, encode_note(Noticed(player_id, kind, game_id, turn_index, about, text)))
+        return 0
+
+    def rated(self, rows: list[RatingRow]) -> None:
+        """Stored with the game's end, and every node's copy of the ratings (the hub's too)
+        learns them."""
+        if rows:
+            self.hub.store(*rows)
+            self.hub.output.relay(EVERYONE, encode_note(Rated(rows)))
+
+    def started(self, game_id: int, player_ids: Sequence[int]) -> None:
+        """Games arrive here started: the hub took them out of its lobby."""
+
+    def lists_changed(self) -> None:
+        """The lobby's lists are the hub's (a started game is in none of them)."""
+
+
+class ShardService:
+    """One shard of started games, on the node that holds its lease."""
+
+    def __init__(
+        self,
+        shard: int,
+        shards: int,
+        directory: Directory,
+        limits: AsyncLimits,
+        rng: Random | None = None,
+        ids: IdSource | None = None,
+    ) -> None:
+        self.shard = shard
+        self.shards = shards
+        self.name = shard_name(shard)
+        self.directory = directory
+        hub = self.hub = Hub(limits, rng or Random())
+        # No connection is this service's: presence, names and ratings are the node's copy.
+        hub.online = directory.online
+        hub.accounts = directory.accounts
+        self.games = Games(ShardHost(hub), limits, ids)
+        hub.games = self.games
+        #: What the hub's copy of each game shows: its status and seat states (placing.py).
+        self._told: dict[int, tuple[str, tuple[str, ...]]] = {}
+
+    # -- The Service protocol: a shard has no connection of its own ------------------------------
+
+    def connected(self, conn: ConnId, now: float) -> list[Effect]:
+        return []
+
+    def received(self, conn: ConnId, data: str | bytes, now: float) -> list[Effect]:
+        return []
+
+    def disconnected(self, conn: ConnId, now: float) -> list[Effect]:
+        return []
+
+    def tick(self, now: float) -> list[Effect]:
+        for game_id in self.games.tick(now):
+            self.hub.observers.forget(game_id)
+        return self._take(now)
+
+    def shutdown(self, now: float) -> list[Effect]:
+        return []
+
+    def stats(self) -> dict[str, Any]:
+        return {
+            "async_shard_games_live": sum(1 for game in self.games.values() if game.status in LIVE),
+        }
+
+    def reload(self, records: list[Record], store: Store) -> AsyncReload:
+        return read_back(records, store)
+
+    def store_failed(
+        self, records: list[Record], origins: list[ConnId], reload: AsyncReload | None, now: float
+    ) -> list[Effect]:
+        """A commit failed: the games it touched return to what the store holds, and the senders
+        are told nothing changed (as AsyncService.store_failed)."""
+        reload = AsyncReload() if reload is None else reload
+        self.games.reload(reload.async_games)
+        for conn in origins:
+            self.hub.error(conn, "INTERNAL_ERROR", "the server could not save this; nothing changed")
+        return self._take(now)
+
+    # -- The shard's own ------------------------------------------------------------------------
+
+    def owns(self, game_id: int) -> bool:
+        return shard_of(game_id, self.shards) == self.shard
+
+    def restore(self, rows: Iterable[AsyncGameRow], heartbeat: float | None, now: float) -> list[Effect]:
+        """The shard's started games the store holds, clocks not charged for the time nobody
+        ran them; players online are asked again for what the games wait for (a request sent
+        to the previous owner may have been lost with it)."""
+        mine = [
+            row for row in rows if row.status != "NOT_STARTED" and row.status in LIVE and self.owns(row.id)
+        ]
+        self.games.restore(mine, None, heartbeat, now)
+        for row in mine:
+            game = self.games.game(row.id)
+            if game is None:
+                continue
+            for seat in game.record.seats:
+                if seat.player_id is not None and seat.player_id in self.hub.online:
+                    game.returned(seat.player_id, now)
+        return self._take(now)
+
+    def noted(self, data: bytes, now: float) -> list[Effect]:
+        """A note from the hub, a gateway or the directory."""
+        try:
+            note = decode_note(data)
+        except (msgspec.DecodeError, msgspec.ValidationError) as error:
+            log.error("%s: unreadable note: %s", self.name, error)
+            return []
+        if type(note) is Routed:
+            self._routed(note, now)
+        elif type(note) is Placed:
+            record = decode_game(note.doc)
+            if self.owns(record.id):
+                self.games.adopt(record)
+                self._told[record.id] = _shown(record)
+                for player_id in note.observers:
+                    self.hub.observers.add(record.id, player_id)
+        elif type(note) is Gather:
+            self._gather(note, now)
+        elif type(note) is Watch:
+            self._watch(note, now)
+        elif type(note) is Online:
+            self._online(note.player, note.on, now)
+        elif type(note) is OnlineAll:
+            for player_id, _ in note.pairs:
+                self._online(player_id, True, now)
+        return self._take(now)
+
+    def _routed(self, note: Routed, now: float) -> None:
+        hub = self.hub
+        try:
+            message = decode_client(note.text)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            self._to_hub(note)  # the hub answers what is not a request for a game
+            return
+        game_id = getattr(message, "game_id", None)
+        if game_id is None or not self.owns(game_id) or game_id not in self.games:
+            self._to_hub(note)  # not started yet (the hub runs it), or unknown: the hub says
+            return
+        session = Session(note.conn, now, player_id=note.player)
+        if type(message) is WhatsNewPussycatRequest:
+            game = self.games.game(game_id)
+            if game is None or game.record.seat_of(note.player) is None:
+                hub.error(note.conn, "UNKNOWN_GAME", "you are not in a game with this id", message)
+                return
+            reports = [game.report(now, note.player)]
+            hub.send(
+                note.conn, GameStatusReportRequest(status_reports=reports, request_id=message.request_id)
+            )
+            return
+        handler = HANDLERS.get(type(message).__name__)
+        if handler is None:
+            self._to_hub(note)
+            return
+        handler(hub, session, message, now)
+
+    def _to_hub(self, note: Routed) -> None:
+        if note.hops >= MAX_HOPS:
+            kind, request_id, game_id = head(note.text)
+            self.hub.error(
+                note.conn,
+                "TRY_AGAIN",
+                "the game is moving between nodes; send it again",
+                request_type=kind,
+                request_id=request_id,
+                game_id=game_id,
+            )
+            return
+        self.hub.output.relay(HUB, encode_note(Routed(note.conn, note.player, note.text, note.hops + 1)))
+
+    def _gather(self, note: Gather, now: float) -> None:
+        reports = note.reports + [game.report(now, note.player) for game in self.games.live(note.player)]
+        rest = [shard for shard in note.shards if shard != self.shard]
+        if rest:
+            forward = Gather(note.conn, note.player, note.request_id, reports, rest)
+            self.hub.output.relay(shard_name(rest[0]), encode_note(forward))
+        else:
+            reports.sort(key=lambda report: report.game_id)
+            self.hub.send(
+                note.conn, GameStatusReportRequest(status_reports=reports, request_id=note.request_id)
+            )
+
+    def _watch(self, note: Watch, now: float) -> None:
+        hub = self.hub
+        game = self.games.get(note.game_id)
+        if game is None or game.status not in observe.WATCHABLE:
+            hub.send(
+                note.conn,
+                GameObservedRequest(
+                    game_id=note.game_id, status="GAME_NOT_RUNNING", request_id=note.request_id
+                ),
+            )
+        elif note.on:
+            hub.observers.add(game.id, note.player)
+            hub.send(
+                note.conn,
+                GameObservedRequest(
+                    game_id=game.id,
+                    status="OK",
+                    observing=True,
+                    status_report=self.games.report(game.id, now, None),
+                    request_id=note.request_id,
+                ),
+            )
+        else:
+            known = hub.observers.remove(note.game_id, note.player)
+            status: Literal["OK", "UNKNOWN_GAME"] = "OK" if known else "UNKNOWN_GAME"
+            hub.send(
+                note.conn,
+                GameObservedRequest(game_id=note.game_id, status=status, request_id=note.request_id),
+            )
+
+    def _online(self, player_id: int, on: bool, now: float) -> None:
+        """A player signed in (the games here ask again what they wait for from them) or out
+        (a turn they were asked to play for someone goes to a present player; watching ends)."""
+        if not on:
+            self.hub.observers.signed_out(player_id)
+        for game in self.games.live(player_id):
+            if on:
+                game.returned(player_id, now)
+            else:
+                game.hand_over(player_id, now)
+
+    def _take(self, now: float) -> list[Effect]:
+        """This input's effects; the hub's copy of each game whose status or seats changed
+        follows (after the same commit)."""
+        effects = self.hub.take(now)
+        first = effects[0] if effects else None
+        if type(first) is StoreEffect:
+            told = self._told
+            for row in first.records:
+                if type(row) is not AsyncGameRow:
+                    continue
+                game = self.games.get(row.id)
+                shown = _shown(game) if game is not None else (row.status, ())
+                if told.get(row.id) != shown:
+                    told[row.id] = shown
+                    effects.insert(1, Relay(HUB, encode_note(Changed(row.doc))))
+                if row.status not in LIVE:
+                    told.pop(row.id, None)
+        return effects
+
+
+def _shown(game: AsyncGame) -> tuple[str, tuple[str, ...]]:
+    return game.status, tuple(seat.state for seat in game.seats)

@@ -1,0 +1,201 @@
+"""Games placed on shards (placement.py, placing.py, shard.py): the /async scenarios of one
+server, played again through a cluster's hub, shard owners, directory and router
+(cluster_harness.py), and what only a cluster does."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from types import ModuleType
+
+import pytest
+
+from parlour.protocols.async_ws.placement import shard_name
+from parlour.protocols.async_ws.shard import ShardService
+from tests.protocols.async_ws import (
+    test_forget,
+    test_lobby,
+    test_notify,
+    test_observe,
+    test_phases,
+    test_service,
+    test_social,
+)
+from tests.protocols.async_ws.cluster_harness import ClusterHarness
+
+#: Scenarios that read the hub's memory of a running game (in a cluster the hub keeps only a
+#: copy, as of the game's last change of status or seats: the shard's owner runs it), or put an
+#: observer straight into it: their behaviour is covered through the messages below.
+READS_THE_HUB: frozenset[str] = frozenset(
+    {
+        "test_hot_swap_asks_an_absent_player_in_next_players_order",
+        "test_server_rules_play_a_whole_fish_game_with_robots_for_the_absent",
+        "test_server_rules_robots_play_their_seats_and_a_restart_replays",
+        "test_broadcast_user_data_reaches_the_other_players_and_observers",
+        "test_observers_get_the_phases_events_under_client_rules",
+        "test_observers_get_the_spectator_view_under_server_rules",
+    }
+)
+
+
+def _scenarios(*modules: ModuleType) -> list[tuple[ModuleType, Callable[[], None]]]:
+    found = []
+    for module in modules:
+        for name, function in inspect.getmembers(module, inspect.isfunction):
+            if (
+                name.startswith("test_")
+                and function.__module__ == module.__name__
+                and not inspect.signature(function).parameters
+                and name not in READS_THE_HUB
+            ):
+                found.append((module, function))
+    return found
+
+
+SCENARIOS = _scenarios(
+    test_service, test_phases, test_observe, test_social, test_lobby, test_notify, test_forget
+)
+
+
+@pytest.mark.parametrize(
+    ("module", "scenario"),
+    SCENARIOS,
+    ids=[f"{module.__name__.rsplit('.', 1)[-1]}::{scenario.__name__}" for module, scenario in SCENARIOS],
+)
+def test_one_server_scenarios_hold_in_a_cluster(
+    module: ModuleType, scenario: Callable[[], None], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(module, "Harness", ClusterHarness)
+    scenario()
+
+
+def _two_player_game(h: ClusterHarness) -> tuple[int, int, int]:
+    ann, _ = h.player("ann")
+    bob, _ = h.player("bob")
+    return h.open_game(ann, bob), ann, bob
+
+
+def test_a_started_game_runs_on_its_shard_and_turns_never_reach_the_hub() -> None:
+    h = ClusterHarness(shards=3)
+    game_id, ann, bob = _two_player_game(h)
+    owner = h.shard_of(game_id)
+    assert h.service.games.is_placed(game_id) and game_id in owner.games
+    assert all(game_id not in shard.games for shard in h.shards.values() if shard is not owner)
+    hub_inputs = 0
+    received = h.service.received
+
+    def counted(conn: int, data: str | bytes, now: float) -> list:  # type: ignore[type-arg]
+        nonlocal hub_inputs
+        hub_inputs += 1
+        return received(conn, data, now)
+
+    h.service.received = counted  # type: ignore[method-assign]
+    players = {1: ann, 2: bob}
+    for turn in range(1, 21):
+        conn = players[1 if turn % 2 else 2]
+        h.send(
+            conn,
+            type="CommitActionRequest",
+            game_id=game_id,
+            next_state=f"s{turn}",
+            next_players=[2 if turn % 2 else 1],
+        )
+        h.expect(conn, "ActionCommitedRequest", turn_index=turn + 1)
+    assert hub_inputs == 0 and h.routed == 20
+    assert owner.games[game_id].turn_index == 21
+    assert h.service.games[game_id].turn_index == 1  # the hub's copy: turns do not change it
+    assert len(h.turns) == 20  # each turn stored by the shard
+
+
+def test_whats_new_gathers_the_reports_of_every_shard() -> None:
+    h = ClusterHarness(shards=3)
+    ann, _ = h.player("ann")
+    bob, _ = h.player("bob")
+    started = [h.open_game(ann, bob) for _ in range(3)]
+    shards = {game_id % 3 for game_id in started}
+    assert len(shards) == 3
+    h.send(ann, type="LobbyCreateGameRequest", configuration={"game_type": "test", "max_players": 2})
+    waiting = h.expect(ann, "LobbyGameCreatedRequest")["game_id"]
+    h.clear()
+    h.send(ann, type="WhatsNewPussycatRequest", request_id="w1")
+    report = h.expect(ann, "GameStatusReportRequest", request_id="w1")
+    assert [entry["game_id"] for entry in report["status_reports"]] == sorted([*started, waiting])
+    h.send(bob, type="WhatsNewPussycatRequest", game_id=started[1], request_id="w2")
+    assert [
+        r["game_id"] for r in h.expect(bob, "GameStatusReportRequest", request_id="w2")["status_reports"]
+    ] == [started[1]]
+
+
+def test_a_request_for_a_shard_without_owner_is_refused_try_again() -> None:
+    h = ClusterHarness(shards=2)
+    game_id, ann, _bob = _two_player_game(h)
+    h.unowned.add(shard_name(game_id % 2))
+    h.send(
+        ann, type="CommitActionRequest", game_id=game_id, next_state="x", next_players=[2], request_id="c1"
+    )
+    error = h.error(ann, "TRY_AGAIN")
+    assert error["request_id"] == "c1" and error["request_type"] == "CommitActionRequest"
+    assert error["game_id"] == game_id
+    h.unowned.clear()
+    h.send(
+        ann, type="CommitActionRequest", game_id=game_id, next_state="x", next_players=[2], request_id="c2"
+    )
+    h.expect(ann, "ActionCommitedRequest", request_id="c2", turn_index=2)
+
+
+def test_a_connection_the_router_does_not_know_yet_goes_through_the_hub() -> None:
+    h = ClusterHarness(shards=2)
+    game_id, ann, bob = _two_player_game(h)
+    h.directory.bound.pop(ann)  # the Online note has not reached this node yet
+    h.send(
+        ann, type="CommitActionRequest", game_id=game_id, next_state="x", next_players=[2], request_id="c1"
+    )
+    h.expect(ann, "ActionCommitedRequest", request_id="c1", turn_index=2)
+    assert h.routed == 0
+    h.expect(bob, "ActionRequiredRequest", turn_index=2)
+
+
+def test_the_hub_copy_follows_forfeits_and_the_end_and_ratings_reach_every_node() -> None:
+    h = ClusterHarness(shards=2)
+    ann, ann_id = h.player("ann")
+    bob, bob_id = h.player("bob")
+    game_id = h.open_game(ann, bob, ranked=True)
+    h.send(ann, type="GameOverRequest", game_id=game_id, finalScores={"1": [3, 1], "2": [1, 2]})
+    h.expect(bob, "GameOutcomeRequest")
+    for conn in (ann, bob):
+        h.send(conn, type="GameOutcomeConfirmationRequest", game_id=game_id)
+    copy = h.service.games[game_id]
+    assert copy.status == "OVER" and game_id not in [g.id for g in h.service.games.live_games(ann_id)]
+    assert h.service.hub.accounts[ann_id].ratings["test"][2] == 1  # the hub's accounts
+    assert h.directory.accounts[bob_id].ratings["test"][2] == 1  # every node's copy
+    h.send(bob, type="AskPlayerInfoRequest", player_id=ann_id)
+    assert h.expect(bob, "LobbyPlayerInfoRequest")["player"]["games_played"] == 1
+
+
+def test_a_returning_player_is_asked_again_by_the_shard() -> None:
+    h = ClusterHarness(shards=2)
+    game_id, ann, _bob = _two_player_game(h)
+    h.drop(ann)
+    h.clear()
+    again = h.connect()
+    h.send(
+        again, type="AsyncAuthRequest", name="ann", sessionToken=h.service.tokens.issue(1, "ann", h.now)[0]
+    )
+    h.expect(again, "AsyncConnectedRequest")
+    h.expect(again, "ActionRequiredRequest", game_id=game_id, turn_index=1)
+
+
+def test_a_new_owner_restores_its_shard_and_asks_the_players_again() -> None:
+    h = ClusterHarness(shards=2)
+    game_id, ann, bob = _two_player_game(h)
+    h.send(ann, type="CommitActionRequest", game_id=game_id, next_state="x", next_players=[2])
+    h.clear()
+    name = shard_name(game_id % 2)
+    old = h.shards[name]
+    new = ShardService(old.shard, 2, h.directory, h.service.hub.limits)
+    h.run(new.restore(list(h.games.values()), h.now, h.now + 5))
+    h.shards[name] = new
+    assert new.games[game_id].turn_index == 2 and len(new.games) == 1
+    h.expect(bob, "ActionRequiredRequest", game_id=game_id, turn_index=2)
+    h.send(bob, type="CommitActionRequest", game_id=game_id, next_state="y", next_players=[1])
+    h.expect(bob, "ActionCommitedRequest", turn_index=3)
