@@ -57,8 +57,11 @@ log = logging.getLogger("parlour.workers")
 #: How a worker is started: ``parlour worker`` (a command not listed in the help), its settings
 #: then written to its standard input.
 WORKER_COMMAND: Final = (sys.executable, "-m", "parlour", "worker")
-#: How long a stop waits for every worker to exit before killing those left.
-STOP_SECONDS: Final = 30.0
+#: How long a stop waits for every worker to exit before killing those left: less than the 30 s
+#: systemd (deploy/parlour.service) and `docker stop --stop-timeout 30` give the whole service.
+STOP_SECONDS: Final = 20.0
+#: How long worker 0 may take to listen before the others start all the same.
+READY_SECONDS: Final = 60.0
 #: The signals that stop the supervisor, forwarded as they come to every worker.
 STOP_SIGNALS: Final = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -233,7 +236,13 @@ class Supervisor:
             self.port,
         )
         try:
-            keepers = [loop.create_task(self._keep(slot)) for slot in self.slots]
+            # Worker 0 first, alone until it listens: by then it holds every lease and has
+            # restored every service, so the others start as gateways to an owner that is
+            # ready (nodes starting together race for the leases, and a node that saw a lease
+            # taken before its owner announced itself can lose what it sends meanwhile).
+            keepers = [loop.create_task(self._keep(self.slots[0]))]
+            await self._listening(self.slots[0])
+            keepers += [loop.create_task(self._keep(slot)) for slot in self.slots[1:]]
             await self._stopping.wait()
             _, late = await asyncio.wait(keepers, timeout=self.stop_seconds)
             if late:
@@ -311,6 +320,29 @@ class Supervisor:
             )
             with suppress(TimeoutError):
                 await asyncio.wait_for(self._stopping.wait(), delay)
+
+    async def _listening(self, slot: _Slot) -> None:
+        """Until the port accepts connections (only ``slot``'s worker listens on it yet), or
+        that worker exits, or a stop; at most :data:`READY_SECONDS`."""
+        host = {"": "127.0.0.1", "0.0.0.0": "127.0.0.1", "::": "::1"}.get(
+            self.settings.host, self.settings.host
+        )
+        deadline = self.clock() + READY_SECONDS
+        while not self._stopping.is_set() and self.clock() < deadline:
+            process = slot.process
+            if process is not None and process.returncode is not None:
+                return  # it failed to start: its keeper restarts it, the others start now
+            try:
+                _, writer = await asyncio.wait_for(asyncio.open_connection(host, self.port), 1.0)
+            except (OSError, TimeoutError):
+                await asyncio.sleep(0.05)
+                continue
+            writer.close()
+            return
+        if not self._stopping.is_set():
+            log.warning(
+                "worker %d does not listen after %g s: starting the others", slot.index, READY_SECONDS
+            )
 
     async def _start(self, slot: _Slot) -> asyncio.subprocess.Process:
         process = await asyncio.create_subprocess_exec(
