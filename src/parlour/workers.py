@@ -8,13 +8,13 @@ them. Only worker 0 listens on the Fish and Tsuro ports: a table is a set of TCP
 that must meet in one process, so every table of the machine is worker 0's (and, as a node's,
 ends if that worker dies).
 
-The supervisor holds no game state and opens neither the store nor Redis. It checks the port is
-free, starts the workers, forwards SIGINT, SIGTERM and SIGHUP to them (each stops as a node
-does: it says goodbye, commits what it holds and hands its leases over), waits for them
-(killing, after :data:`STOP_SECONDS`, one that does not stop), and restarts a worker that exits
-unasked, after a backoff that doubles while its runs stay short; one that keeps failing soon
-after each start stops the whole supervisor (a setting or the machine is wrong: restarting
-it for ever would only hide that).
+The supervisor holds no game state and opens neither the store nor Redis. It checks the port
+is free, starts worker 0 and, once it listens, the others; it forwards SIGINT, SIGTERM and
+SIGHUP to them (each stops as a node does: it says goodbye, commits what it holds and hands
+its leases over), waits for them (killing, after :data:`STOP_SECONDS`, one that does not
+stop), and restarts a worker that exits unasked, after a backoff that doubles while its runs
+stay short; one that keeps failing soon after each start stops the whole supervisor (a setting
+or the machine is wrong: restarting it for ever would only hide that).
 
 A worker gets its settings as one JSON line on its standard input, never on its command line,
 which other users of the machine can read (settings may hold secrets), and keeps that pipe open:

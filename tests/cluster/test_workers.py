@@ -44,7 +44,6 @@ from tests.asyncclient import (
     alogin,
     enter_lobby,
     play_first_legal_actions,
-    reconnect,
     unique_name,
 )
 from tests.cluster.nodes import LEASE, health
@@ -340,18 +339,20 @@ def test_two_workers_share_a_port_play_together_restart_and_stop(tmp_path: Path,
 
         async def come_back() -> None:
             for attempt in range(3):
+                client = await AsyncClient.connect(port, label=player.name)
                 try:
-                    await reconnect(player, port)
-                    report = await player.client.report(game_id)
+                    connected = await client.auth(player.name, player.token)
+                    assert connected["type"] == "AsyncConnectedRequest", connected
+                    report = await client.report(game_id)
                     assert report["status"] != "RUNNING", report
                     return
                 except AssertionError:
                     # A connection to a gateway that had not yet heard of the takeover is
                     # closed with 1012 when it does: clients reconnect, as this one does.
-                    if not player.client.closed or attempt == 2:
+                    if not client.closed or attempt == 2:
                         raise
                 finally:
-                    await player.client.close()
+                    await client.close()
 
         asyncio.run(come_back())
 
@@ -365,6 +366,7 @@ def test_two_workers_share_a_port_play_together_restart_and_stop(tmp_path: Path,
         for index, pid in enumerate(workers):
             assert f"worker {index} (pid {pid}) stopped (code 0)" in text, text
         assert "every worker stopped\n" in text
+        assert not [pid for pid in workers if Path(f"/proc/{pid}").exists()]  # none left behind
         assert "Traceback" not in text, text
     except BaseException:
         print(log.read_text(errors="replace"))
