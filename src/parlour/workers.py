@@ -166,6 +166,7 @@ async def serve_worker(
     try:
         return await serve(stop)
     finally:
+        stop.set()  # the pipe closed here is not news of the supervisor
         transport.close()
 
 
@@ -228,7 +229,7 @@ class Supervisor:
         self.port = await claim_port(settings.host, settings.port)
         self.slots = [_Slot(index) for index in range(worker_count(settings))]
         for sig in STOP_SIGNALS:
-            loop.add_signal_handler(sig, self.stop, sig)
+            loop.add_signal_handler(sig, self._signalled, sig)
         log.info(
             "%d workers on ws://%s:%d/ (one cluster node each; Fish and Tsuro tables on worker 0)",
             len(self.slots),
@@ -262,10 +263,12 @@ class Supervisor:
         log.info("every worker stopped%s", "" if self._clean else " (not all cleanly)")
         return 0 if self._clean else 1
 
+    def _signalled(self, sig: int) -> None:
+        log.info("%s: stopping %d workers", signal.Signals(sig).name, len(self.slots))
+        self.stop(sig)
+
     def stop(self, sig: int = signal.SIGTERM) -> None:
-        """Stop every worker (a signal came): forward ``sig`` to each."""
-        if not self._stopping.is_set():
-            log.info("%s: stopping %d workers", signal.Signals(sig).name, len(self.slots))
+        """Stop every worker: send ``sig`` to each (the signal the supervisor got)."""
         self._signal = sig
         self._stopping.set()
         for _, process in self._alive():
