@@ -292,9 +292,11 @@ class Supervisor:
             if process.stdin is not None:
                 process.stdin.close()
             if self._stopping.is_set():
-                if code != 0:
-                    self._clean = False
-                (log.info if code == 0 else log.warning)(
+                # Killed by the very signal it was sent: it was still starting (its handlers
+                # not yet installed), so it held nothing to hand over.
+                clean = code in (0, -self._signal)
+                self._clean = self._clean and clean
+                (log.info if clean else log.warning)(
                     "worker %d (pid %d) stopped (%s)", slot.index, process.pid, _exit(code)
                 )
                 return
@@ -348,8 +350,10 @@ class Supervisor:
             )
 
     async def _start(self, slot: _Slot) -> asyncio.subprocess.Process:
+        # A session of its own: a terminal's Ctrl-C reaches the supervisor alone, which passes
+        # it on (each worker hears of a stop once, from one sender).
         process = await asyncio.create_subprocess_exec(
-            *self.command, stdin=asyncio.subprocess.PIPE, env=self.env
+            *self.command, stdin=asyncio.subprocess.PIPE, env=self.env, start_new_session=True
         )
         slot.process, slot.started = process, self.clock()
         log.info("worker %d started (pid %d)", slot.index, process.pid)
