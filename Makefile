@@ -49,10 +49,14 @@ redis:
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq redis-server; }
 
-# Two nodes on ports 8080 and 8081 sharing Redis and PostgreSQL, all on loopback, their data in
-# var/cluster/ (docs/cluster.md). Ctrl-C stops everything.
+# NODES nodes (2 by default: make cluster NODES=3) on ports 8080, 8081... sharing Redis and
+# PostgreSQL, all on loopback, their data in var/cluster/ (docs/cluster.md); WORKERS=N worker
+# processes per node (parlour serve --workers). Ctrl-C stops everything.
+NODES ?= 2
+WORKERS ?= 1
+
 cluster: install postgres redis
-	deploy/local-cluster.sh
+	NODES=$(NODES) WORKERS=$(WORKERS) deploy/local-cluster.sh
 
 # Two workers, a test file each at a time (module fixtures stay with their file): the suite is
 # mostly waiting on loopback servers and the browser, so it halves on a 2-core machine.

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# `make cluster`: Redis and PostgreSQL on loopback with their data in var/cluster/, then two
-# Parlour nodes (ports 8080 and 8081) sharing them (docs/cluster.md). Ctrl-C stops everything;
-# the data stays for the next run (`rm -rf var/cluster` starts afresh).
+# `make cluster`: Redis and PostgreSQL on loopback with their data in var/cluster/, then NODES
+# Parlour nodes (2 by default: `make cluster NODES=3`) sharing them, on consecutive ports from
+# FIRST_PORT (8080, 8081, ...; docs/cluster.md). Ctrl-C stops everything; the data stays for
+# the next run (`rm -rf var/cluster` starts afresh).
 #
-# Ports can be changed with REDIS_PORT, PG_PORT, PORTS (e.g. PORTS="8080 8081 8082"), and the
-# first node's Fish and Tsuro ports with FISH_PORT and TSURO_PORT (0 turns them off).
+# Ports can be changed with REDIS_PORT, PG_PORT, FIRST_PORT (the first node's), or PORTS (a list,
+# e.g. PORTS="8080 8090 8100", which then sets the number of nodes), and the first node's Fish
+# and Tsuro ports with FISH_PORT and TSURO_PORT (0 turns them off; node n adds 10 * (n - 1)).
+# WORKERS=N makes each node a supervisor of N worker processes on its port (docs/deploy.md,
+# "One machine, all its cores").
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -12,7 +16,13 @@ DATA="$ROOT/var/cluster"
 BIN="$ROOT/.venv/bin"
 REDIS_PORT=${REDIS_PORT:-6379}
 PG_PORT=${PG_PORT:-5432}
-PORTS=${PORTS:-"8080 8081"}
+NODES=${NODES:-2}
+WORKERS=${WORKERS:-1}
+FIRST_PORT=${FIRST_PORT:-8080}
+case "$NODES" in
+  '' | *[!0-9]* | 0) echo "NODES must be a number of nodes, at least 1 (not '$NODES')" >&2; exit 2 ;;
+esac
+PORTS=${PORTS:-$(seq -s " " "$FIRST_PORT" $((FIRST_PORT + NODES - 1)))}
 FISH_PORT=${FISH_PORT:-8001}
 TSURO_PORT=${TSURO_PORT:-8000}
 nth() { [ "$1" = 0 ] && echo 0 || echo $(($1 + 10 * ($2 - 1))); }
@@ -63,7 +73,7 @@ n=0
 for port in $PORTS; do
   n=$((n + 1))
   # Fish and Tsuro tables are each node's own: ports 8001/8000 on the first, 8011/8010...
-  "$BIN/parlour" serve --port "$port" --store "$STORE" --cluster "$REDIS" \
+  "$BIN/parlour" serve --port "$port" --store "$STORE" --cluster "$REDIS" --workers "$WORKERS" \
     --fish-port "$(nth "$FISH_PORT" $n)" --tsuro-port "$(nth "$TSURO_PORT" $n)" \
     >>"$DATA/node$n.log" 2>&1 &
   pids+=("$!")

@@ -74,8 +74,11 @@ def browser_url(host: str, port: int) -> str:
     return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
 
 
-async def run_server(settings: Settings, stop: asyncio.Event | None = None) -> int:
-    """Serve until a shutdown signal (or ``stop``), then say goodbye to everyone and return 0."""
+async def run_server(
+    settings: Settings, stop: asyncio.Event | None = None, *, reuse_port: bool = False
+) -> int:
+    """Serve until a shutdown signal (or ``stop``), then say goodbye to everyone and return 0.
+    ``reuse_port``: the websocket port is shared with other worker processes (parlour.workers)."""
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
     # StoreRefused (not a store, corrupt, too new) stops the start before anything listens.
@@ -147,6 +150,7 @@ async def run_server(settings: Settings, stop: asyncio.Event | None = None) -> i
                 routes=websocket_routes,
                 http_handlers=http_handlers,
                 metrics=lambda: Reply(200, exporter.render(), exporter.content_type),
+                reuse_port=reuse_port,
             )
         )
         log.info("async protocol on ws://%s:%d%s", settings.host, listener.port, ASYNC_PATH)

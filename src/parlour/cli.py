@@ -125,6 +125,9 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="Keep the line-up in its seats (default: it turns by one seat every game).",
     )
+    # How `parlour serve --workers N` starts each worker (parlour.workers): its settings come on
+    # its standard input. Given no help, it is not listed among the commands.
+    commands.add_parser("worker", description="A worker of parlour serve --workers: not run by hand.")
     db = commands.add_parser(
         "db",
         help="check, export, import or back up a store",
@@ -209,6 +212,33 @@ def _run(main: Coroutine[Any, Any, int]) -> int:
     return uvloop.run(main)
 
 
+def _configure_logging(settings: Settings) -> logging.Handler:
+    from parlour.jsonlog import configure_logging
+
+    handler = configure_logging(settings.log_level, settings.log_format)
+    # websockets logs every plain HTTP answer as a "rejected" handshake: not news here.
+    logging.getLogger("websockets").setLevel(logging.WARNING)
+    return handler
+
+
+def _serve(settings: Settings, server: Callable[[], Coroutine[Any, Any, int]]) -> int:
+    """Run ``server`` (the server, a worker or a supervisor of workers) with the exit codes of
+    ``parlour serve``: 1 when the store is refused or the port cannot be bound."""
+    from parlour.storage import StoreRefused
+
+    try:
+        return _run(server())
+    except StoreRefused as error:
+        print(f"parlour: {error}", file=sys.stderr)
+        return 1
+    except OSError as error:
+        print(
+            f"parlour: cannot listen on {settings.host}:{settings.port}: {error.strerror}",
+            file=sys.stderr,
+        )
+        return 1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "simulate":
@@ -224,23 +254,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         except SettingError as error:
             print(f"parlour: {error}", file=sys.stderr)
             return 2
-        from parlour.jsonlog import configure_logging
+        _configure_logging(settings)
+        if settings.workers != 1:
+            from parlour.workers import Supervisor
 
-        configure_logging(settings.log_level, settings.log_format)
-        # websockets logs every plain HTTP answer as a "rejected" handshake: not news here.
-        logging.getLogger("websockets").setLevel(logging.WARNING)
+            return _serve(settings, Supervisor(settings).run)
         from parlour.app import run_server
-        from parlour.storage import StoreRefused
+
+        return _serve(settings, lambda: run_server(settings))
+    if args.command == "worker":
+        from parlour.workers import WorkerLabel, read_spec, serve_worker
 
         try:
-            return _run(run_server(settings))
-        except StoreRefused as error:
+            index, settings = read_spec(sys.stdin.buffer)
+        except SettingError as error:
             print(f"parlour: {error}", file=sys.stderr)
-            return 1
-        except OSError as error:
-            print(
-                f"parlour: cannot listen on {settings.host}:{settings.port}: {error.strerror}",
-                file=sys.stderr,
-            )
-            return 1
+            return 2
+        _configure_logging(settings).addFilter(WorkerLabel(index))
+        from parlour.app import run_server
+
+        return _serve(
+            settings, lambda: serve_worker(lambda stop: run_server(settings, stop, reuse_port=True))
+        )
     return 2  # pragma: no cover - argparse requires a command

@@ -27,6 +27,8 @@ STORE_FORMS = "a file path, a postgresql:// URL or none"
 CLUSTER_SCHEMES = ("redis://", "rediss://", "unix://")
 WEBHOOK_SCHEMES = ("http://", "https://")
 MINUTE = 60.0
+#: The most worker processes ``workers`` may ask for (parlour.workers).
+MAX_WORKERS = 256
 DAY = 24 * 60 * MINUTE
 #: JWT algorithms an external provider may sign with: HMAC ones (a shared secret, at least as
 #: many bytes as the hash, RFC 7518 3.2) and public-key ones (a PEM public key).
@@ -111,6 +113,7 @@ BOUNDS: dict[str, Bound] = {
     "notify_poll": _POSITIVE,
     "cluster_lease": Bound(0.3),
     "cluster_shards": Bound(1, 4096),
+    "workers": Bound(0, MAX_WORKERS),
 }
 
 
@@ -270,6 +273,10 @@ class Settings:
     #: How many shards the started /async games are spread over (a game's is its id modulo
     #: this); every node of a cluster must use the same number.
     cluster_shards: int = 16
+    #: Worker processes on this machine (parlour.workers; docs/deploy.md, "One machine, all its
+    #: cores"): 1 is one process, as ever; more (or 0: one per CPU core) makes ``parlour serve``
+    #: a supervisor of that many cluster nodes sharing the port, so it needs ``cluster``.
+    workers: int = 1
 
     def __post_init__(self) -> None:
         for field in fields(self):
@@ -305,6 +312,12 @@ class Settings:
             raise SettingError("cluster must be a redis://, rediss:// or unix:// URL (or empty)")
         if self.cluster and self.store == "none":
             raise SettingError("a cluster needs a store the nodes share (store cannot be none)")
+        if self.workers != 1 and not self.cluster:
+            # Each worker is a cluster node: without Redis they would not know of each other.
+            raise SettingError(
+                "workers other than 1 need cluster (a Redis URL the workers share) and a store, "
+                "e.g. --workers 4 --cluster redis://127.0.0.1:6379/0 --store var/parlour.db"
+            )
 
     def _check_notify(self) -> None:
         url = self.notify_webhook_url
@@ -494,4 +507,7 @@ HELP: dict[str, str] = {
     "takes over from a dead owner.",
     "cluster_shards": "Shards the started /async games are spread over, each owned by one node (a "
     "game's shard is its id modulo this); the same on every node.",
+    "workers": "Worker processes on this machine, each a cluster node, all on the same port (the kernel "
+    "spreads connections over them); 1: one process; 0: one per CPU core. Other than 1 needs cluster "
+    "and a store the workers share. Fish and Tsuro tables are the first worker's.",
 }

@@ -474,15 +474,20 @@ async def serve_websocket(
     routes: Mapping[str, Service] | None = None,
     http_handlers: Mapping[str, HttpHandler] | None = None,
     metrics: Callable[[], Reply] | None = None,
+    reuse_port: bool = False,
 ) -> AsyncIterator[WebsocketListener]:
     """Serve websockets and HTTP on ``host:port`` for the duration of the block.
 
     ``routes`` maps exact websocket paths to their services (every other path: ``service``);
     ``http_handlers`` maps exact HTTP paths to handlers; ``metrics`` answers ``GET /metrics``.
-    ``listener.port`` is the bound port.
+    ``reuse_port`` binds with SO_REUSEPORT, so that several processes (parlour.workers) listen
+    on one port and the kernel spreads new connections over them. ``listener.port`` is the
+    bound port.
     """
     listener = WebsocketListener(service, runtime or Runtime(), routes, http_handlers, metrics)
-    listener.server = await asyncio.get_running_loop().create_server(listener._accept, host, port)
+    listener.server = await asyncio.get_running_loop().create_server(
+        listener._accept, host, port, reuse_port=reuse_port or None
+    )
     try:
         yield listener
     finally:
