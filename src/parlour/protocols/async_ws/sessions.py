@@ -32,6 +32,9 @@ class Session:
     #: kept by the lobby (Lobby.unsent).
     sent_players: str = ""
     sent_games: str = ""
+    #: Whether this connection takes the lobby lists as deltas (a Parlour extension:
+    #: EnterLobbyRequest.deltas, GetLobbyListsRequest), kept by the lobby (Lobby.take_deltas).
+    lobby_deltas: bool = False
 
     def player(self) -> int:
         """The signed-in account's id (handlers run only for authenticated sessions)."""
