@@ -40,6 +40,7 @@ class Lobby:
         "_dirty_players",
         "_members",
         "_pushed",
+        "cap",
         "_rescan",
         "cache",
         "moved_games",
@@ -47,7 +48,9 @@ class Lobby:
         "window",
     )
 
-    def __init__(self) -> None:
+    def __init__(self, cap: int = 0) -> None:
+        #: The cap of the seed's lists (AsyncLimits.list_cap; 0: none).
+        self.cap = cap
         #: account id -> its session, in the order they entered (members are signed in: leaving
         #: comes first when a connection goes or is replaced).
         self._members: dict[int, Session] = {}
@@ -167,6 +170,12 @@ class Lobby:
         """A player entered, left, or changed how the list shows it (its presence)."""
         self._dirty_players.add(player_id)
         self._changed = True
+        # A capped list costs little to build again: whoever enters sees the lobby as it is, as
+        # in the seed. So does the whole list of a lobby within the cap, or with no cap at all;
+        # beyond the cap it is kept until the next push (see ``cache``).
+        self.cache.pop("window", None)
+        if not self.cap or len(self._members) <= self.cap:
+            self.cache.pop("players", None)
 
     def lists_changed(self, game_id: int | None = None) -> None:
         """The open-games list may have changed: by ``game_id`` (opened, joined, left, started,
