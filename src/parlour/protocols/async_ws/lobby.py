@@ -9,6 +9,12 @@ creator's open offers (TOO_MANY_OFFERS).
 
 from __future__ import annotations
 
+import base64
+import zlib
+from collections.abc import Iterable
+
+import msgspec
+
 from parlour.core.effects import ConnId
 from parlour.protocols.async_ws.chat import CODE_WELCOME_LOBBY, SERVER
 from parlour.protocols.async_ws.game.plans import Refusal
@@ -39,6 +45,9 @@ from parlour.protocols.async_ws.messages import (
     encode,
 )
 from parlour.protocols.async_ws.play import refuse
+
+#: Encodes a member's entry in the lists (the fragments lists are joined from).
+encode_value = msgspec.json.Encoder().encode
 
 #: The server's welcome line in the lobby (chat code 9 of the text's table).
 WELCOME_LOBBY = "Welcome to the lobby. Type /help for the chat commands."
@@ -108,6 +117,19 @@ def _listed(hub: Hub, player_id: int) -> SmallPlayer:
     return SmallPlayer(player_id=player_id, name=hub.name(player_id), presence=presence)
 
 
+def _deflated_players(hub: Hub, player_ids: Iterable[int]) -> str:
+    """hub.deflated of these members' SmallPlayer, made of the members' encoded entries (a
+    member's entry is encoded once, not once per list it is in)."""
+    fragments = hub.lobby.fragments
+    parts = []
+    for player_id in player_ids:
+        fragment = fragments.get(player_id)
+        if fragment is None:
+            fragment = fragments[player_id] = encode_value(_listed(hub, player_id))
+        parts.append(fragment)
+    return base64.b64encode(zlib.compress(b"[" + b",".join(parts) + b"]")).decode("ascii")
+
+
 def _read_games(hub: Hub) -> None:
     """The games said to have changed, read into the lobby's open games (and the ids whose entry
     changed into ``moved_games``, for the next delta); every game when none could be named."""
@@ -141,7 +163,7 @@ def _whole_players(hub: Hub) -> str:
     cache = hub.lobby.cache
     text = cache.get("players")
     if text is None:
-        text = cache["players"] = deflated([_listed(hub, player_id) for player_id in sorted(hub.lobby)])
+        text = cache["players"] = _deflated_players(hub, sorted(hub.lobby))
     return text
 
 
@@ -176,13 +198,15 @@ def _window(hub: Hub, cap: int) -> str:
     if text is None:
         first = lobby.first(cap)
         lobby.window = frozenset(first)
-        text = lobby.cache["window"] = deflated([_listed(hub, player_id) for player_id in sorted(first)])
+        text = lobby.cache["window"] = _deflated_players(hub, sorted(first))
     return text
 
 
-def _seed_players(hub: Hub, session: Session) -> str:
+def _seed_players(hub: Hub, session: Session, changed: set[int] | None = None) -> str:
     """The player list as ``session`` gets it without deltas: whole in a lobby of at most
-    ``list_cap``, else its buddies in the lobby first, then those who have waited longest."""
+    ``list_cap``, else its buddies in the lobby first, then those who have waited longest.
+    ``changed``: the players who changed since the last push, when pushing (a list of its own
+    is then built again only if the window, its buddies in the lobby or one of them changed)."""
     lobby = hub.lobby
     cap = hub.limits.list_cap
     if not cap or len(lobby) <= cap:
@@ -195,12 +219,21 @@ def _seed_players(hub: Hub, session: Session) -> str:
     present = sorted(buddy for buddy in buddies if buddy in lobby)[:cap]
     if all(buddy in window for buddy in present):
         return shared  # the shared window shows them all already: the same bytes as the others
+    key = (shared, tuple(present))
+    if (
+        changed is not None
+        and key == session.lobby_key
+        and session.sent_players
+        and changed.isdisjoint(present)
+    ):
+        return session.sent_players  # nothing of it changed: not built, not sent
+    session.lobby_key = key
     chosen = dict.fromkeys(present)
     for player_id in lobby.first(cap):
         if len(chosen) >= cap:
             break
         chosen[player_id] = None
-    return deflated([_listed(hub, player_id) for player_id in sorted(chosen)])
+    return _deflated_players(hub, sorted(chosen))
 
 
 def _push_to(hub: Hub, session: Session) -> None:
@@ -246,7 +279,7 @@ def push_lists(hub: Hub, now: float) -> None:
     for session in lobby.sessions():
         if session.lobby_deltas:
             continue
-        new_players, new_games = lobby.unsent(session, _seed_players(hub, session), seed_games)
+        new_players, new_games = lobby.unsent(session, _seed_players(hub, session, players), seed_games)
         if new_players is not None:
             player_lists.setdefault(id(new_players), (new_players, []))[1].append(session.conn)
         if new_games is not None:

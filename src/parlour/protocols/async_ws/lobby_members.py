@@ -41,6 +41,7 @@ class Lobby:
         "_members",
         "_pushed",
         "cap",
+        "fragments",
         "_rescan",
         "cache",
         "moved_games",
@@ -51,6 +52,8 @@ class Lobby:
     def __init__(self, cap: int = 0) -> None:
         #: The cap of the seed's lists (AsyncLimits.list_cap; 0: none).
         self.cap = cap
+        #: Each member as the lists show it, JSON-encoded (lobby.py): a list is made of these.
+        self.fragments: dict[int, bytes] = {}
         #: account id -> its session, in the order they entered (members are signed in: leaving
         #: comes first when a connection goes or is replaced).
         self._members: dict[int, Session] = {}
@@ -170,6 +173,7 @@ class Lobby:
         """A player entered, left, or changed how the list shows it (its presence)."""
         self._dirty_players.add(player_id)
         self._changed = True
+        self.fragments.pop(player_id, None)
         # A capped list costs little to build again: whoever enters sees the lobby as it is, as
         # in the seed. So does the whole list of a lobby within the cap, or with no cap at all;
         # beyond the cap it is kept until the next push (see ``cache``).
