@@ -6,16 +6,22 @@ encoded once for everyone who gets the same bytes."""
 from __future__ import annotations
 
 import base64
+import importlib.util
+import re
+import sys
 import zlib
+from pathlib import Path
 from typing import Any
 
 import msgspec
+import pytest
 
 from parlour.core.effects import Broadcast, Send
 from parlour.protocols.async_ws.hub import AsyncLimits
 from tests.protocols.async_ws.harness import Harness
 
 INTERVAL = 2.0
+BENCH = Path(__file__).resolve().parents[3] / "bench" / "lobby.py"
 
 
 def inflate(text: str) -> list[dict[str, Any]]:
@@ -271,3 +277,19 @@ def test_a_reconnecting_client_gets_the_whole_lists_again() -> None:
     again_mirror.read()
     assert again_mirror.matches(again)
     assert not h.inbox[bob]
+
+
+def test_a_short_churn_of_the_bench_costs_less_than_whole_lists(capsys: pytest.CaptureFixture[str]) -> None:
+    """A seeded slice of bench/lobby.py: 300 members, 5 leaves and entries a second for 6 s."""
+    spec = importlib.util.spec_from_file_location("bench_lobby", BENCH)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = bench  # its dataclasses look their module up by name
+    spec.loader.exec_module(bench)
+    assert bench.main(["--sizes", "300", "--seconds", "6", "--churn", "5", "--cap", "20", "--seed", "4"]) == 0
+    rows = {
+        mode: float(ratio)
+        for mode, ratio in re.findall(r"^ +300 (\w+) +[\d,]+ +[\d,]+ +[\d.]+ +([\d.]+)x", capsys.readouterr().out, re.M)
+    }
+    assert rows["whole"] == 1.0
+    assert 0 < rows["capped"] < 0.5 and 0 < rows["deltas"] < 0.5  # and the deltas were applied right
