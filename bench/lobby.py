@@ -138,7 +138,12 @@ class Lobby:
         for player_id in ids:
             for other in self.rng.sample(ids, buddies):
                 if other != player_id:
-                    self.send(self.conns[player_id], type="AsyncBuddyManagementRequest", operation="ADD", player_id=other)
+                    self.send(
+                        self.conns[player_id],
+                        type="AsyncBuddyManagementRequest",
+                        operation="ADD",
+                        player_id=other,
+                    )
         # The lobby is filled through its owner (entering one by one would build N lists of up
         # to N players in the whole mode): the first push below sends each member its lists.
         hub = self.service.hub
@@ -265,7 +270,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="2000,10000", help="lobby sizes (default: 2000,10000)")
     parser.add_argument("--seconds", type=int, default=20, help="simulated seconds of churn (default: 20)")
     parser.add_argument("--churn", type=int, default=20, help="leaves and entries a second (default: 20)")
-    parser.add_argument("--cap", type=int, default=100, help="async_lobby_list_cap when capped (default: 100)")
+    parser.add_argument(
+        "--cap", type=int, default=100, help="async_lobby_list_cap when capped (default: 100)"
+    )
     parser.add_argument("--buddies", type=int, default=3, help="buddies per account (default: 3)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the churn (default: 1)")
     args = parser.parse_args(argv)

@@ -89,7 +89,10 @@ class Mirror:
                     self.games[game["game_id"]] = game
                 for game_id in message.get("closed", []):
                     self.games.pop(game_id, None)
-                assert (len(self.players), len(self.games)) == (message["player_count"], message["game_count"])
+                assert (len(self.players), len(self.games)) == (
+                    message["player_count"],
+                    message["game_count"],
+                )
         self.h.inbox[self.conn].clear()
         return deltas
 
@@ -289,7 +292,9 @@ def test_a_short_churn_of_the_bench_costs_less_than_whole_lists(capsys: pytest.C
     assert bench.main(["--sizes", "300", "--seconds", "6", "--churn", "5", "--cap", "20", "--seed", "4"]) == 0
     rows = {
         mode: float(ratio)
-        for mode, ratio in re.findall(r"^ +300 (\w+) +[\d,]+ +[\d,]+ +[\d.]+ +([\d.]+)x", capsys.readouterr().out, re.M)
+        for mode, ratio in re.findall(
+            r"^ +300 (\w+) +[\d,]+ +[\d,]+ +[\d.]+ +([\d.]+)x", capsys.readouterr().out, re.M
+        )
     }
     assert rows["whole"] == 1.0
     assert 0 < rows["capped"] < 0.5 and 0 < rows["deltas"] < 0.5  # and the deltas were applied right

@@ -113,8 +113,10 @@ def get_lobby_lists(hub: Hub, session: Session, msg: GetLobbyListsRequest, now: 
 
 def _listed(hub: Hub, player_id: int) -> SmallPlayer:
     """A member as the lobby lists it: IN_GAME while its UI is switched to a game (S15)."""
-    presence = "IN_GAME" if hub.presence_state.switched(player_id) is not None else "ONLINE"
-    return SmallPlayer(player_id=player_id, name=hub.name(player_id), presence=presence)
+    switched = hub.presence_state.switched(player_id) is not None
+    return SmallPlayer(
+        player_id=player_id, name=hub.name(player_id), presence="IN_GAME" if switched else "ONLINE"
+    )
 
 
 def _deflated_players(hub: Hub, player_ids: Iterable[int]) -> str:
