@@ -8,8 +8,8 @@ bench moves, and the effects the service returns are counted, never sent. For ea
 - ``whole``: clients of the seed protocol with ``async_lobby_list_cap`` 0: every member gets the
   whole player and game lists whenever they change, as before the cap (each list is still
   encoded once for all who get it: what that saves is the service's CPU, not a byte);
-- ``capped``: clients of the seed protocol with the default cap (``--cap``, 100): each gets its
-  buddies in the lobby first, then those who have waited longest; the oldest open games;
+- ``capped``: clients of the seed protocol with the default cap (``--cap``, 100): each gets
+  the 100 who have waited longest in the lobby, then its buddies there; the oldest open games;
 - ``deltas``: clients that opt in (EnterLobbyRequest ``deltas``): the whole lists on entering,
   then LobbyListDeltaRequest.
 

@@ -248,8 +248,8 @@ class Settings:
     async_max_pause: int = 10
     async_requests_per_second: float = 50.0
     async_list_interval: float = 2.0
-    #: The most entries of each /async lobby list pushed to a client that takes no deltas
-    #: (docs/async.md "Lobby lists"): bounds what a push costs in a large lobby.
+    #: The entries of each /async lobby list pushed to a client that takes no deltas, past which
+    #: it is capped (docs/async.md "Lobby lists"): bounds what a push costs in a large lobby.
     async_lobby_list_cap: int = 100
     async_outcome_retention: float = 7 * DAY
 
@@ -481,9 +481,8 @@ HELP: dict[str, str] = {
     "async_requests_per_second": "Requests per second per /async connection (bursts of twice that); "
     "a flood past it is closed (1008).",
     "async_list_interval": "Seconds between pushes of /async lobby lists, sent only when changed.",
-    "async_lobby_list_cap": "The most players and open games in each /async lobby list pushed to a client "
-    "that takes no deltas (its buddies first, then those who have waited longest; the oldest games); 0: "
-    "whole lists.",
+    "async_lobby_list_cap": "The players (those who have waited longest, plus the client's buddies) and open "
+    "games (the oldest) in each /async lobby list pushed to a client that takes no deltas; 0: whole lists.",
     "async_outcome_retention": "Seconds an /async outcome or abort waits for confirmations.",
     "notify_webhook_url": "The http(s) URL push notifications are POSTed to (empty: kept in the store only).",
     "notify_retries": "Attempts per push notification.",

@@ -1,5 +1,5 @@
 """The lobby lists in a large lobby (docs/async.md "Lobby lists"): the seed's lists capped to
-``list_cap`` entries (buddies first, then those who have waited longest; the oldest open games),
+``list_cap`` entries (those who have waited longest, then one's buddies; the oldest open games),
 the whole lists on request, and the deltas a client opts in to (a Parlour extension), each push
 encoded once for everyone who gets the same bytes."""
 
@@ -124,7 +124,7 @@ def test_a_lobby_within_the_cap_gets_the_whole_lists_in_one_broadcast() -> None:
     h.none(dee, "LobbyPlayerListRequest")
 
 
-def test_a_large_lobby_caps_each_list_buddies_first_then_the_longest_waiting() -> None:
+def test_a_large_lobby_caps_each_list_to_the_longest_waiting_and_ones_buddies() -> None:
     h = Harness(AsyncLimits(list_cap=3))
     ann, ann_id = enter(h, "ann")
     bob, bob_id = enter(h, "bob")
@@ -137,12 +137,17 @@ def test_a_large_lobby_caps_each_list_buddies_first_then_the_longest_waiting() -
     assert ids(h, eve) == [ann_id, bob_id, cid_id]
     h.clear()
     effects = tick(h)
-    # ann sees her buddy eve first, then the two who have waited longest; the others share one list.
-    assert ids(h, ann) == [ann_id, bob_id, eve_id]
-    assert ids(h, cid) is None and ids(h, dee) is None and ids(h, eve) is None  # they have it
-    assert ids(h, bob) == [ann_id, bob_id, cid_id]  # bob had the lobby before cid came
+    # ann sees the three who have waited longest, then her buddy eve; the others share one list.
+    assert ids(h, ann) == [ann_id, bob_id, cid_id, eve_id]
+    assert ids(h, dee) is None and ids(h, eve) is None  # they have the window already
+    # bob had the lobby before cid came; cid had it whole, as it was within the cap (the same
+    # players, but not the window's bytes): both get the window, in one broadcast.
+    assert ids(h, bob) == ids(h, cid) == [ann_id, bob_id, cid_id]
     lists = [e for e in effects if b"LobbyPlayerListRequest" in getattr(e, "data", b"")]
-    assert [type(e).__name__ for e in lists] == ["Send", "Send"]
+    assert sorted((type(e).__name__, len(e.conns) if isinstance(e, Broadcast) else 1) for e in lists) == [
+        ("Broadcast", 2),
+        ("Send", 1),
+    ]
     h.clear()
     # bob leaves: the window moves on to dee, for all at once.
     h.send(bob, type="ExitLobbyRequest")
@@ -151,7 +156,7 @@ def test_a_large_lobby_caps_each_list_buddies_first_then_the_longest_waiting() -
     lists = [e for e in effects if b"LobbyPlayerListRequest" in getattr(e, "data", b"")]
     assert sorted(type(e).__name__ for e in lists) == ["Broadcast", "Send"]
     assert ids(h, cid) == ids(h, dee) == ids(h, eve) == [ann_id, cid_id, dee_id]
-    assert ids(h, ann) == [ann_id, cid_id, eve_id]
+    assert ids(h, ann) == [ann_id, cid_id, dee_id, eve_id]
     # The whole list on request, with its request_id, capped or not.
     h.clear()
     h.send(dee, type="GetLobbyListsRequest", request_id="all")

@@ -76,7 +76,7 @@ def _player_id(session: Session) -> int:
 #
 # Two forms of the lists (docs/async.md "Lobby lists"). The seed's: LobbyPlayerListRequest and
 # LobbyGameListRequest, whole while the lobby holds at most ``list_cap`` entries, else capped to
-# that many (a player's buddies first, then those who have waited longest; the oldest open games),
+# that many (those who have waited longest, plus a member's buddies; the oldest open games),
 # so that a push costs each member a bounded size and most members the same bytes. The extension's:
 # the whole lists once, then LobbyListDeltaRequest, one message for every member who asked, as
 # large as the change. A list built since the last push serves until the next one: whoever gets it
@@ -119,9 +119,9 @@ def _listed(hub: Hub, player_id: int) -> SmallPlayer:
     )
 
 
-def _deflated_players(hub: Hub, player_ids: Iterable[int]) -> str:
-    """hub.deflated of these members' SmallPlayer, made of the members' encoded entries (a
-    member's entry is encoded once, not once per list it is in)."""
+def _entries(hub: Hub, player_ids: Iterable[int]) -> bytes:
+    """These members' SmallPlayer as JSON array items, comma-separated: each member's entry is
+    encoded once, not once per list it is in."""
     fragments = hub.lobby.fragments
     parts = []
     for player_id in player_ids:
@@ -129,7 +129,16 @@ def _deflated_players(hub: Hub, player_ids: Iterable[int]) -> str:
         if fragment is None:
             fragment = fragments[player_id] = encode_value(_listed(hub, player_id))
         parts.append(fragment)
-    return base64.b64encode(zlib.compress(b"[" + b",".join(parts) + b"]")).decode("ascii")
+    return b",".join(parts)
+
+
+def _deflated_players(hub: Hub, player_ids: Iterable[int]) -> str:
+    """hub.deflated of these members' SmallPlayer."""
+    return _b64(zlib.compress(b"[" + _entries(hub, player_ids) + b"]"))
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
 
 
 def _read_games(hub: Hub) -> None:
@@ -194,19 +203,34 @@ def _seed_games(hub: Hub) -> str:
 
 
 def _window(hub: Hub, cap: int) -> str:
-    """The capped player list most members get: the ``cap`` who have waited longest, by id."""
+    """The capped player list most members get: the ``cap`` who have waited longest, by id.
+
+    Its deflate stream is kept open before the closing bracket (``lobby.window_stream``): a
+    member's own list is the same with its buddies after them, so it is made from a copy of
+    that stream, without compressing the window again."""
     lobby = hub.lobby
     text = lobby.cache.get("window")
     if text is None:
         first = lobby.first(cap)
         lobby.window = frozenset(first)
-        text = lobby.cache["window"] = _deflated_players(hub, sorted(first))
+        stream = zlib.compressobj()
+        # A sync flush writes out all of the window now: a copy only compresses what follows.
+        prefix = stream.compress(b"[" + _entries(hub, sorted(first))) + stream.flush(zlib.Z_SYNC_FLUSH)
+        lobby.window_stream = (stream, prefix)
+        text = lobby.cache["window"] = _closed(stream, prefix, b"]")
     return text
+
+
+def _closed(stream: zlib._Compress, prefix: bytes, tail: bytes) -> str:
+    """``prefix`` (what ``stream`` gave so far) and ``tail`` compressed by a copy of ``stream``."""
+    rest = stream.copy()
+    return _b64(prefix + rest.compress(tail) + rest.flush())
 
 
 def _seed_players(hub: Hub, session: Session, changed: set[int] | None = None) -> str:
     """The player list as ``session`` gets it without deltas: whole in a lobby of at most
-    ``list_cap``, else its buddies in the lobby first, then those who have waited longest.
+    ``list_cap``, else the window (those who have waited longest), then its buddies in the
+    lobby who are not in it (at most ``list_cap`` of them).
     ``changed``: the players who changed since the last push, when pushing (a list of its own
     is then built again only if the window, its buddies in the lobby or one of them changed)."""
     lobby = hub.lobby
@@ -218,8 +242,8 @@ def _seed_players(hub: Hub, session: Session, changed: set[int] | None = None) -
     if not buddies:
         return shared
     window = lobby.window
-    present = sorted(buddy for buddy in buddies if buddy in lobby)[:cap]
-    if all(buddy in window for buddy in present):
+    present = sorted(buddy for buddy in buddies if buddy in lobby and buddy not in window)[:cap]
+    if not present:
         return shared  # the shared window shows them all already: the same bytes as the others
     key = (shared, tuple(present))
     if (
@@ -230,12 +254,8 @@ def _seed_players(hub: Hub, session: Session, changed: set[int] | None = None) -
     ):
         return session.sent_players  # nothing of it changed: not built, not sent
     session.lobby_key = key
-    chosen = dict.fromkeys(present)
-    for player_id in lobby.first(cap):
-        if len(chosen) >= cap:
-            break
-        chosen[player_id] = None
-    return _deflated_players(hub, sorted(chosen))
+    stream, prefix = lobby.window_stream
+    return _closed(stream, prefix, b"," + _entries(hub, present) + b"]")
 
 
 def _push_to(hub: Hub, session: Session) -> None:

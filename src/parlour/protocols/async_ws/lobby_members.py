@@ -17,6 +17,7 @@ they are listed, so that no push reads every game of the service.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterable, Iterator, ValuesView
 from itertools import islice
 
@@ -47,6 +48,7 @@ class Lobby:
         "moved_games",
         "open_games",
         "window",
+        "window_stream",
     )
 
     def __init__(self, cap: int = 0) -> None:
@@ -80,6 +82,9 @@ class Lobby:
         self.cache: dict[str, str] = {}
         #: The ids in the shared window of the capped list (lobby.py), with ``cache``.
         self.window: frozenset[int] = frozenset()
+        #: The window's deflate stream before its closing bracket, and what it gave so far
+        #: (lobby.py), made with ``cache["window"]``.
+        self.window_stream: tuple[zlib._Compress, bytes] = (zlib.compressobj(), b"")
 
     def __contains__(self, player_id: object) -> bool:
         return player_id in self._members

@@ -688,8 +688,9 @@ class LobbyPlayerListRequest(_Reply, tag="LobbyPlayerListRequest", kw_only=True)
     """The lobby's players by id (S13; catalogue row 40): base64 of the zlib-deflated JSON SmallPlayer array.
 
     Pushed when the lobby changes, at most every `async_list_interval`. In a lobby of more than
-    `async_lobby_list_cap` players, a client that takes no deltas gets that many: its buddies in
-    the lobby first, then those who have waited longest. Whole on entering with `deltas` and in
+    `async_lobby_list_cap` players, a client that takes no deltas gets that many, those who have
+    waited longest, then its buddies in the lobby who are not among them (at most as many again),
+    each part by id. Whole on entering with `deltas` and in
     answer to GetLobbyListsRequest (both Parlour extensions), then carrying its `request_id`.
     A player's `presence` is IN_GAME while its UI is switched to a game (S15), else ONLINE.
     """
