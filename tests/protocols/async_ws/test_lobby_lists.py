@@ -163,6 +163,18 @@ def test_a_large_lobby_caps_each_list_to_the_longest_waiting_and_ones_buddies() 
     whole = h.expect(dee, "LobbyPlayerListRequest", request_id="all")
     assert [p["player_id"] for p in inflate(whole["player_list"])] == [ann_id, cid_id, dee_id, eve_id]
     h.expect(dee, "LobbyGameListRequest", request_id="all")
+    # Someone entering past the window changes nobody's list: nothing is sent to them; dee, who
+    # asked for the whole list, is sent its capped list again.
+    enter(h, "fay")
+    h.clear()
+    tick(h)
+    assert ids(h, ann) is None and ids(h, cid) is None and ids(h, eve) is None
+    assert ids(h, dee) == [ann_id, cid_id, dee_id]
+    # ann's buddy leaves: ann gets the window alone, the same bytes as everyone.
+    h.send(eve, type="ExitLobbyRequest")
+    h.clear()
+    tick(h)
+    assert ids(h, ann) == [ann_id, cid_id, dee_id] and ids(h, cid) is None
 
 
 def test_the_open_games_are_capped_to_the_oldest() -> None:

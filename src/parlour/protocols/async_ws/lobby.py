@@ -245,17 +245,20 @@ def _seed_players(hub: Hub, session: Session, changed: set[int] | None = None) -
     present = sorted(buddy for buddy in buddies if buddy in lobby and buddy not in window)[:cap]
     if not present:
         return shared  # the shared window shows them all already: the same bytes as the others
-    key = (shared, tuple(present))
+    buddies_shown = tuple(present)
+    own = session.lobby_own
     if (
         changed is not None
-        and key == session.lobby_key
-        and session.sent_players
+        and own is not None
+        and own[0] == shared
+        and own[1] == buddies_shown
         and changed.isdisjoint(present)
     ):
-        return session.sent_players  # nothing of it changed: not built, not sent
-    session.lobby_key = key
+        return own[2]  # nothing of it changed: not built again (and not sent again)
     stream, prefix = lobby.window_stream
-    return _closed(stream, prefix, b"," + _entries(hub, present) + b"]")
+    text = _closed(stream, prefix, b"," + _entries(hub, present) + b"]")
+    session.lobby_own = (shared, buddies_shown, text)
+    return text
 
 
 def _push_to(hub: Hub, session: Session) -> None:
