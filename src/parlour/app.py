@@ -220,6 +220,7 @@ def async_limits(settings: Settings) -> AsyncLimits:
         max_pause=settings.async_max_pause,
         requests_per_second=settings.async_requests_per_second,
         list_interval=settings.async_list_interval,
+        list_cap=settings.async_lobby_list_cap,
         outcome_retention=settings.async_outcome_retention,
         finished_retention=settings.game_retention,
         max_frame_bytes=3 * settings.async_max_state_bytes,

@@ -108,6 +108,7 @@ BOUNDS: dict[str, Bound] = {
     "async_max_games": Bound(1),
     "async_max_state_bytes": Bound(1024),
     "async_requests_per_second": _POSITIVE,
+    "async_lobby_list_cap": Bound(0),
     "notify_backoff": _POSITIVE,
     "notify_batch": Bound(1),
     "notify_poll": _POSITIVE,
@@ -251,6 +252,9 @@ class Settings:
     async_max_pause: int = 10
     async_requests_per_second: float = 50.0
     async_list_interval: float = 2.0
+    #: The entries of each /async lobby list pushed to a client that takes no deltas, past which
+    #: it is capped (docs/async.md "Lobby lists"): bounds what a push costs in a large lobby.
+    async_lobby_list_cap: int = 100
     async_outcome_retention: float = 7 * DAY
 
     #: Push notifications of /async (scalable-server-notes.md S16): stored always (with a
@@ -494,6 +498,8 @@ HELP: dict[str, str] = {
     "async_requests_per_second": "Requests per second per /async connection (bursts of twice that); "
     "a flood past it is closed (1008).",
     "async_list_interval": "Seconds between pushes of /async lobby lists, sent only when changed.",
+    "async_lobby_list_cap": "The players (those who have waited longest, plus the client's buddies) and open "
+    "games (the oldest) in each /async lobby list pushed to a client that takes no deltas; 0: whole lists.",
     "async_outcome_retention": "Seconds an /async outcome or abort waits for confirmations.",
     "notify_webhook_url": "The http(s) URL push notifications are POSTed to (empty: kept in the store only).",
     "notify_retries": "Attempts per push notification.",

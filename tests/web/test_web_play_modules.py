@@ -128,7 +128,20 @@ def test_each_update_names_the_panels_it_changed(new_page: Any, url: str) -> Non
             const other = game(state, 2);
             state.current = 1;
             const clock = {player_id: 1, remaining_seconds: 50, armed: true};
+            // The lobby lists as deltas (a Parlour extension) on top of the whole lists.
+            state.players = [{player_id: 8, name: 'bob', presence: 'ONLINE'}, {player_id: 9, name: 'cid', presence: 'ONLINE'}];
+            state.open = [{game_id: 4, configuration: {rules: 'fish'}, players: []}];
+            const delta = await U.LobbyListDeltaRequest(state, {
+                players: [{player_id: 7, name: 'ann', presence: 'ONLINE'}, {player_id: 9, name: 'cid', presence: 'IN_GAME'}],
+                left: [8], games: [{game_id: 6, configuration: {rules: 'fish'}, players: []}], closed: [4],
+                player_count: 2, game_count: 1}, fx);
+            const deltaPlayers = state.players.map((p) => `${p.player_id} ${p.presence}`);
+            const deltaGames = state.open.map((g) => g.game_id);
+            const playersOnly = await U.LobbyListDeltaRequest(state, {left: [9], player_count: 1, game_count: 1}, fx);
+            // Sizes that do not match what the page holds: it asks for the whole lists again.
+            const drifted = await U.LobbyListDeltaRequest(state, {players: [], player_count: 5, game_count: 1}, fx);
             return {
+                delta, deltaPlayers, deltaGames, playersOnly, drifted,
                 stats: U.ServerStatisticsRequest(state, {players: 3}, fx),
                 clocks: U.ClocksStatusRequest(state, {game_id: 1, clocks: [clock]}, fx),
                 turnHere: U.ActionRequiredRequest(state, {game_id: 1, state: '{"turn": 1}', player_id: 1, turn_index: 3, legal_actions: ['place 0,0'], player_clock: clock}, fx),
@@ -164,7 +177,11 @@ def test_each_update_names_the_panels_it_changed(new_page: Any, url: str) -> Non
     assert result["denied"] == [] and result["refused"] == [] and result["unworded"] == []
     assert result["created"] == ["all"]
     assert result["legal"] == ["place 0,0"] and result["turnIndex"] == 3
+    assert set(result["delta"]) == {"lobby", "chat", "games", "game"}
+    assert result["deltaPlayers"] == ["7 ONLINE", "9 IN_GAME"] and result["deltaGames"] == [6]
+    assert result["playersOnly"] == ["lobby", "chat"] and result["drifted"] == []
     assert result["done"] == [
+        "send GetLobbyListsRequest",
         "leaders",
         "error Cannot join: it is full. (GAME_FULL)",
         "error It is not your turn: wait (NOT_YOUR_TURN)",

@@ -105,7 +105,7 @@ class Host:
     def started(self, game_id: int, player_ids: Sequence[int]) -> None:
         self.lobby_left.append((game_id, list(player_ids)))
 
-    def lists_changed(self) -> None:
+    def lists_changed(self, game_id: int | None = None) -> None:
         self.lists += 1
 
     def types(self, player_id: int) -> list[str]:

@@ -39,8 +39,10 @@ def test_every_catalogue_message_is_declared_once() -> None:
     names = catalogue()
     assert len(names) == 87
     tags = [tag(cls) for cls in m.MESSAGES]
-    assert len(tags) == len(set(tags)) == 87
-    assert set(tags) == set(names)
+    extensions = {tag(cls) for cls in m.EXTENSIONS}
+    assert len(tags) == len(set(tags)) == 87 + len(extensions)
+    assert set(tags) - extensions == set(names)
+    assert not extensions & set(names)  # an extension never takes a name of the text
     assert all(cls.__name__ == tag(cls) for cls in m.MESSAGES)
     declared = [
         value
@@ -63,6 +65,19 @@ def test_directions_follow_the_catalogue() -> None:
         else:
             assert direction.startswith("server->client"), (name, direction)
             assert name in server and name not in client, name
+
+
+def test_extensions_say_so_and_seed_messages_decode_without_them() -> None:
+    for cls in m.EXTENSIONS:
+        assert (cls.__doc__ or "").startswith(f"{m.EXTENSION} (not in the text)"), tag(cls)
+    # A seed client's EnterLobbyRequest takes the seed's lists; a field it never sends defaults.
+    assert decode_client(b'{"type": "EnterLobbyRequest"}') == m.EnterLobbyRequest(deltas=False)
+    assert encode(m.EnterLobbyRequest()) == b'{"type":"EnterLobbyRequest"}'
+    # A pushed list carries no request_id: only the answer to GetLobbyListsRequest does.
+    assert (
+        encode(m.LobbyPlayerListRequest(player_list="x"))
+        == b'{"type":"LobbyPlayerListRequest","player_list":"x"}'
+    )
 
 
 def test_requests_may_carry_a_request_id() -> None:

@@ -177,7 +177,7 @@ class Games:
             summary=plan.summary,
         )
         game = self._add(record)
-        host.lists_changed()
+        host.lists_changed(record.id)
         host.send(
             plan.creator,
             LobbyGameCreatedRequest(

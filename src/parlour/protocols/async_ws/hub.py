@@ -80,7 +80,7 @@ class Hub:
         self.sessions: Mapping[ConnId, Session] = self.connections.by_conn
         self.online: Mapping[int, ConnId] = self.connections.online
         #: Who is in the lobby, the connections its chat reaches, whether its lists are due.
-        self.lobby = Lobby()
+        self.lobby = Lobby(limits.list_cap)
         #: Observers of each game (account ids, S17): they get every event the players get.
         self.observers = Observers()
         #: The social side (social_state.py): buddy and ignore lists, chat history and

@@ -88,5 +88,5 @@ class HubHost:
         # membership, which also drops the cached list of the lobby's connections.
         self.hub.lobby.game_started(player_ids)
 
-    def lists_changed(self) -> None:
-        self.hub.lobby.lists_changed()
+    def lists_changed(self, game_id: int | None = None) -> None:
+        self.hub.lobby.lists_changed(game_id)

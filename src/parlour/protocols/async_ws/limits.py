@@ -18,6 +18,10 @@ class AsyncLimits:
     max_pause: int = 10
     requests_per_second: float = 50.0
     list_interval: float = 2.0
+    #: The entries of each lobby list pushed to a client that takes no deltas, past which it is
+    #: capped (those who have waited longest, plus at most as many of the client's buddies; the
+    #: oldest open games); 0: no cap.
+    list_cap: int = 100
     outcome_retention: float = 7 * 86400.0
     #: How long a game stays in memory once OVER or ABORTED (it stays in the store): status
     #: reports still name it meanwhile. Without this every game ever played stayed in memory

@@ -1,4 +1,5 @@
-"""The 87 messages of the Scalable Server workflows, declared once (scalable-server-notes.md S1, S2).
+"""The 87 messages of the Scalable Server workflows, and Parlour's extensions, declared once
+(scalable-server-notes.md S1, S2).
 
 Every message is a ``msgspec.Struct`` tagged on ``type`` with the exact name the text uses
 (``ActionCommitedRequest`` keeps its one m), so one JSON object per websocket text frame reads
@@ -12,6 +13,10 @@ Ids (S6): global ids are positive account ids, local ids are seats 1..max_player
 positive. Opaque payloads (states, summaries, user data, multicast data) are JSON strings (S1).
 Size limits that are settings (S8) are enforced by the server, not here: a schema cannot follow a
 setting.
+
+Parlour extensions (``EXTENSIONS``, and fields whose description starts with ``EXTENSION``) are
+what Parlour adds to the text: a client of the seed protocol never sends them, so it is never sent
+anything it does not know (docs/async.md "Parlour extensions").
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ import msgspec
 from msgspec import Meta
 
 __all__ = [
+    "EXTENSION",
+    "EXTENSIONS",
     "MESSAGES",
     "AnswerInvitationRequest",
     "AskPlayerInfoRequest",
@@ -75,6 +82,7 @@ __all__ = [
     "GameUserDataUpdatedRequest",
     "GetChatHistoryRequest",
     "GetClocksRequest",
+    "GetLobbyListsRequest",
     "InterruptActionErrorRequest",
     "InterruptActionRequest",
     "InterruptionOverRequest",
@@ -87,6 +95,7 @@ __all__ = [
     "LobbyJoinDeniedRequest",
     "LobbyJoinGameRequest",
     "LobbyLeaveGameRequest",
+    "LobbyListDeltaRequest",
     "LobbyNewPlayerRequest",
     "LobbyPlayerInfoRequest",
     "LobbyPlayerLeftGameRequest",
@@ -127,6 +136,10 @@ __all__ = [
     "decode_client",
     "encode",
 ]
+
+#: How the declarations below mark what Parlour adds to the text (docs/async.md "Parlour
+#: extensions"): a client of the seed protocol never sends it and is never sent it.
+EXTENSION: Final = "Parlour extension"
 
 # --- Scalars ---------------------------------------------------------------------------------------
 
@@ -647,7 +660,18 @@ class ClientChatHistoryRequest(_Reply, tag="ClientChatHistoryRequest", kw_only=T
 
 
 class EnterLobbyRequest(_Request, tag="EnterLobbyRequest", kw_only=True):
-    """Enter the lobby; PLAYER_ALREADY_IN_LOBBY if already there (catalogue row 36)."""
+    """Enter the lobby; PLAYER_ALREADY_IN_LOBBY if already there (catalogue row 36).
+
+    `deltas` is a Parlour extension: true asks for the whole lists once, then LobbyListDeltaRequest.
+    """
+
+    deltas: Annotated[
+        bool,
+        Meta(
+            description=f"{EXTENSION}: true = the whole lists now, then only what changes "
+            "(LobbyListDeltaRequest); false = the seed's lists, capped in a large lobby."
+        ),
+    ] = False
 
 
 class LobbyEnteredRequest(_Reply, tag="LobbyEnteredRequest", kw_only=True):
@@ -662,16 +686,58 @@ class LobbyExitedRequest(_Reply, tag="LobbyExitedRequest", kw_only=True):
     """The lobby was left, on request or because one's game started (catalogue row 39)."""
 
 
-class LobbyPlayerListRequest(_Push, tag="LobbyPlayerListRequest", kw_only=True):
-    """The lobby's players (S13; catalogue row 40): base64 of the zlib-deflated JSON SmallPlayer array."""
+class LobbyPlayerListRequest(_Reply, tag="LobbyPlayerListRequest", kw_only=True):
+    """The lobby's players by id (S13; catalogue row 40): base64 of the zlib-deflated JSON SmallPlayer array.
+
+    Pushed when the lobby changes, at most every `async_list_interval`. In a lobby of more than
+    `async_lobby_list_cap` players, a client that takes no deltas gets that many, those who have
+    waited longest, then its buddies in the lobby who are not among them (at most as many again),
+    each part by id. Whole on entering with `deltas` and in
+    answer to GetLobbyListsRequest (both Parlour extensions), then carrying its `request_id`.
+    A player's `presence` is IN_GAME while its UI is switched to a game (S15), else ONLINE.
+    """
 
     player_list: Annotated[str, Meta(description="base64(zlib(JSON array of SmallPlayer)) (S13).")]
 
 
-class LobbyGameListRequest(_Push, tag="LobbyGameListRequest", kw_only=True):
-    """The open games (S13; catalogue row 41): base64 of the zlib-deflated JSON ObservableGame array."""
+class LobbyGameListRequest(_Reply, tag="LobbyGameListRequest", kw_only=True):
+    """The open games by id (S13; catalogue row 41): base64 of the zlib-deflated JSON ObservableGame array.
+
+    Pushed and capped (the oldest open games) as LobbyPlayerListRequest is, whole as it is.
+    """
 
     game_list: Annotated[str, Meta(description="base64(zlib(JSON array of ObservableGame)) (S13).")]
+
+
+class GetLobbyListsRequest(_Request, tag="GetLobbyListsRequest", kw_only=True):
+    """Parlour extension (not in the text): the whole lobby lists now, and how they come from then on.
+
+    Answered by LobbyPlayerListRequest then LobbyGameListRequest, whole (never capped), both
+    echoing `request_id`, whether or not one is in the lobby. `deltas` true: from now on this
+    connection gets LobbyListDeltaRequest while in the lobby instead of the seed's lists; false:
+    the seed's lists again; absent: as before.
+    """
+
+    deltas: bool | None = None
+
+
+class LobbyListDeltaRequest(_Push, tag="LobbyListDeltaRequest", kw_only=True):
+    """Parlour extension (not in the text): what changed in the lobby lists since the last push.
+
+    Sent to those who asked for deltas (EnterLobbyRequest `deltas`, GetLobbyListsRequest), at most
+    every `async_list_interval`, one message for them all. Apply it to the whole lists received
+    last: put each of `players` and `games` in place of the entry with its id (or add it), drop the
+    ids in `left` and `closed`. An id may be named that the client never had (a player who came and
+    went between two pushes): skip it. `player_count` and `game_count` are the sizes of the lists
+    after it; a client that finds others asks again with GetLobbyListsRequest.
+    """
+
+    players: Annotated[list[SmallPlayer], Meta(description="Entered, or changed presence.")] = []
+    left: Annotated[list[GlobalId], Meta(description="Left the lobby.")] = []
+    games: Annotated[list[ObservableGame], Meta(description="Opened, or a seat taken or freed.")] = []
+    closed: Annotated[list[GameId], Meta(description="No longer open: started or aborted.")] = []
+    player_count: Annotated[int, Meta(ge=0)]
+    game_count: Annotated[int, Meta(ge=0)]
 
 
 class AskPlayerInfoRequest(_Request, tag="AskPlayerInfoRequest", kw_only=True):
@@ -1158,6 +1224,7 @@ ClientMessage: TypeAlias = (
     | SubscribeToObservableGameListRequest
     | StartObserveGameRequest
     | StopObserveGameRequest
+    | GetLobbyListsRequest
     | CommitActionRequest
     | UpdateUserDataRequest
     | InterruptActionRequest
@@ -1203,6 +1270,7 @@ ServerMessage: TypeAlias = (
     | SubscribedToObservableGameListRequest
     | ObservableGameListRequest
     | GameObservedRequest
+    | LobbyListDeltaRequest
     | ActionRequiredRequest
     | ActionCommitedRequest
     | GameStateUpdatedRequest
@@ -1229,6 +1297,9 @@ ServerMessage: TypeAlias = (
 def _members(union: Any) -> tuple[type[msgspec.Struct], ...]:
     return tuple(union.__args__)
 
+
+#: The messages Parlour adds to the text's 87 (each says so in its first line).
+EXTENSIONS: Final[tuple[type[msgspec.Struct], ...]] = (GetLobbyListsRequest, LobbyListDeltaRequest)
 
 #: Every message class, each once: the client ones, then the server-only ones.
 MESSAGES: Final[tuple[type[msgspec.Struct], ...]] = tuple(

@@ -65,8 +65,8 @@ def tick(hub: Hub, now: float) -> None:
     if not hub.observers.list_due(now, hub.limits.list_interval):
         return
     games = _observable(hub)
-    for player_id in hub.observers.outdated(games):
-        hub.to_player(player_id, ObservableGameListRequest(games=games))
+    # Every subscriber due gets the same list: encoded once for them all (one broadcast).
+    hub.to_players(hub.observers.outdated(games), ObservableGameListRequest(games=games))
 
 
 def _refusal(hub: Hub, session: Session, game: AsyncGame | None) -> str | None:

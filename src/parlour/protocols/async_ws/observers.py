@@ -81,7 +81,16 @@ class Observers:
 
     def outdated(self, games: list[ObservableGame]) -> list[int]:
         """The subscribers whose copy differs from ``games``; from now on they have it."""
-        stale = [player_id for player_id, sent in self._subscribers.items() if sent != games]
+        # Most subscribers hold the same list object (the last one pushed): each distinct copy
+        # is compared once, not once per subscriber.
+        differs: dict[int, bool] = {}
+        stale = []
+        for player_id, sent in self._subscribers.items():
+            verdict = differs.get(id(sent))
+            if verdict is None:
+                verdict = differs[id(sent)] = sent != games
+            if verdict:
+                stale.append(player_id)
         for player_id in stale:
             self._subscribers[player_id] = games
         return stale

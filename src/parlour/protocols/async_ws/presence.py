@@ -109,6 +109,8 @@ def switched_to_game(hub: Hub, session: Session, msg: SwitchedToGameRequest, now
         return
     state.switch(player_id, msg.game_id)
     state.changed(player_id)
+    if player_id in hub.lobby:
+        hub.lobby.player_changed(player_id)  # the lobby lists show it IN_GAME, or ONLINE again
     left = hub.games.get(previous) if previous is not None else None
     if left is not None:
         _tell_switched(hub, left, player_id, online=True)

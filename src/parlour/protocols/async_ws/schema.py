@@ -16,12 +16,13 @@ from typing import Any, Final
 
 import msgspec
 
-from parlour.protocols.async_ws.messages import ClientMessage, ServerMessage
+from parlour.protocols.async_ws.messages import EXTENSION, EXTENSIONS, ClientMessage, ServerMessage
 
 __all__ = ["REGENERATE", "main", "markdown", "schema"]
 
 REGENERATE: Final = "python -m parlour.protocols.async_ws.schema > docs/async-protocol.md"
 _DEFS: Final = "#/$defs/"
+_EXTENSIONS: Final = frozenset(cls.__name__ for cls in EXTENSIONS)
 
 # Hand-written: the framing (S1) and the rules every message shares (S2, S3, S20), which the
 # per-message sections below cannot say once.
@@ -80,6 +81,14 @@ statuses and error codes (decisions S1-S20 in `scalable-server-notes.md`).
   writes `recipient_ids`.
 - Ids (S6): global ids are positive account ids; local ids are seats 1..`max_players` in join
   order; game ids are positive.
+
+## Parlour extensions
+
+Parlour adds a few messages and fields to the text, each marked **{EXTENSION}** below. A client of
+the seed protocol never sends them, so it is never sent anything it does not know. Today they make
+the lobby lists scale: a client that asks for them gets the whole lists once, then only what
+changed (`EnterLobbyRequest.deltas`, `GetLobbyListsRequest`, `LobbyListDeltaRequest`); the others
+get lists capped to `async_lobby_list_cap` entries in a large lobby (docs/async.md).
 
 The JSON Schema of all this is served at `GET /async/schema.json`.
 """
@@ -170,6 +179,8 @@ def _section(name: str, node: dict[str, Any], direction: str | None) -> list[str
     lines = [f"### {name}", ""]
     if direction:
         lines += [f"**Direction:** {direction}", ""]
+    if name in _EXTENSIONS:
+        lines += [f"**{EXTENSION}:** not in the text; a client of the seed protocol never meets it.", ""]
     if "title" in node and node["title"] != name:
         lines += [_prose(str(node["title"])), ""]
     if "description" in node:
@@ -218,7 +229,9 @@ def markdown() -> str:
         lines.append(
             f"- {title} ({len(names)}): " + ", ".join(f"[{name}](#{_anchor(name)})" for name in names)
         )
-    lines += ["- Structures: " + ", ".join(f"[{name}](#{_anchor(name)})" for name in structures), ""]
+    lines += ["- Structures: " + ", ".join(f"[{name}](#{_anchor(name)})" for name in structures)]
+    extended = [name for name in client + server if name in _EXTENSIONS]
+    lines += [f"- {EXTENSION}s: " + ", ".join(f"[{name}](#{_anchor(name)})" for name in extended), ""]
     for title, direction, names in groups:
         lines += [f"## {title}", ""]
         for name in names:

@@ -54,6 +54,7 @@ Handler = Callable[[Hub, Session, Any, float], None]
 HANDLERS: Final[dict[str, Handler]] = {
     "EnterLobbyRequest": lobby.enter_lobby,
     "ExitLobbyRequest": lobby.exit_lobby,
+    "GetLobbyListsRequest": lobby.get_lobby_lists,
     "AskPlayerInfoRequest": lobby.ask_player_info,
     "LobbyCreateGameRequest": lobby.create_game,
     "LobbyJoinGameRequest": lobby.join_game,

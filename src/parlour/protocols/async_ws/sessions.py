@@ -32,6 +32,13 @@ class Session:
     #: kept by the lobby (Lobby.unsent).
     sent_players: str = ""
     sent_games: str = ""
+    #: Whether this connection takes the lobby lists as deltas (a Parlour extension:
+    #: EnterLobbyRequest.deltas, GetLobbyListsRequest), kept by the lobby (Lobby.take_deltas).
+    lobby_deltas: bool = False
+    #: This session's own capped player list (lobby.py), with what it was made of (the shared
+    #: window's text and the buddies shown), so that a push builds it again only when that
+    #: changed.
+    lobby_own: tuple[str, tuple[int, ...], str] | None = None
 
     def player(self) -> int:
         """The signed-in account's id (handlers run only for authenticated sessions)."""

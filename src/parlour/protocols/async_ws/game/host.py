@@ -84,6 +84,7 @@ class GameHost(Protocol):
         exited")."""
         ...
 
-    def lists_changed(self) -> None:
-        """The lobby's lists changed (an open game appeared, changed, started or ended)."""
+    def lists_changed(self, game_id: int | None = None) -> None:
+        """The lobby's lists changed: ``game_id`` (an open game appeared, changed, started or
+        ended), or games it cannot name (None: the lobby reads every game again)."""
         ...

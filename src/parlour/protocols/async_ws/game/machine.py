@@ -91,7 +91,7 @@ class Game(Phases):
         seat = SeatInfo(local_id=len(game.seats) + 1, player_id=plan.player_id, name=name, accepted=True)
         game.seats.append(seat)
         self.context.roster.track(game)
-        self.host.lists_changed()
+        self.host.lists_changed(game.id)
         joined = LobbyNewPlayerRequest(game_id=game.id, player=player, local_id=seat.local_id)
         self.host.send(plan.player_id, msgspec.structs.replace(joined, request_id=plan.request_id))
         self.to_game(joined, skip=[plan.player_id])
@@ -123,7 +123,7 @@ class Game(Phases):
             game.turn = 1
         self.context.roster.track(game)
         self.host.started(game.id, [seat.player_id for seat in game.seats if seat.player_id is not None])
-        self.host.lists_changed()
+        self.host.lists_changed(game.id)
         for seat in game.seats:
             self.host.send(
                 seat.player_id,
@@ -163,7 +163,7 @@ class Game(Phases):
         game.seats = [seat for seat in game.seats if seat.player_id != player_id]
         for index, seat in enumerate(game.seats, 1):
             seat.local_id = index  # seats are join order among those still there (S6)
-        self.host.lists_changed()
+        self.host.lists_changed(game.id)
         self.save(now)
 
     def abort_unstarted(self, now: float) -> None:
@@ -172,7 +172,7 @@ class Game(Phases):
         game.status = "ABORTED"
         game.finished = now
         self.context.roster.track(game)
-        self.host.lists_changed()
+        self.host.lists_changed(game.id)
         self.save(now)
 
     def invite(self, request_id: str | None, now: float) -> None:

@@ -27,7 +27,7 @@ export const GAME_UPDATES = {
     if (g.status === "RUNNING") {
       g.events.push("The game started.");
       // A game that starts takes its players out of the lobby: come back to keep its lists.
-      fx.send("EnterLobbyRequest", {}, { kind: "lobby" });
+      fx.send("EnterLobbyRequest", { deltas: true }, { kind: "lobby" });
       // The report that announces the start reads the first mover's clock before its turn began
       // (the server shows 0 s left): ask again, now that the turn has started.
       if (g.config?.clock_seconds) fx.send("GetClocksRequest", { game_id: g.id });

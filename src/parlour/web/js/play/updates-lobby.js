@@ -6,6 +6,40 @@
 import { inflateList } from "../async-client.js";
 import { ALL, KEYS, fromReport } from "./model.js";
 
+/** Runs `work` (returning the panels it changed) after every list update queued before it. */
+function inOrder(state, work) {
+  const done = (state.listsQueue ?? Promise.resolve()).then(work);
+  state.listsQueue = done.catch(() => []);
+  return done;
+}
+
+/** Replaces the entries of `list` named in `put` (by `key`, or adds them), drops the keys in
+ * `drop`; sorted by key, as the server sends the whole lists. */
+function patched(list, put, drop, key) {
+  const byKey = new Map(list.map((item) => [item[key], item]));
+  for (const item of put ?? []) byKey.set(item[key], item);
+  for (const gone of drop ?? []) byKey.delete(gone);
+  return [...byKey.values()].sort((a, b) => a[key] - b[key]);
+}
+
+/** A LobbyListDeltaRequest applied to the lists (docs/async.md "Lobby lists"); the whole lists
+ * are asked for again if the sizes it announces are not what the page holds then. */
+export function applyDelta(state, m, fx) {
+  const changed = [];
+  if (m.players?.length || m.left?.length) {
+    state.players = patched(state.players, m.players, m.left, "player_id");
+    changed.push("lobby", "chat");
+  }
+  if (m.games?.length || m.closed?.length) {
+    state.open = patched(state.open, m.games, m.closed, "game_id");
+    changed.push("lobby", "games", "game");
+  }
+  if (state.players.length !== m.player_count || state.open.length !== m.game_count) {
+    fx.send("GetLobbyListsRequest", {});
+  }
+  return [...new Set(changed)];
+}
+
 export const LOBBY_UPDATES = {
   // The connection's own events.
   open(state, _m, fx) {
@@ -28,7 +62,8 @@ export const LOBBY_UPDATES = {
     state.me = m.player;
     state.restoring = true;
     fx.showApp();
-    fx.send("EnterLobbyRequest", {}, { kind: "lobby" });
+    // Deltas (a Parlour extension): the whole lists once, then only what changes.
+    fx.send("EnterLobbyRequest", { deltas: true }, { kind: "lobby" });
     fx.send("WhatsNewPussycatRequest", {}, { kind: "all" });
     fx.send("AsyncBuddyListRequest");
     fx.send("SubscribePresenceServiceRequest", { subscribe: true });
@@ -53,25 +88,33 @@ export const LOBBY_UPDATES = {
     return [];
   },
 
-  // The lobby.
-  async LobbyPlayerListRequest(state, m, fx) {
-    try {
-      state.players = await inflateList(m.player_list);
-    } catch (error) {
-      fx.error("Unreadable player list", error.message);
-    }
-    // The lobby chat names its senders from the players here.
-    return ["lobby", "chat"];
+  // The lobby: the whole lists (inflated later), then deltas applied to them, in the order
+  // they came (a delta must not land before the list it follows has been inflated).
+  LobbyPlayerListRequest(state, m, fx) {
+    return inOrder(state, async () => {
+      try {
+        state.players = await inflateList(m.player_list);
+      } catch (error) {
+        fx.error("Unreadable player list", error.message);
+      }
+      // The lobby chat names its senders from the players here.
+      return ["lobby", "chat"];
+    });
   },
-  async LobbyGameListRequest(state, m, fx) {
-    try {
-      state.open = await inflateList(m.game_list);
-      state.openKnown = true;
-    } catch (error) {
-      fx.error("Unreadable game list", error.message);
-    }
-    // Whether a game waiting for players is an invitation is read from the open games.
-    return ["lobby", "games", "game"];
+  LobbyGameListRequest(state, m, fx) {
+    return inOrder(state, async () => {
+      try {
+        state.open = await inflateList(m.game_list);
+        state.openKnown = true;
+      } catch (error) {
+        fx.error("Unreadable game list", error.message);
+      }
+      // Whether a game waiting for players is an invitation is read from the open games.
+      return ["lobby", "games", "game"];
+    });
+  },
+  LobbyListDeltaRequest(state, m, fx) {
+    return inOrder(state, () => applyDelta(state, m, fx));
   },
   LobbyJoinDeniedRequest(state, m, fx) {
     fx.error("Cannot join", `${state.catalogue.says("join", m.cause) ?? m.cause}.`, m.cause);
