@@ -145,7 +145,7 @@ class Placing:
                 hub.games.adopt(record)
                 if record.status not in LIVE:  # no longer anyone's live game
                     hub.observers.forget(record.id)
-                    hub.lobby.lists_changed()
+                    hub.lobby.lists_changed(record.id)
         elif type(note) is Noticed:
             args = [hub.name(note.about)] if note.about is not None else []
             notify.notify(

@@ -104,7 +104,7 @@ class ShardHost(HubHost):
     def started(self, game_id: int, player_ids: Sequence[int]) -> None:
         """Games arrive here started: the hub took them out of its lobby."""
 
-    def lists_changed(self) -> None:
+    def lists_changed(self, game_id: int | None = None) -> None:
         """The lobby's lists are the hub's (a started game is in none of them)."""
 
 
