@@ -200,3 +200,88 @@ def test_a_redis_that_restarted_empty_counts_epochs_again_and_is_followed() -> N
     fresh = conn(ME, 2)
     service.connected(fresh, 0)
     assert harness.published[-1] == Input("async", 1, CONNECTED, fresh)
+
+
+def test_an_input_nobody_hears_closes_its_connection_with_1012() -> None:
+    """The owner a gateway knows of is not listening yet (it is still restoring) or is gone: a
+    frame for it would get no answer, so its connection reconnects."""
+    harness = Harness()
+    service = harness.service()
+    service.epoch = 3
+    c, d = conn(ME, 1), conn(ME, 2)
+    service.connected(c, 0)
+    service.connected(d, 0)
+    service.received(c, "lost", 0)
+    service.unheard(harness.published[-1])
+    assert harness.executed == [[Close(c, SERVICE_RESTART, "service restart")]]
+    assert service.received(c, "after", 0) == [] and harness.published[-1].text == "lost"
+    service.unheard(Input("async", 2, RECEIVED, d, text="meant for an earlier owner"))
+    assert len(harness.executed) == 1  # d is attached under epoch 3: not that input's
+
+
+@dataclass
+class FixedRouter:
+    """Routes every frame of ``conn`` to ``to``; counts the connections it forgets."""
+
+    conn: ConnId
+    to: str
+    forgotten: list[ConnId] = field(default_factory=list)
+
+    def route(self, c: ConnId, data: str | bytes, now: float) -> tuple[str, bytes] | list[Effect] | None:
+        if c != self.conn:
+            return None
+        if data == "refuse":
+            return [Send(c, b"try again")]
+        return self.to, data.encode() if isinstance(data, str) else data
+
+    def forget(self, c: ConnId) -> None:
+        self.forgotten.append(c)
+
+
+def test_a_routed_frame_goes_to_its_shard_as_a_note_not_to_the_owner() -> None:
+    harness = Harness()
+    service = harness.service()
+    c, d = conn(ME, 1), conn(ME, 2)
+    notes: list[tuple[str, bytes]] = []
+    service.router = FixedRouter(c, "async/3")
+    service.send_note = lambda to, data: notes.append((to, data))
+    service.connected(c, 0)
+    service.connected(d, 0)
+    assert service.received(c, "commit", 0) == [] and notes == [("async/3", b"commit")]
+    assert service.received(c, "refuse", 0) == [Send(c, b"try again")]
+    service.received(d, "lobby", 0)
+    assert [m.text for m in harness.published if m.kind == RECEIVED] == ["lobby"]
+    service.disconnected(c, 0)
+    assert service.router.forgotten == [c]  # type: ignore[union-attr]
+
+
+@dataclass
+class Noted(Echo):
+    notes: list[bytes] = field(default_factory=list)
+
+    def noted(self, data: bytes, now: float) -> list[Effect]:
+        self.notes.append(data)
+        return [Send(conn(OTHER, 1), data)]
+
+
+def test_notes_reach_the_service_only_while_this_node_owns_it() -> None:
+    harness = Harness()
+    service, inner = harness.service(), Noted()
+    assert not service.noted(b"early", 0)  # nobody here to take it
+    service.promote(inner, 1)
+    assert service.noted(b"placed", 0) and inner.notes == [b"placed"]
+    assert harness.executed[-1] == [Send(conn(OTHER, 1), b"placed")]
+    harness.valid = False  # the lease lapsed
+    assert not service.noted(b"late", 0) and inner.notes == [b"placed"]
+
+
+def test_a_released_service_has_no_owner_until_the_next_takeover() -> None:
+    service = Harness().service()
+    service.taken_over(OTHER, 5)
+    assert service.owner == OTHER
+    service.released(3)  # another node's release says nothing of this owner
+    assert service.owner == OTHER
+    service.released(OTHER)
+    assert service.owner == 0
+    service.taken_over(OTHER, 6)
+    assert service.owner == OTHER

@@ -195,6 +195,13 @@ class ClusterService:
         self.execute(effects, self)
         return True
 
+    def unheard(self, message: Input) -> None:
+        """An input nobody received: the owner it was meant for is not listening (it is still
+        restoring the service, or gone). Its connection would wait for ever: it reconnects."""
+        if message.kind != DISCONNECTED and self.attached.get(message.conn) == message.epoch:
+            del self.attached[message.conn]
+            self.execute([Close(message.conn, SERVICE_RESTART, "service restart")], None)
+
     def released(self, node: int) -> None:
         """Node ``node`` handed the service back: nobody owns it until the next takeover."""
         if self.owner == node and node != self.node:

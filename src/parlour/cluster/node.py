@@ -415,7 +415,7 @@ class ClusterNode:
         channel, publish = owner_channel(name), self.bus.publish
 
         def send(message: Input) -> None:
-            publish(channel, encode(message))
+            publish(channel, encode(message), lambda: self.services[name].unheard(message))
 
         return send
 
