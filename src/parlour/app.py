@@ -376,7 +376,11 @@ async def _start_cluster(
     node = ClusterNode(
         settings.cluster,
         runtime,
-        {"apologies": own_apologies, "async": own_async, **{name: own_shard(int(name[6:])) for name in names}},
+        {
+            "apologies": own_apologies,
+            "async": own_async,
+            **{name: own_shard(int(name[6:])) for name in names},
+        },
         ttl=settings.cluster_lease,
         shards=names,
         on_everyone=lambda data: apply_everyone(directory, data),
@@ -391,6 +395,12 @@ async def _start_cluster(
         limits.requests_per_second,
         limits.max_frame_bytes,
     )
+    # /metrics: this node's shards and their games.
+    exporter.collector.shards = lambda: {
+        shard: inner
+        for shard, name in enumerate(names)
+        if isinstance(inner := node.services[name].inner, ShardService)
+    }
     # The hub's list of who is signed in, for this node's directory (the hub answers all).
     node.send_note("async", encode_note(WantOnline()))
     return node

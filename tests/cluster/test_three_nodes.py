@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tests.asyncclient import AsyncClient, Player, start_open_game
 from tests.cluster.nodes import LEASE, SHARDS, Cluster, cluster_of, health
-from tests.cluster.test_two_nodes import player_on, run
+from tests.cluster.test_two_nodes import metrics_of, player_on, run
 from tests.integration.test_async_restart import commit, seat_clock
 from tests.pg import PostgresServer
 from tests.processes import RestartableServer
@@ -35,6 +35,15 @@ async def spread(nodes: list[RestartableServer], timeout: float = 15.0) -> dict[
             return owners
         assert time.monotonic() < deadline, f"shards not spread: {counts}"
         await asyncio.sleep(0.1)
+
+
+def gauge(text: str, name: str, having: str = "") -> float:
+    """The sum of a gauge's samples (those whose labels hold ``having``) in a /metrics text."""
+    total = 0.0
+    for line in text.splitlines():
+        if line.startswith(name) and line[len(name)] in " {" and having in line:
+            total += float(line.rsplit(" ", 1)[1])
+    return total
 
 
 class Rally:
@@ -86,6 +95,10 @@ def scenario_of(cluster: Cluster) -> None:
         assert {node.port for node in owner_of.values()} == {first.port, second.port, third.port}
         for game_id in games:
             await commit(a, game_id, 1, "A1", [2, 1])
+        # /metrics shows each node's shards and the games it runs.
+        scraped = [await asyncio.to_thread(metrics_of, node.port) for node in cluster.nodes]
+        assert sum(gauge(text, "parlour_cluster_shards") for text in scraped) == SHARDS
+        assert sum(gauge(text, "parlour_shard_games", 'state="RUNNING"') for text in scraped) == SHARDS
         doomed = [game_id for game_id in games if owner_of[game_id] is third]
         kept = [game_id for game_id in games if owner_of[game_id] is not third]
         # A rally between two other players, in a game of a node that stays, while the third

@@ -38,7 +38,9 @@ def node_of(conn: ConnId) -> int:
 class Router(Protocol):
     """Routes a connection's frame past the service's owner (placement.Router for /async)."""
 
-    def route(self, conn: ConnId, data: str | bytes, now: float) -> tuple[str, bytes] | list[Effect] | None: ...
+    def route(
+        self, conn: ConnId, data: str | bytes, now: float
+    ) -> tuple[str, bytes] | list[Effect] | None: ...
 
     def forget(self, conn: ConnId) -> None: ...
 

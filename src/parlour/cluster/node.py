@@ -209,7 +209,9 @@ class ClusterNode:
         }
         if self.shards:
             status["cluster_nodes"] = self.live_nodes
-            status["cluster_shards"] = sorted(int(name.rpartition("/")[2]) for name in owns if name in self.shards)
+            status["cluster_shards"] = sorted(
+                int(name.rpartition("/")[2]) for name in owns if name in self.shards
+            )
         return status
 
     # -- Shards: owned in fair shares ----------------------------------------------------------

@@ -10,7 +10,7 @@ docs/operations.md says what each family means and what to alert on.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from prometheus_client import CollectorRegistry, ProcessCollector, generate_latest
@@ -25,6 +25,7 @@ from prometheus_client.registry import Collector
 from parlour.metrics.tally import Meter, Tally
 from parlour.protocols.apologies_ws import ApologiesService
 from parlour.protocols.async_ws.service import AsyncService
+from parlour.protocols.async_ws.shard import ShardService
 from parlour.protocols.streamed import StreamedService
 from parlour.transport.runtime import Runtime
 
@@ -57,6 +58,8 @@ class ParlourCollector(Collector):
         self.runtime = runtime
         self.meter = meter
         self.watched = list(watched)
+        #: In a cluster: the shards of /async games this node owns now, by number.
+        self.shards: Callable[[], Mapping[int, ShardService]] = dict
 
     def collect(self) -> Iterable[Metric]:
         yield from self._state()
@@ -103,6 +106,22 @@ class ParlourCollector(Collector):
                 games.add_metric([protocol, state], count)
         yield connections
         yield players
+        yield games
+        yield from self._shards()
+
+    def _shards(self) -> Iterator[Metric]:
+        """A cluster node's share of the /async games (docs/cluster.md "Placement")."""
+        shards = self.shards()
+        owned = GaugeMetricFamily("parlour_cluster_shards", "Shards of /async games this node owns")
+        owned.add_metric([], len(shards))
+        yield owned
+        games = GaugeMetricFamily(
+            "parlour_shard_games", "Games run by this node, by shard and state", labels=["shard", "state"]
+        )
+        for number, shard in sorted(shards.items()):
+            states = Counter(game.status for game in shard.games.values())
+            for state, count in sorted(states.items()):
+                games.add_metric([str(number), state], count)
         yield games
 
     def _traffic(self) -> Iterator[Metric]:

@@ -274,7 +274,10 @@ def unheard(data: bytes) -> list[Effect]:
         return [try_again(note.conn, note.text, message)]
     if type(note) is Gather:
         error = ErrorRequest(
-            code="TRY_AGAIN", message=message, request_type="WhatsNewPussycatRequest", request_id=note.request_id
+            code="TRY_AGAIN",
+            message=message,
+            request_type="WhatsNewPussycatRequest",
+            request_id=note.request_id,
         )
         return [Send(note.conn, encode(error))]
     if type(note) is Watch:
