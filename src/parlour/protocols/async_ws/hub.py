@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import base64
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from random import Random
 from typing import Any, Protocol
 
@@ -35,7 +35,11 @@ from parlour.protocols.async_ws.output import Output
 from parlour.protocols.async_ws.sessions import Session, Sessions
 from parlour.protocols.async_ws.social_state import ChatLog, Devices, Presence, Relations, Statistics
 
-__all__ = ["NEXT_GAME_KEY", "Account", "AsyncLimits", "Hub", "Session", "deflated"]
+__all__ = ["NEXT_GAME_KEY", "Account", "AsyncLimits", "Handler", "Hub", "Session", "deflated"]
+
+
+#: A request's handler: the hub, the sender's session, the decoded message, the time.
+Handler = Callable[["Hub", Session, Any, float], None]
 
 
 def deflated(items: Any) -> str:

@@ -9,10 +9,10 @@ pushed to subscribers when it changes, at most every ``list_interval``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Final
+from typing import Final, Literal
 
-from parlour.protocols.async_ws.hub import Hub, Session
+from parlour.core.effects import ConnId
+from parlour.protocols.async_ws.hub import Handler, Hub, Session
 from parlour.protocols.async_ws.messages import (
     GameObservedRequest,
     ObservableGame,
@@ -111,15 +111,17 @@ def start(hub: Hub, session: Session, msg: StartObserveGameRequest, now: float) 
         # The game runs on its shard's owner: it keeps the observers and answers.
         hub.placing.watch(game.id, session.conn, session.player_id, True, msg.request_id)
         return
-    hub.observers.add(game.id, session.player_id)
+    watch(hub, session.conn, session.player_id, game.id, now, msg.request_id)
+
+
+def watch(hub: Hub, conn: ConnId, player_id: int, game_id: int, now: float, request_id: str | None) -> None:
+    """``player_id`` watches the game (the checks passed): OK, with the spectator's report."""
+    hub.observers.add(game_id, player_id)
+    report = hub.games.report(game_id, now, None)
     hub.send(
-        session.conn,
+        conn,
         GameObservedRequest(
-            game_id=game.id,
-            status="OK",
-            observing=True,
-            status_report=hub.games.report(game.id, now, None),
-            request_id=msg.request_id,
+            game_id=game_id, status="OK", observing=True, status_report=report, request_id=request_id
         ),
     )
 
@@ -129,13 +131,14 @@ def stop(hub: Hub, session: Session, msg: StopObserveGameRequest, now: float) ->
     if hub.placing is not None and hub.games.is_placed(msg.game_id):
         hub.placing.watch(msg.game_id, session.conn, session.player_id, False, msg.request_id)
         return
-    if not hub.observers.remove(msg.game_id, session.player_id):
-        hub.send(
-            session.conn,
-            GameObservedRequest(game_id=msg.game_id, status="UNKNOWN_GAME", request_id=msg.request_id),
-        )
-        return
-    hub.send(session.conn, GameObservedRequest(game_id=msg.game_id, status="OK", request_id=msg.request_id))
+    unwatch(hub, session.conn, session.player_id, msg.game_id, msg.request_id)
+
+
+def unwatch(hub: Hub, conn: ConnId, player_id: int, game_id: int, request_id: str | None) -> None:
+    """``player_id`` stops watching: OK, or UNKNOWN_GAME if it was not watching that game."""
+    known = hub.observers.remove(game_id, player_id)
+    status: Literal["OK", "UNKNOWN_GAME"] = "OK" if known else "UNKNOWN_GAME"
+    hub.send(conn, GameObservedRequest(game_id=game_id, status=status, request_id=request_id))
 
 
 def signed_out(hub: Hub, player_id: int) -> None:
@@ -143,7 +146,7 @@ def signed_out(hub: Hub, player_id: int) -> None:
     hub.observers.signed_out(player_id)
 
 
-HANDLERS: Final[dict[str, Callable[[Hub, Session, Any, float], None]]] = {
+HANDLERS: Final[dict[str, Handler]] = {
     "SubscribeToObservableGameListRequest": subscribe,
     "StartObserveGameRequest": start,
     "StopObserveGameRequest": stop,

@@ -52,12 +52,11 @@ Where the text is silent, Parlour decides:
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Final
+from typing import Final
 
 from parlour.protocols.async_ws.game.checks import INTERRUPT_REASONS, MAX_WINDOW_MS, WindowDue
 from parlour.protocols.async_ws.game.plans import Refusal
-from parlour.protocols.async_ws.hub import Hub, Session
+from parlour.protocols.async_ws.hub import Handler, Hub, Session
 from parlour.protocols.async_ws.messages import (
     InterruptActionErrorRequest,
     InterruptActionRequest,
@@ -117,8 +116,6 @@ def multicast(hub: Hub, session: Session, msg: MulticastDataRequest, now: float)
     else:
         game.multicast(plan, now)
 
-
-Handler = Callable[[Hub, Session, Any, float], None]
 
 #: The handlers of this module, by message type, for the service's table.
 PHASE_HANDLERS: Final[dict[str, Handler]] = {

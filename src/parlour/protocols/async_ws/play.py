@@ -14,9 +14,11 @@ goes to them as a copy, with the spectator view under server rules, never the se
 
 from __future__ import annotations
 
+from typing import Final
+
 from parlour.protocols.async_ws.game.machine import Game
 from parlour.protocols.async_ws.game.plans import Action, Leave, Refusal
-from parlour.protocols.async_ws.hub import Hub, Session
+from parlour.protocols.async_ws.hub import Handler, Hub, Session
 from parlour.protocols.async_ws.messages import (
     ClocksStatusRequest,
     CommitActionRequest,
@@ -29,6 +31,7 @@ from parlour.protocols.async_ws.messages import (
 )
 
 __all__ = [
+    "HANDLERS",
     "commit",
     "confirm_abort",
     "confirm_outcome",
@@ -123,3 +126,15 @@ def _confirm(hub: Hub, session: Session, game_id: int, status: str, msg: object,
         refuse(hub, session, plan, msg)
     else:
         game.confirm(plan, now)
+
+
+#: The requests of a started game this module answers, by message type (the service's table,
+#: and a shard's in a cluster).
+HANDLERS: Final[dict[str, Handler]] = {
+    "CommitActionRequest": commit,
+    "GetClocksRequest": get_clocks,
+    "GameForfeitRequest": forfeit,
+    "GameOverRequest": game_over,
+    "GameOutcomeConfirmationRequest": confirm_outcome,
+    "GameAbortedConfirmationRequest": confirm_abort,
+}

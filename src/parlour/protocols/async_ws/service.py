@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from random import Random
 from typing import Any, Final
 
@@ -24,7 +24,7 @@ from parlour.core.ids import IdSource
 from parlour.core.ratelimit import TokenBucket
 from parlour.protocols.async_ws import devices, lobby, observe, phases, play, social
 from parlour.protocols.async_ws.games import Games
-from parlour.protocols.async_ws.hub import Account, AsyncLimits, Hub, Session
+from parlour.protocols.async_ws.hub import Account, AsyncLimits, Handler, Hub, Session
 from parlour.protocols.async_ws.hubhost import HubHost
 from parlour.protocols.async_ws.messages import (
     AsyncAuthRequest,
@@ -48,8 +48,6 @@ __all__ = ["AsyncService"]
 
 log = logging.getLogger("parlour.async")
 
-Handler = Callable[[Hub, Session, Any, float], None]
-
 #: What the service answers; every other message of the catalogue comes with part 2 (issue 14).
 HANDLERS: Final[dict[str, Handler]] = {
     "EnterLobbyRequest": lobby.enter_lobby,
@@ -62,12 +60,7 @@ HANDLERS: Final[dict[str, Handler]] = {
     "LobbyStartGameRequest": lobby.start_early,
     "EngageGameWithFriendsRequest": lobby.engage_friends,
     "AnswerInvitationRequest": lobby.answer_invitation,
-    "CommitActionRequest": play.commit,
-    "GetClocksRequest": play.get_clocks,
-    "GameForfeitRequest": play.forfeit,
-    "GameOverRequest": play.game_over,
-    "GameOutcomeConfirmationRequest": play.confirm_outcome,
-    "GameAbortedConfirmationRequest": play.confirm_abort,
+    **play.HANDLERS,
     **devices.HANDLERS,
     **phases.PHASE_HANDLERS,
     **observe.HANDLERS,

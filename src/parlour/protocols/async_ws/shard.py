@@ -11,9 +11,9 @@ notes. Sends go to connections wherever they are: the runtime hands other nodes'
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from random import Random
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 import msgspec
 
@@ -23,7 +23,7 @@ from parlour.core.ids import IdSource
 from parlour.protocols.async_ws import observe, phases, play
 from parlour.protocols.async_ws.game.host import Notice
 from parlour.protocols.async_ws.games import Games
-from parlour.protocols.async_ws.hub import AsyncLimits, Hub, Session
+from parlour.protocols.async_ws.hub import AsyncLimits, Handler, Hub, Session
 from parlour.protocols.async_ws.hubhost import HubHost
 from parlour.protocols.async_ws.messages import (
     GameObservedRequest,
@@ -59,18 +59,8 @@ __all__ = ["ShardService"]
 
 log = logging.getLogger("parlour.async")
 
-Handler = Callable[[Hub, Session, Any, float], None]
-
 #: The requests a shard answers (placement.IN_GAME but WhatsNewPussycatRequest, answered apart).
-HANDLERS: Final[dict[str, Handler]] = {
-    "CommitActionRequest": play.commit,
-    "GetClocksRequest": play.get_clocks,
-    "GameForfeitRequest": play.forfeit,
-    "GameOverRequest": play.game_over,
-    "GameOutcomeConfirmationRequest": play.confirm_outcome,
-    "GameAbortedConfirmationRequest": play.confirm_abort,
-    **phases.PHASE_HANDLERS,
-}
+HANDLERS: Final[dict[str, Handler]] = {**play.HANDLERS, **phases.PHASE_HANDLERS}
 
 
 class ShardHost(HubHost):
@@ -277,32 +267,15 @@ class ShardService:
     def _watch(self, note: Watch, now: float) -> None:
         hub = self.hub
         game = self.games.get(note.game_id)
-        if game is None or game.status not in observe.WATCHABLE:
-            hub.send(
-                note.conn,
-                GameObservedRequest(
-                    game_id=note.game_id, status="GAME_NOT_RUNNING", request_id=note.request_id
-                ),
+        if not note.on:
+            observe.unwatch(hub, note.conn, note.player, note.game_id, note.request_id)
+        elif game is None or game.status not in observe.WATCHABLE:
+            refused = GameObservedRequest(
+                game_id=note.game_id, status="GAME_NOT_RUNNING", request_id=note.request_id
             )
-        elif note.on:
-            hub.observers.add(game.id, note.player)
-            hub.send(
-                note.conn,
-                GameObservedRequest(
-                    game_id=game.id,
-                    status="OK",
-                    observing=True,
-                    status_report=self.games.report(game.id, now, None),
-                    request_id=note.request_id,
-                ),
-            )
+            hub.send(note.conn, refused)
         else:
-            known = hub.observers.remove(note.game_id, note.player)
-            status: Literal["OK", "UNKNOWN_GAME"] = "OK" if known else "UNKNOWN_GAME"
-            hub.send(
-                note.conn,
-                GameObservedRequest(game_id=note.game_id, status=status, request_id=note.request_id),
-            )
+            observe.watch(hub, note.conn, note.player, game.id, now, note.request_id)
 
     def _online(self, player_id: int, on: bool, now: float) -> None:
         """A player signed in (the games here ask again what they wait for from them) or out
