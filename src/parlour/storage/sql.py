@@ -289,12 +289,15 @@ class SQLStore:
             state = SNAPSHOTS.load(row)
             states[state.game_id] = state
         # Only the moves after a game's snapshot: what a restart reads and replays does not grow
-        # with the length of the games.
+        # with the length of the games. Each live game's first move to read is known before its
+        # moves are looked up, so that they are a range of the moves' key (game_id, seq), not
+        # every move of the game filtered one by one.
         moves: dict[str, list[MoveRow]] = {game.id: [] for game in games}
         for row in self._read(
-            f"SELECT {MOVES.prefixed('m')} FROM games g JOIN moves m ON m.game_id = g.id "
-            "LEFT JOIN game_snapshots s ON s.game_id = g.id AND s.version = ? "
-            f"WHERE g.state IN ({marks}) AND m.seq >= COALESCE(s.moves, 0) ORDER BY m.game_id, m.seq",
+            f"SELECT {MOVES.prefixed('m')} FROM (SELECT g.id AS id, COALESCE(s.moves, 0) AS first "
+            "FROM games g LEFT JOIN game_snapshots s ON s.game_id = g.id AND s.version = ? "
+            f"WHERE g.state IN ({marks})) AS live "
+            "JOIN moves m ON m.game_id = live.id AND m.seq >= live.first ORDER BY m.game_id, m.seq",
             (SNAPSHOT_VERSION, *LIVE_STATES),
         ):
             move = MOVES.load(row)
