@@ -17,7 +17,7 @@ snapshots: the store as it was before snapshots, whose games replay every move (
 the same run). Then the restart is timed two ways, on every store and on an empty one:
 
 a. in-process: open the store, load_live, and restore every service (Apologies, Fish, Tsuro) the
-   way parlour.app._restore does; median of --repeat runs, split into open (the store's integrity
+   way parlour.app._restore does (the garbage collector tuned as ``parlour serve`` tunes it); median of --repeat runs, split into open (the store's integrity
    check and migrations) / read rows (load_live) / rebuild games (the services' restore);
 b. end to end: ``parlour serve --store FILE`` as a subprocess on free loopback ports, from spawn
    until ``GET /healthz`` answers with the restored players and games; median of --repeat runs,
@@ -33,6 +33,7 @@ shows how the whole grows with the number of games.
 from __future__ import annotations
 
 import argparse
+import gc
 import http.client
 import json
 import os
@@ -56,6 +57,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.processes import BIN, free_port, started
 
 import parlour.core.lobby
+from parlour.cli import GC_THRESHOLDS
 from parlour.core.durable import encode_options
 from parlour.core.events import Event
 from parlour.core.ids import IdSource, new_id
@@ -492,6 +494,8 @@ def main() -> int:
     args = parser.parse_args()
     compiled = not str(parlour.core.lobby.__file__).endswith(".py")
     print(f"compiled (mypyc) modules: {'yes' if compiled else 'no, plain Python'}")
+    # The collector as `parlour serve` tunes it, so that the in-process restore is the server's.
+    gc.set_threshold(*GC_THRESHOLDS)
 
     with tempfile.TemporaryDirectory(prefix="parlour-restart-") as tmp:
         folder = Path(tmp)

@@ -168,7 +168,8 @@ def _from_snapshot(snapshot: GameSnapshotRow, codec: StateCodec[Any]) -> tuple[A
     image = _decode_image(snapshot.doc)
     if len(image.times) != snapshot.moves + 1:
         raise ValueError(f"the snapshot of game {snapshot.game_id} does not hold {snapshot.moves} moves")
-    rng = Random()
+    # Not Random(): seeding it (from the system's entropy) would be work thrown away.
+    rng = Random.__new__(Random)
     rng.setstate((_MT_VERSION, tuple(array("I", image.rng)), image.gauss))
     return codec.decode_state(image.play), rng, image.times
 
@@ -245,7 +246,9 @@ def rebuild(
     if snapshot is not None and codec is not None:
         game.play, game.rng, game.times = _from_snapshot(snapshot, codec)
         after = snapshot.moves
-        for now_state, played, _ in _play(plugin, game.play, game.rng, (m for m in moves if m.seq >= after)):
+        if moves and moves[0].seq < after:
+            moves = [move for move in moves if move.seq >= after]
+        for now_state, played, _ in _play(plugin, game.play, game.rng, moves):
             game.play = now_state
             game.times.append(played.at)
     else:
