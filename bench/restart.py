@@ -79,7 +79,7 @@ from parlour.storage.sqlite import SQLiteStore
 TARGET_IN_PROCESS, TARGET_END_TO_END = 1.0, 1.5
 #: Limits high enough for the largest store (the defaults allow 10,000 players, 5,000 games in
 #: progress): the benchmark measures restoring, not refusing.
-LIMITS = {"max_players": 100_000, "max_games": 200_000, "max_in_progress_games": 100_000}
+LIMITS: dict[str, Any] = {"max_players": 100_000, "max_games": 200_000, "max_in_progress_games": 100_000}
 HOUR, DAY = 3600.0, 86400.0
 #: Rows per SQLiteStore.commit while building the store.
 BATCH_RECORDS = 50_000
@@ -375,6 +375,9 @@ def restore_in_process(path: Path) -> tuple[dict[str, float], int, int]:
         "total": done - started_at,
         "snapshots": float(len(snapshot.states)),
         "moves": float(sum(len(moves) for moves in snapshot.moves.values())),
+        # The most moves replayed for one game, and the most moves one game had played.
+        "most_replayed": float(max((len(moves) for moves in snapshot.moves.values()), default=0)),
+        "longest": float(max((len(game.times) - 1 for game in lobby.games.values()), default=0)),
     }
     return phases, len(lobby.players), len(lobby.games)
 
@@ -456,7 +459,12 @@ def in_process(name: str, path: Path, repeat: int) -> dict[str, float]:
     phases: dict[str, float] = sorted((run[0] for run in runs), key=lambda phase: phase["total"])[
         len(runs) // 2
     ]
-    per_game = f", {phases['restore'] / games * 1e6:.0f} us a game" if games else ""
+    per_game = (
+        f", {phases['restore'] / games * 1e6:.0f} us a game (at most {phases['most_replayed']:.0f} moves "
+        f"replayed for one, of games of up to {phases['longest']:.0f} moves)"
+        if games
+        else ""
+    )
     print(
         f"  in-process, {name} ({players} players, {games} games; read {phases['snapshots']:.0f} snapshots "
         f"and {phases['moves']:.0f} moves), median of {repeat}: {phases['total']:.3f} s = open "
@@ -467,7 +475,7 @@ def in_process(name: str, path: Path, repeat: int) -> dict[str, float]:
 
 def end_to_end(name: str, path: Path, log: Path, games: int, repeat: int) -> float:
     runs = repeated(repeat, partial(restart_end_to_end, path, log, games, games))
-    elapsed = statistics.median(run[0] for run in runs)
+    elapsed: float = statistics.median(run[0] for run in runs)
     early = statistics.median(run[1] for run in runs)
     logged = [run[2] for run in runs if run[2] is not None]
     said = f"; the server logs restored in {statistics.median(logged):.3f} s" if logged else ""
