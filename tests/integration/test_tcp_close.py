@@ -64,3 +64,34 @@ def test_a_client_ejected_while_its_writes_are_in_flight_reads_the_last_line(pro
     else:
         assert [line["type"] for line in lines] == ["ASK_FOR_PLAYER_INFO", "EJECTED"]
         assert last["reason"]
+
+
+def silent(port: int) -> tuple[list[dict[str, Any]], bytes]:
+    """Send one bad message, then neither send nor close: the lines read, and what the read
+    after them ends with (b"": the server closed)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(BAD)
+        received = b""
+        while received.count(b"\n") < 2:
+            received += sock.recv(65_536)
+        try:
+            rest = sock.recv(65_536)
+        except ConnectionResetError:
+            rest = b""
+    return [json.loads(text) for text in received.decode().splitlines()], rest
+
+
+async def lingered(monkeypatch: pytest.MonkeyPatch) -> tuple[list[dict[str, Any]], bytes]:
+    monkeypatch.setattr("parlour.transport.tcp.LINGER_SECONDS", 0.05)
+    service = TsuroService(Settings(), Random(1))
+    runtime = Runtime()
+    async with serve_tcp(service, "127.0.0.1", 0, runtime) as listener:
+        return await asyncio.wait_for(asyncio.to_thread(silent, listener.port), 20)
+
+
+def test_a_client_that_does_not_close_after_it_is_ejected_is_dropped_after_the_linger(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    lines, rest = asyncio.run(lingered(monkeypatch))
+    assert [line["type"] for line in lines] == ["ASK_FOR_PLAYER_INFO", "EJECTED"]
+    assert rest == b""
