@@ -4,12 +4,20 @@ so that the game goes on from it exactly as from the state it was encoded from."
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import msgspec
 
 from parlour.games.apologies.engine import GameState
 from parlour.games.apologies.model import Card, Color, HistoryEntry, Mode
 
 __all__ = ["decode_state", "encode_state"]
+
+
+#: A history entry as stored. Not the HistoryEntry named tuple itself: compiled by mypyc (setup.py),
+#: its annotations no longer tell msgspec the fields' types.
+_Entry = tuple[str, Color | None, Card | None]
+_new = tuple.__new__
 
 
 class _Stored(msgspec.Struct, array_like=True):
@@ -25,7 +33,8 @@ class _Stored(msgspec.Struct, array_like=True):
     drawn_card: Card | None
     to_move: Color | None
     turns: list[int]
-    history: list[HistoryEntry]
+    #: A Sequence (decoded as a list): the engine's own entries are encoded as they are.
+    history: Sequence[_Entry]
     winner: Color | None
 
 
@@ -63,6 +72,8 @@ def decode_state(data: bytes) -> GameState:
         stored.drawn_card,
         stored.to_move,
         stored.turns,
-        stored.history,
+        # The named tuples the engine makes, built as it builds its moves (without the Python
+        # level __new__ of a named tuple).
+        [_new(HistoryEntry, entry) for entry in stored.history],
         stored.winner,
     )
