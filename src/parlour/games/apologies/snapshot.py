@@ -5,6 +5,7 @@ so that the game goes on from it exactly as from the state it was encoded from."
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 
 import msgspec
 
@@ -17,7 +18,9 @@ __all__ = ["decode_state", "encode_state"]
 #: A history entry as stored. Not the HistoryEntry named tuple itself: compiled by mypyc (setup.py),
 #: its annotations no longer tell msgspec the fields' types.
 _Entry = tuple[str, Color | None, Card | None]
-_new = tuple.__new__
+#: A HistoryEntry of a stored entry, made as the engine makes its moves: ``tuple.__new__``, not
+#: the named tuple's own Python-level ``__new__``.
+_history_entry = partial(tuple.__new__, HistoryEntry)
 
 
 class _Stored(msgspec.Struct, array_like=True):
@@ -72,8 +75,6 @@ def decode_state(data: bytes) -> GameState:
         stored.drawn_card,
         stored.to_move,
         stored.turns,
-        # The named tuples the engine makes, built as it builds its moves (without the Python
-        # level __new__ of a named tuple).
-        [_new(HistoryEntry, entry) for entry in stored.history],
+        list(map(_history_entry, stored.history)),
         stored.winner,
     )
