@@ -21,6 +21,7 @@ from tests.pg import PostgresServer
 from tests.storage.rows import (
     async_game,
     game,
+    game_snapshot,
     move_rows,
     notification,
     populate,
@@ -30,7 +31,7 @@ from tests.storage.rows import (
 
 #: What the export and import of the ``store_path`` fixture say they moved.
 SUMMARY = (
-    "2 players, 6 games, 16 moves, 3 accounts, 4 async games, 9 async turns, 4 ratings, "
+    "2 players, 6 games, 16 moves, 1 game snapshot, 3 accounts, 4 async games, 9 async turns, 4 ratings, "
     "9 chat lines, 3 relations, 2 reports, 2 devices, 3 notifications, 2 metadata values"
 )
 
@@ -43,7 +44,12 @@ def store_path(tmp_path: Path) -> Path:
     path = tmp_path / "parlour.db"
     store = SQLiteStore(path)
     store.commit(
-        [*populate(games=6, moves=4), *populate_async(accounts=3, games=4, turns=3), *populate_social()]
+        [
+            *populate(games=6, moves=4),
+            game_snapshot("game-0002", 2),
+            *populate_async(accounts=3, games=4, turns=3),
+            *populate_social(),
+        ]
     )
     store.ensure_secret("session_secret")
     store.close()
@@ -78,9 +84,11 @@ def test_check_prints_the_report_and_succeeds_on_a_sound_store(
         "integrity: ok",
         "foreign key problems: 0",
         "games with missing moves: 0",
+        "snapshots ahead of their moves: 0",
         "players: 2",
         "games: 6 (ADVERTISED 2, COMPLETED 3, PLAYING 1)",
         "moves: 16",
+        "game snapshots: 1",
         "game seats: 6",
         "accounts: 3",
         "async games: 4 (NOT_STARTED 1, OUTCOME 1, OVER 1, RUNNING 1)",
@@ -101,6 +109,7 @@ def test_check_prints_the_report_and_succeeds_on_a_sound_store(
         "players": 2,
         "games": 6,
         "moves": 16,
+        "game_snapshots": 1,
         "game_seats": 6,
         "accounts": 3,
         "async_games": 4,
@@ -181,6 +190,7 @@ def test_an_export_imported_into_a_new_store_exports_the_same_file(
         ["player"] * 2
         + ["game"] * 6
         + ["move"] * 16
+        + ["game_snapshot"]
         + ["account"] * 3
         + ["async_game"] * 4
         + ["async_turn"] * 9
@@ -216,7 +226,7 @@ def test_export_and_import_through_stdout_and_stdin(
 ) -> None:
     status, out, err = _run(capsys, "db", "export", "-", "--store", str(store_path))
     assert status == 0
-    assert len(out.splitlines()) == 24 + 3 + 4 + 9 + 4 + 19 + 2
+    assert len(out.splitlines()) == 24 + 1 + 3 + 4 + 9 + 4 + 19 + 2
     assert err == f"exported {SUMMARY}\n"  # the summary keeps off stdout
     monkeypatch.setattr("sys.stdin", io.StringIO(out))
     copy = tmp_path / "copy.db"

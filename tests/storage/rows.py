@@ -7,12 +7,14 @@ from typing import Any
 from parlour.storage import (
     MOVE,
     REMOVE_SEAT,
+    SNAPSHOT_VERSION,
     AccountRow,
     AsyncGameRow,
     AsyncTurnRow,
     ChatRow,
     DeviceRow,
     GameRow,
+    GameSnapshotRow,
     MetaRow,
     MoveRow,
     NotificationRow,
@@ -33,6 +35,7 @@ __all__ = [
     "device",
     "finished_game",
     "game",
+    "game_snapshot",
     "move_rows",
     "notification",
     "player",
@@ -91,6 +94,11 @@ def move_rows(game_id: str, count: int, start: int = 0) -> list[MoveRow]:
         MoveRow(game_id, seq, seq % 2, REMOVE_SEAT if seq % 5 == 4 else MOVE, seq % 3, 500.0 + seq)
         for seq in range(start, count)
     ]
+
+
+def game_snapshot(game_id: str, moves: int) -> GameSnapshotRow:
+    """A snapshot after ``moves`` moves, whose document holds every byte value (NUL included)."""
+    return GameSnapshotRow(game_id, moves, SNAPSHOT_VERSION, bytes(range(256)) + game_id.encode())
 
 
 def populate(games: int = 6, moves: int = 4) -> list[Record]:

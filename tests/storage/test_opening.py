@@ -8,6 +8,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,7 +26,14 @@ from parlour.storage import (
 )
 from parlour.storage.migrations import APPLICATION, LATEST, MIGRATIONS
 from parlour.storage.sqlite import SQLiteStore
-from tests.storage.rows import chat_lines, finished_game, populate, populate_async, populate_social
+from tests.storage.rows import (
+    chat_lines,
+    finished_game,
+    game_snapshot,
+    populate,
+    populate_async,
+    populate_social,
+)
 
 
 def test_a_new_store_is_created_with_its_folders_at_the_latest_schema(tmp_path: Path) -> None:
@@ -249,6 +257,7 @@ def test_a_version_1_store_is_upgraded_with_its_data_and_finished_games_indexed_
             "players": 0,
             "games": 4,
             "moves": 12,
+            "game_snapshots": 0,
             "game_seats": 6,
             "accounts": 0,
             "async_games": 0,
@@ -262,6 +271,23 @@ def test_a_version_1_store_is_upgraded_with_its_data_and_finished_games_indexed_
         }
     finally:
         store.close()
+
+
+class _Before5:
+    """A cursor as a build before schema version 5 wrote with: nothing about game snapshots (the
+    store forgets an ended game's snapshot, in a table these versions do not have)."""
+
+    def __init__(self, cur: sqlite3.Cursor) -> None:
+        self.cur = cur
+        self.rowcount = 0
+
+    def execute(self, sql: str, params: Any = ()) -> Any:
+        if "game_snapshots" in sql:
+            return self
+        return self.cur.execute(sql, params)
+
+    def executemany(self, sql: str, params: Any) -> Any:
+        return self.cur.executemany(sql, params)
 
 
 def _version_2_store(path: Path) -> list[Record]:
@@ -285,7 +311,7 @@ def _version_2_store(path: Path) -> list[Record]:
     try:
         cur = store.cursor()
         cur.execute("BEGIN")
-        SQLiteStore._write(cur, records)
+        SQLiteStore._write(_Before5(cur), records)
         cur.execute("COMMIT")
     finally:
         store.close()
@@ -387,7 +413,7 @@ def _version_3_store(path: Path) -> list[Record]:
     try:
         cur = store.cursor()
         cur.execute("BEGIN")
-        SQLiteStore._write(cur, records)
+        SQLiteStore._write(_Before5(cur), records)
         cur.execute("COMMIT")
     finally:
         store.close()
@@ -405,7 +431,7 @@ def test_a_version_3_store_is_upgraded_to_the_social_tables_with_its_data_intact
         before.close()
     store = SQLiteStore(path)
     try:
-        assert store.schema_version == LATEST == 4
+        assert store.schema_version == LATEST == 5
         assert store.accounts() == [r for r in records if isinstance(r, AccountRow)]
         live = [r for r in records if isinstance(r, AsyncGameRow) and r.status not in ("OVER", "ABORTED")]
         assert store.load_async_games() == live
@@ -462,6 +488,60 @@ def test_the_social_migration_is_portable_sql() -> None:
         migrate(db.cursor())
         types = {row[1]: row[2] for row in db.execute("PRAGMA table_info(notifications)")}
         assert types["payload"] == "BLOB"
+    finally:
+        db.close()
+
+
+def test_a_version_4_store_is_upgraded_to_game_snapshots_and_its_live_games_replay_every_move(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "parlour.db"
+    db = sqlite3.connect(path, isolation_level=None)
+    cur = db.cursor()
+    for version, _, migrate in MIGRATIONS[:4]:
+        assert version in (1, 2, 3, 4)
+        migrate(cur)
+    cur.executemany(
+        "INSERT INTO parlour_meta (key, value) VALUES (?, ?)",
+        [("application", APPLICATION), ("schema_version", "4")],
+    )
+    records = populate(games=4, moves=3)
+    cur.execute("BEGIN")
+    SQLiteStore._write(_Before5(cur), records)
+    cur.execute("COMMIT")
+    db.close()
+    store = SQLiteStore(path)
+    try:
+        assert store.schema_version == LATEST == 5
+        live = store.load_live()
+        # No snapshot yet: a live game comes back with every one of its moves.
+        assert live.states == {}
+        assert live.moves["game-0002"] == [
+            r for r in records if isinstance(r, MoveRow) and r.game_id == "game-0002"
+        ]
+        store.commit([game_snapshot("game-0002", 2)])
+        live = store.load_live()
+        assert live.states == {"game-0002": game_snapshot("game-0002", 2)}
+        assert [m.seq for m in live.moves["game-0002"]] == [2]
+        assert store.check()["ok"] is True
+    finally:
+        store.close()
+
+
+def test_the_snapshot_migration_is_portable_sql() -> None:
+    cursor = RecordingCursor()
+    version, _, migrate = MIGRATIONS[4]
+    assert version == 5
+    migrate(cursor)
+    ddl = " ".join(cursor.statements)
+    assert "BYTEA" in ddl and "BLOB" not in ddl
+    db = sqlite3.connect(":memory:")
+    try:
+        for _, _, earlier in MIGRATIONS[:4]:
+            earlier(db.cursor())
+        migrate(db.cursor())
+        types = {row[1]: row[2] for row in db.execute("PRAGMA table_info(game_snapshots)")}
+        assert types["doc"] == "BLOB"
     finally:
         db.close()
 

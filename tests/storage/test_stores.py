@@ -46,6 +46,7 @@ from tests.storage.rows import (
     device,
     finished_game,
     game,
+    game_snapshot,
     move_rows,
     notification,
     player,
@@ -173,6 +174,7 @@ def test_an_empty_batch_writes_nothing(store: SQLStore) -> None:
             "players",
             "games",
             "moves",
+            "game_snapshots",
             "game_seats",
             "accounts",
             "async_games",
@@ -257,7 +259,8 @@ def test_purge_forgets_old_finished_games_with_their_moves_and_seats(store: SQLS
     old = [finished_game(n, finished=100.0 + n, moves=2) for n in range(3)]
     new = finished_game(3, finished=500.0, moves=2)
     live = game(4, moves=2, created=1.0)  # older than all of them, but still being played
-    store.commit([*old, new, live, *(m for row in (*old, new, live) for m in move_rows(row.id, 2))])
+    moves = [m for row in (*old, new, live) for m in move_rows(row.id, 2)]
+    store.commit([*old, new, live, *moves, game_snapshot(live.id, 1)])
     assert store.purge(finished_before=500.0) == 3
     assert store.list_games() == [new]
     assert store.list_games(player="handle0") == []
@@ -269,6 +272,7 @@ def test_purge_forgets_old_finished_games_with_their_moves_and_seats(store: SQLS
         "players": 0,
         "games": 2,
         "moves": 4,
+        "game_snapshots": 1,
         "game_seats": 2,
         "accounts": 0,
         "async_games": 0,
@@ -281,7 +285,12 @@ def test_purge_forgets_old_finished_games_with_their_moves_and_seats(store: SQLS
 
 def test_check_counts_every_kind_of_row(store: SQLStore) -> None:
     store.commit(
-        [*populate(games=6, moves=4), *populate_social(), *populate_async(accounts=3, games=4, turns=3)]
+        [
+            *populate(games=6, moves=4),
+            game_snapshot("game-0002", 2),
+            *populate_social(),
+            *populate_async(accounts=3, games=4, turns=3),
+        ]
     )
     assert store.check() == {
         "ok": True,
@@ -289,10 +298,12 @@ def test_check_counts_every_kind_of_row(store: SQLStore) -> None:
         "integrity": ["ok"],
         "foreign_key_problems": 0,
         "games_with_missing_moves": 0,
+        "snapshots_ahead_of_moves": 0,
         "counts": {
             "players": 2,
             "games": 6,
             "moves": 16,
+            "game_snapshots": 1,
             "game_seats": 6,
             "accounts": 3,
             "async_games": 4,
@@ -328,7 +339,12 @@ def test_check_finds_games_whose_count_of_moves_disagrees_with_their_move_rows(s
 
 def test_an_export_imported_into_a_new_store_exports_the_same(store: SQLStore, tmp_path: Path) -> None:
     store.commit(
-        [*populate(games=7, moves=5), *populate_async(accounts=3, games=5, turns=2), *populate_social()]
+        [
+            *populate(games=7, moves=5),
+            game_snapshot("game-0002", 3),
+            *populate_async(accounts=3, games=5, turns=2),
+            *populate_social(),
+        ]
     )
     store.heartbeat(77.0)
     secret = store.ensure_secret("session_secret")
@@ -355,6 +371,7 @@ def test_an_export_imported_into_a_new_store_exports_the_same(store: SQLStore, t
             "player": 2,
             "game": 7,
             "move": 25,
+            "game_snapshot": 1,
             "account": 3,
             "async_game": 5,
             "async_turn": 8,

@@ -71,7 +71,7 @@ from parlour.core.turns import Turns
 from parlour.games.registry import plugin
 from parlour.robots.registry import robot
 from parlour.settings import Settings
-from parlour.storage.records import GameRow, MoveRow, PlayerGone, PlayerRow, Snapshot
+from parlour.storage.records import GameRow, GameSnapshotRow, MoveRow, PlayerGone, PlayerRow, Snapshot
 
 __all__ = ["Lobby"]
 
@@ -487,7 +487,12 @@ class Lobby:
         for game_row_ in snapshot.games:
             if game_row_.protocol == self.game_name:
                 self._load_game(
-                    game_row_, snapshot.moves.get(game_row_.id, []), decode_options, downtime, now
+                    game_row_,
+                    snapshot.moves.get(game_row_.id, []),
+                    decode_options,
+                    downtime,
+                    now,
+                    snapshot.states.get(game_row_.id),
                 )
         self.grace_until = now + self.settings.restart_grace
 
@@ -506,8 +511,9 @@ class Lobby:
         decode_options: OptionsDecoder,
         downtime: float,
         now: float,
+        state: GameSnapshotRow | None = None,
     ) -> Game:
-        game = rebuild(row, moves, self.plugin, self.players, decode_options)
+        game = rebuild(row, moves, self.plugin, self.players, decode_options, state, self.turns.codec)
         game.last_active += downtime
         self.games[game.id] = game
         if game.in_progress:

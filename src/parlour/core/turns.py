@@ -4,7 +4,8 @@ The lobby decides who sits where, when a game starts and what its end does to th
 module holds what plays the game: the rules plugin, the robot and the random source its choices
 show to every player. Robots move at once; a human's turn is offered under move ids derived
 from the game's secret and the moves so far; every move is announced to the seated humans and
-journalled for the store.
+journalled for the store, and every ``snapshot_every`` moves the game's state with it
+(core/durable.py: what a restart starts from).
 """
 
 from __future__ import annotations
@@ -13,11 +14,12 @@ from collections.abc import Sequence
 from random import Random
 from typing import Any
 
+from parlour.core.durable import SNAPSHOT_EVERY, codec_of, snapshot_row
 from parlour.core.events import GamePlayerTurn, GameStateChange, Sink
 from parlour.core.ids import turn_ids
 from parlour.core.journal import Journal
 from parlour.core.records import Game, GameState, PlayerType, Seat, SeatState
-from parlour.games.base import GamePlugin, Outcome, Robot
+from parlour.games.base import GamePlugin, Outcome, Robot, StateCodec
 from parlour.storage.records import MOVE, MoveRow
 
 __all__ = ["Turns"]
@@ -41,6 +43,10 @@ class Turns:
         self.sink = sink
         self.journal = journal
         self.robot_handles = tuple(robot_handles)
+        #: How the plugin encodes its states for snapshots (None: its games replay every move).
+        self.codec: StateCodec[Any] | None = codec_of(plugin)
+        #: Moves between two snapshots of a game (core/durable.py).
+        self.snapshot_every = SNAPSHOT_EVERY
 
     def deal(self, game: Game, now: float) -> None:
         """Robots take the empty seats, every seat plays, and the game is dealt."""
@@ -104,7 +110,13 @@ class Turns:
         assert game.rng is not None  # set when the game starts
         game.play = self.plugin.apply(game.play, move, game.rng)
         if self.journal.recording:  # one row: the game's own is written when it changes otherwise
-            self.journal.add(MoveRow(game.id, len(game.times) - 1, seat, MOVE, choice, now))
-        game.times.append(now)
+            moves = len(game.times)
+            self.journal.add(MoveRow(game.id, moves - 1, seat, MOVE, choice, now))
+            game.times.append(now)
+            if moves % self.snapshot_every == 0 and self.codec is not None:
+                # After the move's row, in the same commit: never ahead of the stored moves.
+                self.journal.add(snapshot_row(game, self.codec))
+        else:
+            game.times.append(now)
         game.touch(now)
         self.announce(game)

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from random import Random
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
-__all__ = ["GamePlugin", "Outcome", "Robot", "Seat"]
+__all__ = ["GamePlugin", "Outcome", "Robot", "Seat", "StateCodec"]
 
 #: Seats are numbered 0..n-1 in the order the players were seated.
 Seat = int
@@ -77,6 +77,17 @@ class GamePlugin(Protocol[S, M, V]):
         """What anyone may see of ``state`` as JSON (hidden information left out), with
         ``move``, the move that led to it, if given: the view of the game records (replays)."""
         ...
+
+
+@runtime_checkable
+class StateCodec(Protocol[S]):
+    """What a plugin adds for its live games to be snapshotted in the store (core/durable.py),
+    so that a restart replays only the moves after the snapshot: a state as bytes and back.
+    Decoding gives a state the game goes on from exactly as from the one encoded."""
+
+    def encode_state(self, state: S) -> bytes: ...
+
+    def decode_state(self, data: bytes) -> S: ...
 
 
 class Robot(Protocol[S_in, M]):

@@ -145,11 +145,22 @@ def _v4_social(cur: Cursor) -> None:
     cur.execute("CREATE INDEX notifications_by_account ON notifications (account_id)")
 
 
+def _v5_game_snapshots(cur: Cursor) -> None:
+    """The latest snapshot of each live game's state, so that a restart replays only the moves
+    after it (storage/records.py, GameSnapshotRow). Games live so far have none: they are
+    rebuilt from every move once, and snapshotted as they go on."""
+    cur.execute(
+        "CREATE TABLE game_snapshots (game_id VARCHAR(64) PRIMARY KEY REFERENCES games (id) ON DELETE CASCADE, "
+        f"moves INTEGER NOT NULL, version INTEGER NOT NULL, doc {_binary(cur)} NOT NULL)"
+    )
+
+
 #: (version, what it does, the migration). Versions are 1, 2, ... with no gaps.
 MIGRATIONS: list[tuple[int, str, Callable[[Cursor], None]]] = [
     (1, "players, games and moves", _v1_base),
     (2, "seats of finished games by handle", _v2_game_seats),
     (3, "accounts, games and turns of /async, ratings", _v3_async),
     (4, "chat, buddy and ignore lists, reports, devices, push notifications", _v4_social),
+    (5, "snapshots of live games' states", _v5_game_snapshots),
 ]
 LATEST = MIGRATIONS[-1][0]

@@ -35,6 +35,7 @@ from parlour.storage.records import (
     DeviceRow,
     Fence,
     GameRow,
+    GameSnapshotRow,
     Heartbeat,
     MetaRow,
     MoveRow,
@@ -55,6 +56,7 @@ __all__ = ["FrameReader", "decode_ack", "decode_batch", "encode_ack", "encode_ba
 KINDS: dict[str, type[Record]] = {
     "move": MoveRow,
     "game": GameRow,
+    "snapshot": GameSnapshotRow,
     "player": PlayerRow,
     "gone": PlayerGone,
     "account": AccountRow,

@@ -4,7 +4,8 @@ The core builds these rows from its live records and gives them to the transport
 ``Store`` effect; the transport commits every row of one loop iteration in one transaction
 before it releases the messages that reveal them (DESIGN.md, "stored before shown").
 A game is kept as its configuration, its seed and its moves: replaying the moves from the seed
-rebuilds every state the players saw, so nothing else about a game needs storing.
+rebuilds every state the players saw. A live game also keeps a snapshot of its state every few
+moves (GameSnapshotRow), so that a restart replays only the moves after it, however long the game.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ __all__ = [
     "ASYNC_FINISHED_STATUSES",
     "EXPORT_KINDS",
     "RELATION_KINDS",
+    "SNAPSHOT_VERSION",
     "STORE_META_KEYS",
     "AccountRow",
     "AsyncGameRow",
@@ -26,6 +28,7 @@ __all__ = [
     "DeviceRow",
     "Fence",
     "GameRow",
+    "GameSnapshotRow",
     "Heartbeat",
     "MetaRow",
     "MoveRow",
@@ -109,6 +112,24 @@ class MoveRow(msgspec.Struct, frozen=True):
     kind: str
     choice: int
     at: float
+
+
+#: The encoding of game snapshots this build writes and reads. A build that changes it (the core's
+#: or a rules plugin's layout of a state) numbers it anew: snapshots of another encoding are not
+#: loaded, and their games are rebuilt from every move, as before snapshots existed.
+SNAPSHOT_VERSION = 1
+
+
+class GameSnapshotRow(msgspec.Struct, frozen=True):
+    """A live game's state after its first ``moves`` moves, in ``doc`` (the core's encoding,
+    opaque to the store, of encoding ``version``). Upserted: a game keeps its latest snapshot
+    while it is live, and the store deletes it when the game's row says it ended. The moves stay
+    rows of their own all the same: they are the game's replay."""
+
+    game_id: str
+    moves: int
+    version: int
+    doc: bytes
 
 
 # ---------------------------------------------------------------------------------------------
@@ -297,6 +318,7 @@ Record = (
     | PlayerGone
     | GameRow
     | MoveRow
+    | GameSnapshotRow
     | AccountRow
     | AsyncGameRow
     | AsyncTurnRow
@@ -320,6 +342,7 @@ EXPORT_KINDS: dict[str, type[Record]] = {
     "player": PlayerRow,
     "game": GameRow,
     "move": MoveRow,
+    "game_snapshot": GameSnapshotRow,
     "account": AccountRow,
     "async_game": AsyncGameRow,
     "async_turn": AsyncTurnRow,
@@ -334,10 +357,14 @@ EXPORT_KINDS: dict[str, type[Record]] = {
 
 
 class Snapshot(msgspec.Struct):
-    """What a restarting server loads: the registered players and every live game with its moves."""
+    """What a restarting server loads: the registered players and every live game with its moves
+    (those after its snapshot, for a game that has one)."""
 
     players: list[PlayerRow]
     games: list[GameRow]
+    #: By game id: the moves to play after the game's snapshot (every move, without one).
     moves: dict[str, list[MoveRow]]
     #: When the previous run was last known alive (None for a new store).
     heartbeat: float | None
+    #: By game id: the latest snapshot of each live game that has one (of SNAPSHOT_VERSION).
+    states: dict[str, GameSnapshotRow] = {}

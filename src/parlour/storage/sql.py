@@ -22,6 +22,7 @@ from parlour.storage.records import (
     ASYNC_FINISHED_STATUSES,
     EXPORT_KINDS,
     LIVE_STATES,
+    SNAPSHOT_VERSION,
     STORE_META_KEYS,
     AccountRow,
     AsyncGameRow,
@@ -30,6 +31,7 @@ from parlour.storage.records import (
     DeviceRow,
     Fence,
     GameRow,
+    GameSnapshotRow,
     Heartbeat,
     MetaRow,
     MoveRow,
@@ -56,6 +58,7 @@ from parlour.storage.tables import (
     RATINGS,
     RELATIONS,
     REPORTS,
+    SNAPSHOTS,
     TABLE_OF,
     Table,
 )
@@ -230,6 +233,9 @@ class SQLStore:
         def work(cur: Cursor) -> int:
             cur.execute(f"DELETE FROM moves WHERE game_id IN (SELECT id FROM games WHERE {where})", params)
             cur.execute(
+                f"DELETE FROM game_snapshots WHERE game_id IN (SELECT id FROM games WHERE {where})", params
+            )
+            cur.execute(
                 f"DELETE FROM game_seats WHERE game_id IN (SELECT id FROM games WHERE {where})", params
             )
             cur.execute(f"DELETE FROM games WHERE {where}", params)
@@ -274,16 +280,30 @@ class SQLStore:
         marks = ", ".join("?" for _ in LIVE_STATES)
         players = self._load(PLAYERS)
         games = self._load(GAMES, f"WHERE state IN ({marks}) ORDER BY created, id", LIVE_STATES)
+        states: dict[str, GameSnapshotRow] = {}
+        for row in self._read(
+            f"SELECT {SNAPSHOTS.prefixed('s')} FROM game_snapshots s JOIN games g ON g.id = s.game_id "
+            f"WHERE g.state IN ({marks}) AND s.version = ?",
+            (*LIVE_STATES, SNAPSHOT_VERSION),
+        ):
+            state = SNAPSHOTS.load(row)
+            states[state.game_id] = state
+        # Only the moves after a game's snapshot: what a restart reads and replays does not grow
+        # with the length of the games. Each live game's first move to read is known before its
+        # moves are looked up, so that they are a range of the moves' key (game_id, seq), not
+        # every move of the game filtered one by one.
         moves: dict[str, list[MoveRow]] = {game.id: [] for game in games}
         for row in self._read(
-            f"SELECT {MOVES.prefixed('m')} FROM moves m JOIN games g ON g.id = m.game_id "
-            f"WHERE g.state IN ({marks}) ORDER BY m.game_id, m.seq",
-            LIVE_STATES,
+            f"SELECT {MOVES.prefixed('m')} FROM (SELECT g.id AS id, COALESCE(s.moves, 0) AS first "
+            "FROM games g LEFT JOIN game_snapshots s ON s.game_id = g.id AND s.version = ? "
+            f"WHERE g.state IN ({marks})) AS live "
+            "JOIN moves m ON m.game_id = live.id AND m.seq >= live.first ORDER BY m.game_id, m.seq",
+            (SNAPSHOT_VERSION, *LIVE_STATES),
         ):
             move = MOVES.load(row)
             moves[move.game_id].append(move)
         beat = self._read("SELECT value FROM parlour_meta WHERE key = 'heartbeat'")
-        return Snapshot(players, games, moves, float(beat[0][0]) if beat else None)
+        return Snapshot(players, games, moves, float(beat[0][0]) if beat else None, states)
 
     def load_player(self, player_id: str) -> PlayerRow | None:
         rows = self._load(PLAYERS, "WHERE id = ?", (player_id,))
@@ -455,13 +475,19 @@ class SQLStore:
             f"OR (g.state IN ({marks}) AND COUNT(m.seq) <> g.moves)",
             FINISHED_STATES,
         )
-        ok = integrity == ["ok"] and not foreign and not gaps
+        # A snapshot is written with the move it follows: never ahead of its game's moves.
+        ahead = self._read(
+            "SELECT s.game_id FROM game_snapshots s "
+            "WHERE s.moves > (SELECT COUNT(*) FROM moves m WHERE m.game_id = s.game_id)"
+        )
+        ok = integrity == ["ok"] and not foreign and not gaps and not ahead
         return {
             "ok": ok,
             "schema_version": self.schema_version,
             "integrity": integrity,
             "foreign_key_problems": foreign,
             "games_with_missing_moves": len(gaps),
+            "snapshots_ahead_of_moves": len(ahead),
             "counts": counts,
             "games_by_state": states,
             "async_games_by_status": statuses,

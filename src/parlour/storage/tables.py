@@ -31,6 +31,7 @@ from parlour.storage.records import (
     DeviceGone,
     DeviceRow,
     GameRow,
+    GameSnapshotRow,
     Heartbeat,
     MetaRow,
     MoveRow,
@@ -61,6 +62,7 @@ __all__ = [
     "RATINGS",
     "RELATIONS",
     "REPORTS",
+    "SNAPSHOTS",
     "TABLE_OF",
     "UPSERT",
     "WRITES",
@@ -217,6 +219,7 @@ class GameSeat(msgspec.Struct, frozen=True):
 PLAYERS = Table("players", PlayerRow, ("id",), "registered, id", kept=("registered",))
 GAMES = Table("games", GameRow, ("id",), "created, id", kept=("protocol", "game", "created", "seed"))
 MOVES = Table("moves", MoveRow, ("game_id", "seq"), "game_id, seq")
+SNAPSHOTS = Table("game_snapshots", GameSnapshotRow, ("game_id",), "game_id")
 GAME_SEATS = Table("game_seats", GameSeat, ("game_id", "seat"), "game_id, seat")
 ACCOUNTS = Table(
     "accounts",
@@ -244,6 +247,7 @@ DECLARED: tuple[Table[Any], ...] = (
     PLAYERS,
     GAMES,
     MOVES,
+    SNAPSHOTS,
     GAME_SEATS,
     ACCOUNTS,
     ASYNC_GAMES,
@@ -305,6 +309,7 @@ WRITES: Mapping[type[Any], Write] = {
     PlayerGone: _write(PLAYERS, DELETE, PlayerGone),
     GameRow: _write(GAMES, UPSERT),
     MoveRow: _write(MOVES, INSERT),
+    GameSnapshotRow: _write(SNAPSHOTS, UPSERT),
     AccountRow: _write(ACCOUNTS, UPSERT),
     AsyncGameRow: _write(ASYNC_GAMES, UPSERT),
     AsyncTurnRow: _write(ASYNC_TURNS, UPSERT),

@@ -2,7 +2,8 @@
 
 The records of a commit are gathered by table first (one dict lookup of the record's type),
 then each table's rows go in few multi-row statements, tables in their declared order (parents
-first). Within one commit, the rows of one key end as the same upserts and deletes run one after
+first). A game whose row says it ended loses its snapshot (one the same commit wrote included):
+a snapshot is for restarting a live game. Within one commit, the rows of one key end as the same upserts and deletes run one after
 the other would leave them: the last values, but a ``kept`` column as first written, and a
 delete then an upsert leaves the upserted row.
 """
@@ -17,7 +18,7 @@ import msgspec
 
 from parlour.storage.migrations import FINISHED_STATES
 from parlour.storage.records import Record, SeatRow
-from parlour.storage.tables import DECLARED, DELETE, GAME_SEATS, GAMES, INSERT, WRITES, Table
+from parlour.storage.tables import DECLARED, DELETE, GAME_SEATS, GAMES, INSERT, SNAPSHOTS, WRITES, Table
 
 __all__ = ["MAX_VALUES", "Cursor", "insert_rows", "write_records"]
 
@@ -116,18 +117,24 @@ def write_records(cur: Cursor, records: Sequence[Record]) -> None:
             upserted = [row for row in found.upserted.values() if row is not None]
             insert_rows(cur, table.insert, upserted, table.upsert)
             if table is GAMES:
-                _write_seats(cur, upserted)
+                _ended(cur, upserted, pending.get(SNAPSHOTS))
         if found.inserted:
             insert_rows(cur, table.insert, found.inserted)
 
 
-def _write_seats(cur: Cursor, games: list[tuple[Any, ...]]) -> None:
-    """Who sat at each game that ended (game_seats), written again with its game's row."""
+def _ended(cur: Cursor, games: list[tuple[Any, ...]], snapshots: _Pending | None) -> None:
+    """For each game that ended: who sat at it (game_seats, written again with its game's row),
+    and no snapshot any more (not even one of this commit, written after the games)."""
     ended = [row for row in games if row[_STATE] in FINISHED_STATES]
     if not ended:
         return
+    ids = [row[0] for row in ended]
     marks = ", ".join("?" for _ in ended)
-    cur.execute(f"DELETE FROM {GAME_SEATS.name} WHERE game_id IN ({marks})", [row[0] for row in ended])
+    if snapshots is not None:
+        for game_id in ids:
+            snapshots.upserted.pop((game_id,), None)
+    cur.execute(f"DELETE FROM {SNAPSHOTS.name} WHERE game_id IN ({marks})", ids)
+    cur.execute(f"DELETE FROM {GAME_SEATS.name} WHERE game_id IN ({marks})", ids)
     seats = [
         (row[0], index, seat.handle, int(seat.robot))
         for row in ended

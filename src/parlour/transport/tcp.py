@@ -3,6 +3,12 @@
 The service reassembles messages from chunks itself (a tolerant stream reader), so the transport
 hands over whatever each read returns. Output goes through the same per-connection outboxes as
 websocket output.
+
+A connection the service closes (a kick, an EJECTED) is closed gracefully: its last lines, then
+a half-close (FIN), then whatever the client still sends is read and dropped until it closes its
+side or ``LINGER_SECONDS`` pass, and only then the socket is closed. Closing a socket with unread
+input makes the kernel send a reset, and a reset makes the client's kernel drop what it has not
+read yet: a client ejected while its own writes are in flight would lose the line saying why.
 """
 
 from __future__ import annotations
@@ -23,6 +29,9 @@ __all__ = ["TcpListener", "serve_tcp"]
 
 log = logging.getLogger("parlour.transport")
 READ_SIZE = 65_536
+#: How long a connection the service closed is drained (its input read and dropped) for the client
+#: to read the last lines and close its side, before it is closed all the same.
+LINGER_SECONDS = 5.0
 
 
 @dataclass
@@ -58,8 +67,21 @@ class TcpListener:
             except (ConnectionError, OSError):
                 writer.close()  # the reading side sees the end and tells the service
 
+        #: Set when the service closed the connection: from then on its input is dropped unread,
+        #: until the client closes its side or the linger is over (the connection is then dropped).
+        linger: asyncio.TimerHandle | None = None
+
         async def close(code: int, reason: str) -> None:
-            writer.close()
+            nonlocal linger
+            if writer.is_closing() or linger is not None:
+                return
+            linger = asyncio.get_running_loop().call_later(LINGER_SECONDS, writer.transport.abort)
+            # FIN after the lines still buffered; the read loop drains and closes (see module).
+            if writer.can_write_eof():
+                with suppress(ConnectionError, OSError):
+                    writer.write_eof()
+            else:
+                writer.close()
 
         def overflow() -> None:
             # The client does not read: its protocol has no words for that, and it would not
@@ -81,6 +103,8 @@ class TcpListener:
                 data = await reader.read(READ_SIZE)
                 if not data:
                     break
+                if linger is not None:
+                    continue  # the service is done with it: read only so as not to reset it
                 if limited and not addresses.allow(address):
                     log.info("connection %d: too many requests from %s, dropping it", conn, address)
                     break
@@ -98,6 +122,8 @@ class TcpListener:
         except (ConnectionError, OSError):
             pass
         finally:
+            if linger is not None:
+                linger.cancel()
             addresses.disconnect(address)
             runtime.execute(service.disconnected(conn, runtime.clock()), service)
             runtime.outboxes.pop(conn, None)

@@ -9,6 +9,7 @@ from typing import Any
 from parlour.games.apologies.engine import GameState, apply_move, legal_moves, new_game, view
 from parlour.games.apologies.model import Color, Mode, Move, PlayerView
 from parlour.games.apologies.public import public_json
+from parlour.games.apologies.snapshot import decode_state, encode_state
 from parlour.games.base import Outcome, Seat
 
 __all__ = ["PLUGIN", "ApologiesPlugin", "GameState"]
@@ -48,6 +49,12 @@ class ApologiesPlugin:
 
     def public_json(self, state: GameState, move: Move | None) -> dict[str, Any]:
         return public_json(state, move)
+
+    def encode_state(self, state: GameState) -> bytes:
+        return encode_state(state)
+
+    def decode_state(self, data: bytes) -> GameState:
+        return decode_state(data)
 
 
 PLUGIN = ApologiesPlugin()
