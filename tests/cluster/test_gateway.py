@@ -70,7 +70,7 @@ class Harness:
             "async",
             ME,
             self.published.append,
-            lambda effects, service: self.executed.append(effects),
+            lambda effects, service, origin=None: self.executed.append(effects),
             lambda: self.valid,
         )
 

@@ -56,7 +56,7 @@ class ClusterService:
         name: str,
         node: int,
         publish: Callable[[Input], None],
-        execute: Callable[[list[Effect], Any], None],
+        execute: Callable[..., None],
         held: Callable[[], bool],
     ) -> None:
         self.name = name
@@ -180,7 +180,8 @@ class ClusterService:
         except Exception:  # a service answers its own errors; this is a last resort
             log.exception("%s failed on an input from connection %d", self.name, conn)
             return
-        self.execute(effects, self)
+        # With its connection: if its records cannot be stored, that request is answered too.
+        self.execute(effects, self, conn)
 
     def noted(self, data: bytes, now: float) -> bool:
         """A note for this service: handled if this node owns it and the service takes notes

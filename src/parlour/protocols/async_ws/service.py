@@ -13,6 +13,7 @@ import hashlib
 import logging
 from collections.abc import Iterable
 from random import Random
+from functools import partial
 from typing import Any, Final
 
 import msgspec
@@ -20,6 +21,7 @@ import msgspec
 from parlour.accounts.limits import LoginLimiter
 from parlour.accounts.tokens import ExternalJwt, SessionTokens, TokenExpired, TokenInvalid
 from parlour.core.effects import ConnId, Effect
+from parlour.core.effects import Store as StoreFirst
 from parlour.core.ids import IdSource
 from parlour.core.ratelimit import TokenBucket
 from parlour.protocols.async_ws import devices, lobby, observe, phases, play, social
@@ -110,6 +112,7 @@ class AsyncService:
         session.last_seen = now
         if not self._allowed(session, now):
             return self._take(now)
+        request: ClientMessage | None = None
         if isinstance(data, bytes):
             hub.error(conn, "BAD_REQUEST", "frames are JSON text; binary frames are not read (S1)")
         elif len(data) > hub.limits.max_frame_bytes:
@@ -123,8 +126,13 @@ class AsyncService:
                 kind, request_id = _head_of(data)
                 hub.error(conn, "BAD_REQUEST", str(error), request_type=kind, request_id=request_id)
             else:
+                request = message
                 self._dispatch(session, message, now, data)
-        return self._take(now)
+        effects = self._take(now)
+        if request is not None and effects and type(effects[0]) is StoreFirst:
+            # If this cannot be stored, the request's own error answers it (its request_id).
+            effects[0].refused = partial(self._refused, conn, request)
+        return effects
 
     def disconnected(self, conn: ConnId, now: float) -> list[Effect]:
         hub = self.hub
@@ -273,8 +281,15 @@ class AsyncService:
             devices.reloaded(hub, reload.devices)
         for conn in origins:
             if conn in hub.sessions:
-                hub.error(conn, "INTERNAL_ERROR", "the server could not save this; nothing changed")
+                hub.error(conn, "INTERNAL_ERROR", _refusal_text(reload.failure is None))
         return self._take(now)
+
+    def _refused(self, conn: ConnId, request: ClientMessage, confirmed: bool) -> None:
+        """The records of ``request`` were not stored (``confirmed``: the store said so; else
+        it could not be asked): its error, echoing its request_id, goes out with the effects of
+        ``store_failed``, which the runtime calls next."""
+        if conn in self.hub.sessions:
+            self.hub.error(conn, "INTERNAL_ERROR", _refusal_text(confirmed), request)
 
     # -- Requests -------------------------------------------------------------------------------
 
@@ -439,3 +454,9 @@ def _head_of(data: str) -> tuple[str | None, str | None]:
         kind if isinstance(kind, str) else None,
         request_id if isinstance(request_id, str) and 0 < len(request_id) <= 64 else None,
     )
+
+
+def _refusal_text(confirmed: bool) -> str:
+    if confirmed:
+        return "the server could not save this; nothing changed"
+    return "the server cannot reach its store: this may not have been saved; check before retrying"
