@@ -242,6 +242,21 @@ class ClusterService:
         self.epoch, self.owner = epoch, node
         self._close_attached(lambda attached: attached != epoch)
 
+    def messages_lost(self) -> None:
+        """Messages between this node and the others may have been lost (Redis restarted, a
+        publication failed): every connection whose messages cross Redis reconnects, as after
+        a takeover. On a gateway, those attached here (the owner is told they left, in case
+        it kept its tenure); on the owner, other nodes' connections, closed through their
+        nodes (which then tell it they left)."""
+        if self.inner is None:
+            for conn, epoch in self.attached.items():
+                self.publish(Input(self.name, epoch, DISCONNECTED, conn))
+            self._close_attached(lambda attached: True)
+            return
+        remote = sorted(conn for conns in self.remote.values() for conn in conns)
+        if remote:
+            self.execute([Close(conn, SERVICE_RESTART, "service restart") for conn in remote], None)
+
     def local_only(self, effects: list[Effect]) -> list[Effect]:
         """``effects`` without what is meant for other nodes' connections."""
         node = self.node

@@ -185,6 +185,12 @@ class Runtime:
             return
         self._send(effects)
 
+    def show(self, effects: list[Effect]) -> None:
+        """Carry out sends, broadcasts and closes whose records another node has stored already
+        (a cluster owner's, for this node's connections): at once, never held behind this
+        node's own commits, nor refused with them if they fail."""
+        self._send(effects)
+
     async def stored(
         self, effects: list[Effect], service: Service | None = None, origin: ConnId | None = None
     ) -> None:
