@@ -195,7 +195,7 @@ class PostgresServer:
         if self._admin is not None:
             self._admin.close()
         try:
-            if self.data.exists():
+            if (self.data / "postmaster.pid").exists():  # not stopped already (stop_now)
                 self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "-t", "30", "stop")
         finally:
             # Wait for the last backend to let go of the folder, then remove it.
