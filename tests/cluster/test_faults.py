@@ -143,9 +143,7 @@ def admin(server: PostgresServer, sql: str) -> None:
 
 async def answer(player: Player, rid: str, timeout: float = 20.0) -> Message:
     """The one answer to the request ``rid`` (an ack or an error)."""
-    reply = await player.client.expect(
-        ("ActionCommitedRequest", "ErrorRequest"), timeout, request_id=rid
-    )
+    reply = await player.client.expect(("ActionCommitedRequest", "ErrorRequest"), timeout, request_id=rid)
     return reply
 
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Iterable
-from random import Random
 from functools import partial
+from random import Random
 from typing import Any, Final
 
 import msgspec
