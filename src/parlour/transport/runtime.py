@@ -459,7 +459,10 @@ class Runtime:
             failed = [batch for batch in failed if batch.number > mark]
         reloads: dict[Service, object] = {}
         if failed:
-            reloads = await self._read_back(failed)
+            try:
+                reloads = await self._read_back(failed)
+            except Exception:  # a service's read that fails must not leave commits paused
+                log.exception("the services could not read the store back")
         if self._batch is not None and (failed or mark is None):
             # Held meanwhile and built on what could not be stored: refused with it.
             failed.append(self._batch)
