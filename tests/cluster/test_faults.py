@@ -17,6 +17,7 @@ import psycopg
 import pytest
 from websockets.exceptions import ConnectionClosed
 
+from parlour.cluster.redisbus import Bus, connect
 from parlour.storage import open_store
 from tests.asyncclient import AsyncClient, Message, Player, request_id, start_open_game
 from tests.cluster.nodes import LEASE, Cluster, cluster_of, health
@@ -62,6 +63,45 @@ def fence(store: str) -> str:
         return opened.meta("cluster_epoch_async") or ""
     finally:
         opened.close()
+
+
+def test_a_node_hears_of_a_redis_restart_once_redis_answers_again(tmp_path: Path, redis_bin: str) -> None:
+    """The bus's subscriber is made again and re-subscribed after a restart, and the node is
+    told once that messages may have been lost; a command on a pooled connection that Redis
+    closed meanwhile goes through on a new one (no error while Redis is up)."""
+    redis = RestartableRedis(tmp_path / "redis", redis_bin)
+    redis.start()
+
+    async def scenario() -> None:
+        client = connect(redis.url)
+        received: list[bytes] = []
+        bus = Bus(client, lambda channel, data: received.append(data))
+        gaps: list[float] = []
+        bus.on_gap = lambda: gaps.append(asyncio.get_running_loop().time())
+        await bus.start("parlour:test")
+        await client.set("k", b"v")
+        try:
+            await asyncio.to_thread(redis.kill)
+            await asyncio.sleep(0.3)
+            await asyncio.to_thread(redis.start)
+            assert await client.get("k") is None  # the pooled connection was closed: a new one
+            deadline = asyncio.get_running_loop().time() + 5
+            while not gaps:
+                assert asyncio.get_running_loop().time() < deadline, "the gap went unnoticed"
+                await asyncio.sleep(0.05)
+            bus.publish("parlour:test", b"after")
+            while not received:
+                assert asyncio.get_running_loop().time() < deadline, "not subscribed again"
+                await asyncio.sleep(0.05)
+            assert received == [b"after"] and len(gaps) == 1
+        finally:
+            await bus.close()
+            await client.aclose()
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        redis.kill()
 
 
 def test_redis_killed_and_restarted_empty(tmp_path: Path, redis_bin: str) -> None:
