@@ -21,21 +21,26 @@ from parlour.cluster.redisbus import Bus, connect
 from parlour.storage import open_store
 from tests.asyncclient import AsyncClient, Message, Player, request_id, start_open_game
 from tests.cluster.nodes import LEASE, Cluster, cluster_of, health
-from tests.cluster.test_two_nodes import player_on, run
+from tests.cluster.test_two_nodes import metrics_of, player_on, run
 from tests.integration.test_async_restart import commit
 from tests.pg import PostgresServer, missing_reason
 from tests.processes import RestartableServer
 from tests.redisserver import RestartableRedis
 
 
-async def owner_among(cluster: Cluster, timeout: float = 10.0) -> RestartableServer:
-    """The node that owns both services, once one does."""
+async def owners(cluster: Cluster, timeout: float = 10.0) -> dict[str, RestartableServer]:
+    """The owner of each service, once each has one (after a Redis restart, not always the
+    same node: the first to ask takes each lease)."""
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
-        for node in cluster.nodes:
-            if (await asyncio.to_thread(health, node.port)).get("cluster_owns") == ["apologies", "async"]:
-                return node
-        assert asyncio.get_running_loop().time() < deadline, "no node owns the services"
+        found = {
+            service: node
+            for node in cluster.nodes
+            for service in (await asyncio.to_thread(health, node.port)).get("cluster_owns", [])
+        }
+        if set(found) == {"apologies", "async"}:
+            return found
+        assert asyncio.get_running_loop().time() < deadline, f"owners after {timeout} s: {found}"
         await asyncio.sleep(0.1)
 
 
@@ -57,10 +62,11 @@ async def rejoin(player: Player, port: int, clients: list[AsyncClient], tries: i
     raise AssertionError(f"{player.name} could not sign in again")
 
 
-def fence(store: str) -> str:
+def fences(store: str) -> list[str]:
+    """The fencing token of each service: a new one at every takeover."""
     opened = open_store(store)
     try:
-        return opened.meta("cluster_epoch_async") or ""
+        return [opened.meta(f"cluster_epoch_{service}") or "" for service in ("apologies", "async")]
     finally:
         opened.close()
 
@@ -134,7 +140,7 @@ def test_redis_killed_and_restarted_empty(tmp_path: Path, redis_bin: str) -> Non
                     await player.client.wait_closed(3 * LEASE)
                     assert player.client.ws.close_code == 1012, (player.name, player.client.ws.close_code)
 
-                now_owner = await owner_among(cluster)
+                now_owners = await owners(cluster)
                 for player, node in ((a, owner), (b, gateway)):
                     await rejoin(player, node.port, clients)
                 report = await b.client.report(game_id)
@@ -148,10 +154,10 @@ def test_redis_killed_and_restarted_empty(tmp_path: Path, redis_bin: str) -> Non
 
                 # No needless failover: the same tenure a while later (several renewals, and
                 # pooled connections from before the restart used again).
-                tenure = await asyncio.to_thread(fence, cluster.store)
+                tenures = await asyncio.to_thread(fences, cluster.store)
                 await asyncio.sleep(1.5 * LEASE)
-                assert await asyncio.to_thread(fence, cluster.store) == tenure
-                assert await owner_among(cluster) is now_owner
+                assert await asyncio.to_thread(fences, cluster.store) == tenures
+                assert await owners(cluster) == now_owners
                 await commit(a, game_id, 3, "A2", [2, 1])
 
             run(cluster, scenario)
@@ -234,9 +240,9 @@ def test_postgresql_stopped_mid_play(tmp_path: Path, redis_url: str, postgres: P
                 await player.client.expect("ActionRequiredRequest", game_id=game, turn_index=2)
 
             # 1.
-            await hang_commits(postgres)
+            await hang_commits(postgres, owner)
             stored = await send_commit(b, first, 2, "B2", [1, 2])
-            await asyncio.sleep(0.3)  # in COMMIT now; the next one waits behind it
+            await asyncio.sleep(0.5)  # in COMMIT now; the next one waits behind it
             refused = await send_commit(a, second, 2, "A2", [1, 2])
             await outage(postgres, a, b)
             await acknowledged(b, stored, first, 3)
@@ -246,9 +252,9 @@ def test_postgresql_stopped_mid_play(tmp_path: Path, redis_url: str, postgres: P
             await b.client.expect("ActionRequiredRequest", game_id=second, player_id=1, turn_index=3)
 
             # 2.
-            await hang_commits(postgres)
+            await hang_commits(postgres, owner)
             stored = await send_commit(a, first, 3, "A3", [2, 1])
-            await asyncio.sleep(0.3)
+            await asyncio.sleep(0.5)
             await asyncio.to_thread(postgres.stop_now)
             await asyncio.sleep(0.3)
             paused = await send_commit(b, second, 3, "B3", [2, 1])
@@ -267,11 +273,24 @@ def test_postgresql_stopped_mid_play(tmp_path: Path, redis_url: str, postgres: P
         run(cluster, scenario)
 
 
-async def hang_commits(server: PostgresServer) -> None:
+async def hang_commits(server: PostgresServer, owner: RestartableServer) -> None:
     """From now on a COMMIT waits for a synchronous standby that does not exist: it is durable
-    on this server, and never confirmed (until the setting is dropped, after the outage)."""
+    on this server, and never confirmed (until the setting is dropped, after the outage).
+
+    Just after the owner's heartbeat (committed every second): the next commit of its writer
+    to reach COMMIT is then the test's, not a heartbeat that the test's would wait behind."""
+    before = await asyncio.to_thread(records_committed, owner.port)
+    while await asyncio.to_thread(records_committed, owner.port) == before:
+        await asyncio.sleep(0.02)
     await asyncio.to_thread(admin, server, "ALTER SYSTEM SET synchronous_standby_names = 'nobody'")
-    await asyncio.sleep(0.3)  # every backend reads the reloaded setting at its next statement
+    await asyncio.sleep(0.05)  # every backend reads the reloaded setting at its next statement
+
+
+def records_committed(port: int) -> float:
+    for line in metrics_of(port).splitlines():
+        if line.startswith("parlour_store_records_total "):
+            return float(line.split()[1])
+    raise AssertionError("no parlour_store_records_total in /metrics")
 
 
 async def outage(server: PostgresServer, *players: Player, stopped: bool = False) -> None:

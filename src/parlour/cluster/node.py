@@ -393,12 +393,22 @@ class ClusterNode:
     def _messages_lost(self) -> None:
         """Bus.on_gap: Redis answers again after messages may have been lost. This node says it
         is alive first (a Redis that restarted empty lost the key, and an owner must not take
-        the clients reconnecting through it for a dead node's), then its services' connections
-        whose messages cross Redis reconnect (ClusterService.messages_lost)."""
+        the clients reconnecting through it for a dead node's); a takeover announced meanwhile
+        may be one of the lost messages, so an owner announces its tenure again and a gateway
+        reads who holds each lease; then the connections whose messages cross Redis reconnect
+        (ClusterService.messages_lost)."""
 
         async def recover() -> None:
             with suppress(RedisError, OSError):
                 await self._beat()
+            for name, service in self.services.items():
+                if service.owning:
+                    self.bus.publish(CLUSTER_CHANNEL, encode(Takeover(name, self.node, service.epoch)))
+                    continue
+                with suppress(RedisError, OSError):
+                    holder = await self.leases[name].holder()
+                    if holder is not None and not service.owning:
+                        service.taken_over(*holder)
             for service in self.services.values():
                 service.messages_lost()
 
