@@ -42,7 +42,7 @@ from parlour.protocols.async_ws.messages import (
 )
 from parlour.protocols.async_ws.model import LIVE
 from parlour.protocols.async_ws.placing import Placing, Routed
-from parlour.protocols.async_ws.readback import AsyncReload, read_back
+from parlour.protocols.async_ws.readback import AsyncReload, read_back, refusal_text
 from parlour.protocols.jsonlimits import MAX_DEPTH, too_deep
 from parlour.storage import AccountRow, AsyncGameRow, RatingRow, Record, Store
 
@@ -281,7 +281,7 @@ class AsyncService:
             devices.reloaded(hub, reload.devices)
         for conn in origins:
             if conn in hub.sessions:
-                hub.error(conn, "INTERNAL_ERROR", _refusal_text(reload.failure is None))
+                hub.error(conn, "INTERNAL_ERROR", refusal_text(reload.failure is None))
         return self._take(now)
 
     def _refused(self, conn: ConnId, request: ClientMessage, confirmed: bool) -> None:
@@ -289,7 +289,7 @@ class AsyncService:
         it could not be asked): its error, echoing its request_id, goes out with the effects of
         ``store_failed``, which the runtime calls next."""
         if conn in self.hub.sessions:
-            self.hub.error(conn, "INTERNAL_ERROR", _refusal_text(confirmed), request)
+            self.hub.error(conn, "INTERNAL_ERROR", refusal_text(confirmed), request)
 
     # -- Requests -------------------------------------------------------------------------------
 
@@ -454,9 +454,3 @@ def _head_of(data: str) -> tuple[str | None, str | None]:
         kind if isinstance(kind, str) else None,
         request_id if isinstance(request_id, str) and 0 < len(request_id) <= 64 else None,
     )
-
-
-def _refusal_text(confirmed: bool) -> str:
-    if confirmed:
-        return "the server could not save this; nothing changed"
-    return "the server cannot reach its store: this may not have been saved; check before retrying"
