@@ -20,7 +20,7 @@ from websockets.exceptions import ConnectionClosed
 from parlour.cluster.redisbus import Bus, connect
 from parlour.storage import open_store
 from tests.asyncclient import AsyncClient, Message, Player, request_id, start_open_game
-from tests.cluster.nodes import LEASE, Cluster, cluster_of, health
+from tests.cluster.nodes import LEASE, SHARDS, Cluster, cluster_of, health
 from tests.cluster.test_two_nodes import metrics_of, player_on, run
 from tests.integration.test_async_restart import commit
 from tests.pg import PostgresServer, missing_reason
@@ -28,17 +28,19 @@ from tests.processes import RestartableServer
 from tests.redisserver import RestartableRedis
 
 
-async def owners(cluster: Cluster, timeout: float = 10.0) -> dict[str, RestartableServer]:
-    """The owner of each service, once each has one (after a Redis restart, not always the
-    same node: the first to ask takes each lease)."""
+async def owners(cluster: Cluster, shards: int = SHARDS, timeout: float = 10.0) -> dict[str, int]:
+    """The port of the owner of each service and shard, once each has one (after a Redis
+    restart, not always the same node: the first to ask takes each lease)."""
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
-        found = {
-            service: node
-            for node in cluster.nodes
-            for service in (await asyncio.to_thread(health, node.port)).get("cluster_owns", [])
-        }
-        if set(found) == {"apologies", "async"}:
+        found: dict[str, int] = {}
+        for node in cluster.nodes:
+            state = await asyncio.to_thread(health, node.port)
+            for service in state.get("cluster_owns", []):
+                found[service] = node.port
+            for shard in state.get("cluster_shards", []):
+                found[f"async/{shard}"] = node.port
+        if len(found) == 2 + shards:
             return found
         assert asyncio.get_running_loop().time() < deadline, f"owners after {timeout} s: {found}"
         await asyncio.sleep(0.1)
@@ -63,10 +65,11 @@ async def rejoin(player: Player, port: int, clients: list[AsyncClient], tries: i
 
 
 def fences(store: str) -> list[str]:
-    """The fencing token of each service: a new one at every takeover."""
+    """The fencing token of each service and shard: a new one at every takeover."""
+    names = ["apologies", "async", *(f"async/{shard}" for shard in range(SHARDS))]
     opened = open_store(store)
     try:
-        return [opened.meta(f"cluster_epoch_{service}") or "" for service in ("apologies", "async")]
+        return [opened.meta(f"cluster_epoch_{name}") or "" for name in names]
     finally:
         opened.close()
 
@@ -219,17 +222,20 @@ def test_postgresql_stopped_mid_play(tmp_path: Path, redis_url: str, postgres: P
     until the store is read back. Nothing is answered during an outage; then each committer
     gets exactly one answer, the one the store holds, and the other seat its turn.
 
+    One shard, so that every game runs on one node (the owner: its writer commits every turn);
+    A plays there, B through the other node (a gateway, for the games).
+
     1. The gateway's player's commit is stored: acknowledged. The owner's player's commit,
        queued behind it, was not: refused once, echoing its request_id; its retry goes through.
     2. The owner's player's commit is stored: acknowledged. The gateway's player's commit, sent
        while the database is down, waits (commits pause) and is stored once it is back."""
     store = postgres.database()
     with cluster_of(tmp_path, redis_url, store, count=0) as cluster:
-        cluster.start(2, "--store-sync", "full")
-        owner, gateway = cluster.nodes
+        cluster.start(2, "--store-sync", "full", "--cluster-shards", "1")
 
         async def scenario(clients: list[AsyncClient]) -> None:
-            await cluster.owner_is(owner)
+            games = (await owners(cluster, shards=1))["async/0"]
+            owner, gateway = sorted(cluster.nodes, key=lambda node: node.port != games)
             a = await player_on(owner.port, clients, "A")
             b = await player_on(gateway.port, clients, "B")
             first = await start_open_game(a, [b], initial_state="s0")  # A plays first
