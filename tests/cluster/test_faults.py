@@ -162,6 +162,8 @@ def test_redis_killed_and_restarted_empty(tmp_path: Path, redis_bin: str) -> Non
                 assert await asyncio.to_thread(fences, cluster.store) == tenures
                 assert await owners(cluster) == now_owners
                 await commit(a, game_id, 3, "A2", [2, 1])
+                # Nothing failed unhandled on the way (a lost task, a broken subscription).
+                assert "Traceback" not in cluster.logs(), cluster.logs()
 
             run(cluster, scenario)
     finally:

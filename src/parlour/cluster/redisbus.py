@@ -133,6 +133,12 @@ class Bus:
         #: Set when a message may have been lost; cleared when on_gap is told.
         self._gap = False
         self.gaps = 0
+        #: The channels this node wants: what the subscription is set to once Redis answers
+        #: again (a change asked for meanwhile, or one that failed, is made then).
+        self._channels: set[str] = set()
+        #: One (un)subscription at a time: redis-py's pub/sub connection is not made for
+        #: concurrent commands, least of all while it reconnects.
+        self._commands = asyncio.Lock()
 
     def publish(self, channel: str, data: bytes, unheard: Callable[[], None] | None = None) -> None:
         """Queue a publication (sent by the bus's task, in order, batched in one pipeline);
@@ -142,12 +148,28 @@ class Bus:
         self._wake.set()
 
     async def subscribe(self, *channels: str) -> None:
-        await self._pubsub.subscribe(*channels)
+        self._channels.update(channels)
+        await self._command("SUBSCRIBE", channels)
 
     async def unsubscribe(self, *channels: str) -> None:
-        await self._pubsub.unsubscribe(*channels)
+        self._channels.difference_update(channels)
+        await self._command("UNSUBSCRIBE", channels)
+
+    async def _command(self, command: str, channels: tuple[str, ...]) -> None:
+        if self._gap:
+            return  # Redis is away: the subscription is set right once it answers (_healed)
+        async with self._commands:
+            try:
+                if command == "SUBSCRIBE":
+                    await self._pubsub.subscribe(*channels)
+                else:
+                    await self._pubsub.unsubscribe(*channels)
+            except Exception as error:  # whatever redis-py raises mid-reconnect: healed later
+                log.warning("cluster: %s %s failed: %s", command, " ".join(channels), error)
+                self._gap = True
 
     async def start(self, *channels: str) -> None:
+        self._channels.update(channels)
         await self._pubsub.subscribe(*channels)
         # Every later (re)connection of the subscriber is a gap: redis-py reconnects and
         # re-subscribes on its own (its retries), and nothing published meanwhile was kept.
@@ -208,8 +230,16 @@ class Bus:
     async def _healed(self) -> None:
         try:
             await self.client.ping()
-        except (RedisError, OSError):
-            return  # not yet: tried again after the next read
+            async with self._commands:
+                # The subscription as wanted now (a change made while Redis was away, or one
+                # that failed, never reached it; redis-py re-subscribes what it knows).
+                known = {c.decode() if isinstance(c, bytes) else str(c) for c in self._pubsub.channels}
+                if known - self._channels:
+                    await self._pubsub.unsubscribe(*(known - self._channels))
+                await self._pubsub.subscribe(*self._channels)
+        except Exception as error:  # not yet: tried again after the next read
+            log.debug("cluster: Redis does not answer yet: %s", error)
+            return
         self._gap = False
         self.gaps += 1
         log.warning("cluster: Redis answers again; messages between nodes may have been lost")
