@@ -174,15 +174,19 @@ class AsyncService:
         if placing is None:
             return []
         note = placing.decode(data)
+        request: ClientMessage | None = None
         if type(note) is Routed:
             # A request a shard's owner did not have the game for: not started yet (it runs
             # here), or unknown. Answered as if the connection had sent it here.
             session = self.hub.sessions.get(note.conn)
             if session is not None and session.player_id == note.player:
-                self._frame(session, note.text, now, note.hops)
+                request = self._frame(session, note.text, now, note.hops)
         elif note is not None:
             placing.noted(note, now)
-        return self._take(now)
+        effects = self._take(now)
+        if request is not None and type(note) is Routed and effects and type(effects[0]) is StoreFirst:
+            effects[0].refused = partial(self._refused, note.conn, request)
+        return effects
 
     def hello(self, now: float) -> list[Effect]:
         """A new hub of a cluster: nobody is signed in with it yet (the previous hub's
@@ -191,14 +195,16 @@ class AsyncService:
             self.placing.everyone_online()
         return self._take(now)
 
-    def _frame(self, session: Session, text: str, now: float, hops: int) -> None:
+    def _frame(self, session: Session, text: str, now: float, hops: int) -> ClientMessage | None:
+        """The request in ``text``, handled (None if it could not be read: answered)."""
         try:
             message = decode_client(text)
         except (msgspec.DecodeError, msgspec.ValidationError) as error:
             kind, request_id = _head_of(text)
             self.hub.error(session.conn, "BAD_REQUEST", str(error), request_type=kind, request_id=request_id)
-        else:
-            self._dispatch(session, message, now, text, hops)
+            return None
+        self._dispatch(session, message, now, text, hops)
+        return message
 
     def _take(self, now: float) -> list[Effect]:
         """This input's effects; in a cluster's hub, each game that started goes to its shard."""
