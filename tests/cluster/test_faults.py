@@ -29,8 +29,9 @@ from tests.redisserver import RestartableRedis
 
 
 async def owners(cluster: Cluster, shards: int = SHARDS, timeout: float = 10.0) -> dict[str, int]:
-    """The port of the owner of each service and shard, once each has one (after a Redis
-    restart, not always the same node: the first to ask takes each lease)."""
+    """The port of the owner of each service and shard, once each has one and the shards are
+    shared fairly (after a Redis restart, not always the same nodes: the first to ask takes each
+    lease, and a node that counted itself alone hands the extra shards back)."""
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
         found: dict[str, int] = {}
@@ -40,7 +41,12 @@ async def owners(cluster: Cluster, shards: int = SHARDS, timeout: float = 10.0) 
                 found[service] = node.port
             for shard in state.get("cluster_shards", []):
                 found[f"async/{shard}"] = node.port
-        if len(found) == 2 + shards:
+        share = -(-shards // len(cluster.nodes))
+        held = [
+            sum(1 for name, port in found.items() if port == node.port and "/" in name)
+            for node in cluster.nodes
+        ]
+        if len(found) == 2 + shards and max(held) <= share:
             return found
         assert asyncio.get_running_loop().time() < deadline, f"owners after {timeout} s: {found}"
         await asyncio.sleep(0.1)
