@@ -96,7 +96,7 @@ class PostgresServer:
             "--encoding=UTF8",
             "--no-sync",
         )
-        options = [
+        self.options = [
             f"-p {self.port}",
             "-c listen_addresses=127.0.0.1",
             f"-c unix_socket_directories={self.root}",
@@ -104,7 +104,14 @@ class PostgresServer:
             "-c shared_buffers=16MB",
         ]
         if not fsync:
-            options += ["-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off"]
+            self.options += ["-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off"]
+        self.start()
+        self._databases = 0
+        self._reused: str | None = None
+        self._admin: Any = None
+
+    def start(self, *options: str) -> None:
+        """Start the server (again, on the same port and data), with ``options`` added."""
         self._run(
             "pg_ctl",
             "-D",
@@ -112,15 +119,17 @@ class PostgresServer:
             "-l",
             str(self.root / "server.log"),
             "-o",
-            " ".join(options),
+            " ".join([*self.options, *options]),
             "-w",
             "-t",
             "30",
             "start",
         )
-        self._databases = 0
-        self._reused: str | None = None
-        self._admin: Any = None
+
+    def stop_now(self) -> None:
+        """``pg_ctl stop -m immediate``: every connection is cut, nothing is flushed (a crash,
+        as far as clients can tell); what was committed is there at the next start."""
+        self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "-t", "30", "stop")
 
     def _run(self, program: str, *args: str) -> None:
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C", "HOME": str(self.root)}
@@ -186,7 +195,7 @@ class PostgresServer:
         if self._admin is not None:
             self._admin.close()
         try:
-            if self.data.exists():
+            if (self.data / "postmaster.pid").exists():  # not stopped already (stop_now)
                 self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "-t", "30", "stop")
         finally:
             # Wait for the last backend to let go of the folder, then remove it.

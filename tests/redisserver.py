@@ -13,7 +13,7 @@ from pathlib import Path
 
 from tests.processes import free_port, started, wait_for_port
 
-__all__ = ["redis_binary", "redis_server"]
+__all__ = ["RestartableRedis", "redis_binary", "redis_server"]
 
 
 def redis_binary() -> str | None:
@@ -31,12 +31,8 @@ def redis_binary() -> str | None:
     return shutil.which("redis-server")
 
 
-@contextmanager
-def redis_server(folder: Path, binary: str) -> Iterator[str]:
-    """A Redis on 127.0.0.1 for the duration of the block; yields its URL."""
-    port = free_port()
-    folder.mkdir(parents=True, exist_ok=True)
-    command = [
+def _command(binary: str, port: int, folder: Path) -> list[str]:
+    return [
         binary,
         "--port",
         str(port),
@@ -51,6 +47,35 @@ def redis_server(folder: Path, binary: str) -> Iterator[str]:
         "--daemonize",
         "no",
     ]
-    with (folder / "redis.log").open("wb") as log, started(command, log) as process:
+
+
+@contextmanager
+def redis_server(folder: Path, binary: str) -> Iterator[str]:
+    """A Redis on 127.0.0.1 for the duration of the block; yields its URL."""
+    port = free_port()
+    folder.mkdir(parents=True, exist_ok=True)
+    with (folder / "redis.log").open("wb") as log, started(_command(binary, port, folder), log) as process:
         wait_for_port(process, port)
         yield f"redis://127.0.0.1:{port}/0"
+
+
+class RestartableRedis:
+    """A Redis that a test kills (SIGKILL) and starts again, empty, on the same port."""
+
+    def __init__(self, folder: Path, binary: str) -> None:
+        self.folder, self.binary, self.port = folder, binary, free_port()
+        folder.mkdir(parents=True, exist_ok=True)
+        self.process: subprocess.Popen[bytes] | None = None
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        with (self.folder / "redis.log").open("ab") as log:
+            self.process = subprocess.Popen(
+                _command(self.binary, self.port, self.folder), stdout=log, stderr=subprocess.STDOUT
+            )
+        wait_for_port(self.process, self.port)
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()

@@ -70,7 +70,7 @@ class Harness:
             "async",
             ME,
             self.published.append,
-            lambda effects, service: self.executed.append(effects),
+            lambda effects, service, origin=None: self.executed.append(effects),
             lambda: self.valid,
         )
 
@@ -133,6 +133,39 @@ def test_a_takeover_closes_connections_of_earlier_owners_with_1012() -> None:
     # This node takes over at 5: its connections were the old owner's; they reconnect too.
     service.promote(Echo(), 5)
     assert harness.executed[-1] == [Close(new, SERVICE_RESTART, "service restart")]
+
+
+def test_lost_messages_close_the_connections_whose_messages_cross_redis() -> None:
+    """After a gap on the bus (Redis restarted, a publication failed): a gateway closes what it
+    attached to an owner with 1012 and tells the owner they left; the owner closes the other
+    nodes' connections through their nodes, and keeps its own."""
+    harness = Harness()
+    gateway = harness.service()
+    gateway.epoch = 3
+    first, second = conn(ME, 1), conn(ME, 2)
+    gateway.connected(first, 0)
+    gateway.connected(second, 0)
+    harness.published.clear()
+    gateway.messages_lost()
+    assert harness.published == [
+        Input("async", 3, DISCONNECTED, first),
+        Input("async", 3, DISCONNECTED, second),
+    ]
+    assert harness.executed == [
+        [Close(first, SERVICE_RESTART, "service restart"), Close(second, SERVICE_RESTART, "service restart")]
+    ]
+    assert gateway.attached == {} and gateway.received(first, "late", 0) == []
+
+    harness = Harness()
+    owner, echo = harness.service(), Echo()
+    owner.promote(echo, 7)
+    local, remote = conn(ME, 1), conn(OTHER, 1)
+    owner.connected(local, 0)
+    owner.feed(Input("async", 7, CONNECTED, remote), 0)
+    harness.executed.clear()
+    owner.messages_lost()
+    assert harness.executed == [[Close(remote, SERVICE_RESTART, "service restart")]]
+    assert owner.inner is echo and owner.attached == {local: 7}
 
 
 def test_a_lapsed_lease_stops_the_owner_at_once() -> None:

@@ -211,7 +211,11 @@ def test_every_tag_decodes_to_its_record(name: str) -> None:
     assert decode_batch(body)[2] == [record]
 
 
-def test_a_batch_that_cannot_be_encoded_fails_alone_and_later_ones_commit(tmp_path: Path) -> None:
+def test_a_batch_that_cannot_be_encoded_fails_with_the_rest_of_its_generation(tmp_path: Path) -> None:
+    """It fails without stalling what follows: the batches of its generation after it are
+    refused unwritten (built on it, they must not be stored without it: as the writer does
+    after a failed commit), and those of the next generation (the runtime's, once it has
+    recovered) are committed."""
     import asyncio
 
     from parlour.storage import ChatRow, StoreFailure
@@ -223,17 +227,19 @@ def test_a_batch_that_cannot_be_encoded_fails_alone_and_later_ones_commit(tmp_pa
     async def scenario() -> list[BaseException | None]:
         loop = asyncio.get_running_loop()
         committer = ProcessCommitter(str(path), "normal", loop)
-        answers: list[asyncio.Future[BaseException | None]] = [loop.create_future() for _ in range(2)]
+        answers: list[asyncio.Future[BaseException | None]] = [loop.create_future() for _ in range(3)]
         lone = ChatRow(0, 1, 1, "ann", "\ud800", 0, 1.0)  # a lone surrogate: no UTF-8 for it
         committer.commit([lone], 0, answers[0].set_result)
-        committer.commit([ChatRow(0, 1, 1, "ann", "fine", 0, 1.0)], 0, answers[1].set_result)
+        committer.commit([ChatRow(0, 1, 1, "ann", "built on it", 0, 1.0)], 0, answers[1].set_result)
+        committer.commit([ChatRow(0, 1, 1, "ann", "fine", 0, 1.0)], 1, answers[2].set_result)
         try:
             return [await asyncio.wait_for(answer, 30) for answer in answers]
         finally:
             await committer.close()
 
-    refused, committed = asyncio.run(scenario())
+    refused, behind, committed = asyncio.run(scenario())
     assert isinstance(refused, StoreFailure) and "encode" in str(refused)
+    assert isinstance(behind, StoreFailure) and "not written" in str(behind)
     assert committed is None
     store = SQLiteStore(path)
     assert [row.text for row in store.load_chat([0], 10)[0]] == ["fine"]

@@ -56,7 +56,7 @@ class ClusterService:
         name: str,
         node: int,
         publish: Callable[[Input], None],
-        execute: Callable[[list[Effect], Any], None],
+        execute: Callable[..., None],
         held: Callable[[], bool],
     ) -> None:
         self.name = name
@@ -180,7 +180,8 @@ class ClusterService:
         except Exception:  # a service answers its own errors; this is a last resort
             log.exception("%s failed on an input from connection %d", self.name, conn)
             return
-        self.execute(effects, self)
+        # With its connection: if its records cannot be stored, that request is answered too.
+        self.execute(effects, self, conn)
 
     def noted(self, data: bytes, now: float) -> bool:
         """A note for this service: handled if this node owns it and the service takes notes
@@ -240,6 +241,21 @@ class ClusterService:
         self.demote(f"node {node} took over at epoch {epoch}")
         self.epoch, self.owner = epoch, node
         self._close_attached(lambda attached: attached != epoch)
+
+    def messages_lost(self) -> None:
+        """Messages between this node and the others may have been lost (Redis restarted, a
+        publication failed): every connection whose messages cross Redis reconnects, as after
+        a takeover. On a gateway, those attached here (the owner is told they left, in case
+        it kept its tenure); on the owner, other nodes' connections, closed through their
+        nodes (which then tell it they left)."""
+        if self.inner is None:
+            for conn, epoch in self.attached.items():
+                self.publish(Input(self.name, epoch, DISCONNECTED, conn))
+            self._close_attached(lambda attached: True)
+            return
+        remote = sorted(conn for conns in self.remote.values() for conn in conns)
+        if remote:
+            self.execute([Close(conn, SERVICE_RESTART, "service restart") for conn in remote], None)
 
     def local_only(self, effects: list[Effect]) -> list[Effect]:
         """``effects`` without what is meant for other nodes' connections."""

@@ -124,6 +124,7 @@ class ClusterNode:
         self.backend = RedisLeaseBackend(self.client)
         self.node = 0
         self.bus = Bus(self.client, self._deliver)
+        self.bus.on_gap = self._messages_lost
         self.services: dict[str, ClusterService] = {}
         self.leases: dict[str, Lease] = {}
         self.owned: dict[str, Owned] = {}
@@ -387,7 +388,31 @@ class ClusterNode:
 
     async def _beat(self) -> None:
         ttl_ms = round(self.ttl * 1000 * ALIVE_PERIODS / 3) + round(self.ttl * 1000)
-        await self.client.set(node_alive_key(self.node), b"1", px=ttl_ms)
+        await self.backend.beat(node_alive_key(self.node), "parlour:nodes", self.node, ttl_ms)
+
+    def _messages_lost(self) -> None:
+        """Bus.on_gap: Redis answers again after messages may have been lost. This node says it
+        is alive first (a Redis that restarted empty lost the key, and an owner must not take
+        the clients reconnecting through it for a dead node's); a takeover announced meanwhile
+        may be one of the lost messages, so an owner announces its tenure again and a gateway
+        reads who holds each lease; then the connections whose messages cross Redis reconnect
+        (ClusterService.messages_lost)."""
+
+        async def recover() -> None:
+            with suppress(RedisError, OSError):
+                await self._beat()
+            for name, service in self.services.items():
+                if service.owning:
+                    self.bus.publish(CLUSTER_CHANNEL, encode(Takeover(name, self.node, service.epoch)))
+                    continue
+                with suppress(RedisError, OSError):
+                    holder = await self.leases[name].holder()
+                    if holder is not None and not service.owning:
+                        service.taken_over(*holder)
+            for service in self.services.values():
+                service.messages_lost()
+
+        self._tasks.append(asyncio.get_running_loop().create_task(recover()))
 
     async def _node_loop(self) -> None:
         """Keep this node's liveness key; on owners, forget the connections of dead nodes."""
@@ -432,8 +457,9 @@ class ClusterNode:
             if service is not None:
                 service.feed(message, self.runtime.clock())
         elif type(message) is Output:
-            # Effects for this node's connections, stored already by the owner.
-            self.runtime.execute(from_wire(message.effects))
+            # Effects for this node's connections, stored already by the owner: shown at once
+            # (held behind this node's own commits, a failed one would refuse them).
+            self.runtime.show(from_wire(message.effects))
         elif type(message) is HttpCall:
             asyncio.get_running_loop().create_task(self._answer(message))
         elif type(message) is HttpAnswer:

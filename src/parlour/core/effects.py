@@ -6,7 +6,8 @@ through one ordered outbox per connection.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from parlour.storage.records import Record
 
@@ -68,9 +69,15 @@ class Store:
 
     The transport commits every Store of one loop iteration in one transaction (on a writer
     thread) and only then releases the sends that reveal them: stored before shown.
+
+    ``refused``, when given, is the service's own answer to the request these records come
+    from if they cannot be stored (an error that echoes the request's id): the runtime calls
+    it, with whether the store confirmed that nothing was stored, in place of counting the
+    input's connection among the ``conns`` of the service's ``store_failed``.
     """
 
     records: list[Record]
+    refused: Callable[[bool], None] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import secrets
 import time
 from collections import deque
 from collections.abc import Callable
@@ -15,7 +16,7 @@ from typing import TypeVar
 
 from parlour.core.effects import Broadcast, Close, ConnId, Effect, Relay, Send, Store
 from parlour.core.service import Service
-from parlour.storage import Fence, Heartbeat, Record
+from parlour.storage import Fence, Heartbeat, MetaRow, Record
 from parlour.storage import Store as StoreBackend
 from parlour.storage.base import StoreFailure
 from parlour.transport.fanout import SLICE, Fanout
@@ -38,6 +39,13 @@ HEARTBEAT_SECONDS = 1.0
 DRAIN_SECONDS = 10.0
 #: How often finished game records past ``record_retention`` are purged.
 PURGE_SECONDS = 3600.0
+#: How long a failed commit's outcome is sought in the store (commits pause meanwhile), and
+#: the first and the longest wait between two attempts to read it.
+RESOLVE_SECONDS = 60.0
+RESOLVE_BACKOFF = (0.05, 1.0)
+
+#: What the service's ``refused`` answer of a Store is called with (see core.effects.Store).
+Refusal = Callable[[bool], None]
 
 
 @dataclass(slots=True)
@@ -48,7 +56,10 @@ class _Batch:
 
     records: list[Record] = field(default_factory=list)
     effects: list[Effect] = field(default_factory=list)
-    inputs: list[tuple[Service | None, ConnId | None, list[Record]]] = field(default_factory=list)
+    #: Each input's service, connection, records, and the answers its Stores owe if refused.
+    inputs: list[tuple[Service | None, ConnId | None, list[Record], list[Refusal]]] = field(
+        default_factory=list
+    )
     #: The store's answer once it has one: None until then, True when committed.
     outcome: bool | BaseException | None = None
     #: Told once the batch is committed and released (or refused): see Runtime.stored.
@@ -57,6 +68,9 @@ class _Batch:
     sent: float = 0.0
     #: The fences its records were made under (Runtime.fences): committed with them.
     fences: set[Fence] = field(default_factory=set)
+    #: Its place in the commit mark (Runtime._mark): stored once the mark is at least this.
+    #: A batch without records takes the number of the last batch with some before it.
+    number: int = 0
 
 
 class Runtime:
@@ -128,6 +142,14 @@ class Runtime:
         #: Told of each fence a failed commit found claimed by another node (the cluster
         #: node demotes that service at once); the fence is dropped from ``fences`` first.
         self.on_fenced: Callable[[Fence], None] | None = None
+        #: Every commit also writes this run's commit mark: ``parlour_meta[key]`` = the number
+        #: of its last batch. A commit whose answer was lost (the connection dropped during
+        #: COMMIT, the writer process died) is stored exactly if the mark reached its number:
+        #: batches are committed in order, each transaction all or nothing.
+        self._mark = f"commit_mark_{secrets.token_hex(8)}"
+        self._numbered = 0
+        self.resolve_seconds = RESOLVE_SECONDS
+        self.resolve_backoff = RESOLVE_BACKOFF
 
     @property
     def store_status(self) -> str:
@@ -161,6 +183,12 @@ class Runtime:
         ):
             self._hold(effects, service, origin)
             return
+        self._send(effects)
+
+    def show(self, effects: list[Effect]) -> None:
+        """Carry out sends, broadcasts and closes whose records another node has stored already
+        (a cluster owner's, for this node's connections): at once, never held behind this
+        node's own commits, nor refused with them if they fail."""
         self._send(effects)
 
     async def stored(
@@ -315,14 +343,17 @@ class Runtime:
             # Commit once this loop iteration's other inputs have joined the batch.
             asyncio.get_running_loop().call_soon(self._flush)
         records: list[Record] = []
+        refusals: list[Refusal] = []
         for effect in effects:
             if type(effect) is Store:
                 records.extend(effect.records)
+                if effect.refused is not None:
+                    refusals.append(effect.refused)
         if records and self.fences:
             batch.fences |= self.fences
         batch.records.extend(records)
         batch.effects.extend(effects)
-        batch.inputs.append((service, origin, records))
+        batch.inputs.append((service, origin, records, refusals))
 
     def _flush(self) -> None:
         if self._recovering:
@@ -332,11 +363,14 @@ class Runtime:
             return
         self._queued.append(batch)
         if not batch.records:
+            batch.number = self._numbered
             batch.outcome = True  # held only to keep order behind earlier batches
             self._release()
             return
+        self._numbered += 1
+        batch.number = self._numbered
         batch.sent = time.perf_counter()
-        records = [*batch.records, *batch.fences] if batch.fences else batch.records
+        records = [*batch.records, *batch.fences, MetaRow(self._mark, str(batch.number))]
         self._store_committer().commit(records, self._generation, partial(self._committed, batch))
 
     def _store_writer(self) -> StoreWriter:
@@ -374,15 +408,10 @@ class Runtime:
             batch = queued[0]
             if batch.outcome is True:
                 queued.popleft()
-                if batch.records:
-                    if not self.store_ok:
-                        log.warning("the store works again: %s", self.store.location if self.store else "")
-                        self.store_ok = True
-                    self.committed_records += len(batch.records)
-                self._send(batch.effects)
-                for waiter in batch.waiters:
-                    if not waiter.done():
-                        waiter.set_result(None)
+                if batch.records and not self.store_ok:
+                    log.warning("the store works again: %s", self.store.location if self.store else "")
+                    self.store_ok = True
+                self._accept(batch)
                 continue
             # Everything held since is built on what could not be stored: none of it is shown.
             error = batch.outcome
@@ -394,21 +423,88 @@ class Runtime:
             return
         self._settle()
 
+    def _accept(self, batch: _Batch) -> None:
+        """``batch`` is stored: show it."""
+        self.committed_records += len(batch.records)
+        self._send(batch.effects)
+        for waiter in batch.waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
     def _settle(self) -> None:
         if self._batch is None and not self._queued and not self._recovering:
             self._idle.set()
 
     async def _recover(self, failed: list[_Batch], error: BaseException) -> None:
-        """Refuse what failed and what was built on it, and bring each service back to what
-        the store holds (read on the writer thread, which owns the store)."""
+        """A commit failed. Its outcome is read from the store first (a connection lost during
+        COMMIT may have stored it): what the store holds is shown as if committed; the rest,
+        and what was built on it, is refused, and each service returns to what the store
+        holds (read on the writer thread, which owns the store). Nothing new is acknowledged
+        meanwhile: every input since is held, and goes on to the store if nothing was refused."""
         if self.store_ok:
-            log.error("the store failed; changes are refused until it works again: %s", error)
+            log.error("the store failed; commits pause until it answers: %s", error)
             self.store_ok = False
         else:
             log.debug("the store is still failing: %s", error)
+        mark = await self._stored_mark()
+        if mark is not None:
+            stored = [batch for batch in failed if batch.number <= mark]
+            if any(batch.records for batch in stored):
+                log.warning(
+                    "the store did commit %d of the changes it failed to confirm: shown now",
+                    sum(1 for batch in stored if batch.records),
+                )
+            for batch in stored:
+                self._accept(batch)
+            failed = [batch for batch in failed if batch.number > mark]
+        reloads: dict[Service, object] = {}
+        if failed:
+            try:
+                reloads = await self._read_back(failed)
+            except Exception:  # a service's read that fails must not leave commits paused
+                log.exception("the services could not read the store back")
+        if self._batch is not None and (failed or mark is None):
+            # Held meanwhile and built on what could not be stored: refused with it.
+            failed.append(self._batch)
+            self._batch = None
+        self._recovering = False
+        self._generation += 1  # the services are back on stored ground: write again
+        self._refuse(failed, reloads, confirmed=mark is not None)
+        if self._batch is not None:
+            self._flush()
+        self._settle()
+
+    async def _stored_mark(self) -> int | None:
+        """The commit mark the store holds (0: none yet), read again with a growing wait
+        until the store answers; None if it did not within ``resolve_seconds``."""
+        store, key = self.store, self._mark
+        assert store is not None
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.resolve_seconds
+        wait, longest = self.resolve_backoff
+        while True:
+            try:
+                value = await asyncio.wrap_future(self._store_writer().run(lambda: store.meta(key)))
+                return int(value) if value else 0
+            except Exception as failure:  # the store's errors are StoreFailures; none may stop this
+                if loop.time() + wait > deadline:
+                    log.error(
+                        "the store did not answer for %.0f s: the outcome of the changes it was "
+                        "committing is unknown; they are refused: %s",
+                        self.resolve_seconds,
+                        failure,
+                    )
+                    return None
+                log.debug("the store does not answer yet: %s", failure)
+            await asyncio.sleep(wait)
+            wait = min(wait * 2, longest)
+
+    async def _read_back(self, failed: list[_Batch]) -> dict[Service, object]:
+        """What each service touched by ``failed`` needs read back; fences found claimed by
+        another node are dropped (and the cluster told)."""
         touched: dict[Service, list[Record]] = {}
         for batch in failed:
-            for service, _, records in batch.inputs:
+            for service, _, records, _ in batch.inputs:
                 if service is not None:
                     touched.setdefault(service, []).extend(records)
         fences: set[Fence] = set().union(*(batch.fences for batch in failed))
@@ -425,34 +521,34 @@ class Runtime:
             self.fences.discard(fence)
             if self.on_fenced is not None:
                 self.on_fenced(fence)
-        if self._batch is not None:  # held meanwhile: built on the same unsaved state
-            failed.append(self._batch)
-            self._batch = None
-        self._recovering = False
-        self._generation += 1  # the services are back on stored ground: write again
-        self._refuse(failed, reloads)
-        if self._batch is not None:
-            self._flush()
-        self._settle()
+        result: dict[Service, object] = reloads
+        return result
 
-    def _refuse(self, batches: list[_Batch], reloads: dict[Service, object]) -> None:
+    def _refuse(self, batches: list[_Batch], reloads: dict[Service, object], confirmed: bool) -> None:
+        """Refuse ``batches``: nothing of them was stored (``confirmed``: the store said so;
+        else nobody knows). Each request is answered once: by its Store's own ``refused``
+        where it has one, else among the ``conns`` of its service's ``store_failed``."""
         now = self.clock()
-        by_service: dict[Service, tuple[list[Record], list[ConnId]]] = {}
+        by_service: dict[Service, tuple[list[Record], list[ConnId], list[Refusal]]] = {}
         for batch in batches:
             for waiter in batch.waiters:
                 if not waiter.done():
                     waiter.set_exception(StoreFailure("the store refused this change"))
             # Closing a connection reveals nothing: closes still happen, sends do not.
             self._send([effect for effect in batch.effects if type(effect) is Close])
-            for service, origin, records in batch.inputs:
+            for service, origin, records, refusals in batch.inputs:
                 if service is None:
                     continue
-                touched, origins = by_service.setdefault(service, ([], []))
+                touched, origins, answers = by_service.setdefault(service, ([], [], []))
                 touched.extend(records)
-                if origin is not None and origin not in origins:
+                if refusals:
+                    answers.extend(refusals)
+                elif origin is not None and origin not in origins:
                     origins.append(origin)
-        for service, (records, origins) in by_service.items():
+        for service, (records, origins, answers) in by_service.items():
             try:
+                for answer in answers:
+                    answer(confirmed)
                 # What the service does about it may itself need storing (a player removed
                 # from another table): through the same path as any input.
                 self.execute(service.store_failed(records, origins, reloads.get(service), now), service)

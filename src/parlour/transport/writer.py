@@ -144,8 +144,16 @@ class ProcessCommitter(asyncio.Protocol):
         self._pending: dict[int, Done] = {}
         self._numbers = itertools.count(1)
         self._reader = FrameReader()
+        #: The generation of a batch that could not be encoded (nothing after it in that
+        #: generation is sent: the writer would commit it without the batch it follows).
+        self._refused = -1
 
     def commit(self, records: list[Record], generation: int, done: Done) -> None:
+        if generation <= self._refused:
+            # As the writer does after a failed commit: what follows in the same generation
+            # was built on the batch that could not be sent, and must not be stored without it.
+            self.loop.call_soon(done, StoreFailure("not written: an earlier change could not be stored"))
+            return
         number = next(self._numbers)
         try:
             frame = encode_batch(number, generation, records)
@@ -153,6 +161,7 @@ class ProcessCommitter(asyncio.Protocol):
             # Whatever a record holds that cannot be written (a lone surrogate in a name) fails
             # this batch like a refused commit, told on the next loop pass as the writer's
             # answers are: it must not stall every later batch.
+            self._refused = generation
             self.loop.call_soon(done, StoreFailure(f"cannot encode the batch: {error}"))
             return
         self._pending[number] = done

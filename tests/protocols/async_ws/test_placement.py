@@ -8,6 +8,7 @@ import inspect
 from collections.abc import Callable
 from types import ModuleType
 
+import msgspec
 import pytest
 
 from parlour.protocols.async_ws.placement import shard_name
@@ -29,6 +30,8 @@ from tests.protocols.async_ws.cluster_harness import ClusterHarness
 READS_THE_HUB: frozenset[str] = frozenset(
     {
         "test_hot_swap_asks_an_absent_player_in_next_players_order",
+        # Reads the hub's own effects for a commit (the shard's: test_a_shard_refuses_...).
+        "test_a_refused_commit_is_answered_once_echoing_its_request_id",
         "test_server_rules_play_a_whole_fish_game_with_robots_for_the_absent",
         "test_server_rules_robots_play_their_seats_and_a_restart_replays",
         "test_broadcast_user_data_reaches_the_other_players_and_observers",
@@ -105,6 +108,39 @@ def test_a_started_game_runs_on_its_shard_and_turns_never_reach_the_hub() -> Non
     assert owner.games[game_id].turn_index == 21
     assert h.service.games[game_id].turn_index == 1  # the hub's copy: turns do not change it
     assert len(h.turns) == 20  # each turn stored by the shard
+
+
+def test_a_shard_refuses_a_commit_it_could_not_store_once_echoing_its_request_id() -> None:
+    """A commit routed to its shard whose records are not stored: the Store's own refusal
+    (called by the runtime, with store_failed after it) answers the player who sent it, through
+    whichever node holds the connection, echoing its request_id; the game stays as stored."""
+    from parlour.core.effects import Store
+    from parlour.protocols.async_ws.readback import AsyncReload
+
+    h = ClusterHarness(shards=3)
+    game_id, ann, bob = _two_player_game(h)
+    owner = h.shard_of(game_id)
+    stored_row = h.games[game_id]
+    frame = {
+        "type": "CommitActionRequest",
+        "game_id": game_id,
+        "next_state": "a",
+        "next_players": [2],
+        "request_id": "c-7",
+    }
+    route = h.router.route(ann, msgspec.json.encode(frame).decode(), h.now)
+    assert isinstance(route, tuple) and route[0] == owner.name
+    effects = owner.noted(route[1], h.now)
+    store = effects[0]
+    assert isinstance(store, Store) and store.refused is not None
+    store.refused(True)
+    h.run(owner.store_failed(store.records, [], AsyncReload(async_games={game_id: stored_row}), h.now))
+    error = h.error(ann, "INTERNAL_ERROR")
+    assert (error["request_id"], error["game_id"]) == ("c-7", game_id), error
+    h.none(ann, "ErrorRequest")
+    h.none(ann, "ActionCommitedRequest")
+    h.none(bob, "ActionRequiredRequest")
+    assert owner.games[game_id].turn_index == 1
 
 
 def test_whats_new_gathers_the_reports_of_every_shard() -> None:

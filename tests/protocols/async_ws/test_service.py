@@ -683,6 +683,41 @@ def test_store_failure_returns_the_game_to_what_is_stored() -> None:
     h.expect(ann, "ActionCommitedRequest", turn_index=2)
 
 
+def test_a_refused_commit_is_answered_once_echoing_its_request_id() -> None:
+    """The runtime calls the Store's ``refused`` (the request's own answer) and leaves that
+    connection out of store_failed's: one INTERNAL_ERROR, with the request's id and game."""
+    from parlour.core.effects import Store
+    from parlour.protocols.async_ws.readback import AsyncReload
+
+    h = Harness()
+    ann, _ = h.player("ann")
+    bob, _ = h.player("bob")
+    game_id = h.open_game(ann, bob)
+    stored_row = h.games[game_id]
+    frame = {
+        "type": "CommitActionRequest",
+        "game_id": game_id,
+        "next_state": "a",
+        "next_players": [2],
+        "request_id": "c-1",
+    }
+    effects = h.service.received(ann, msgspec.json.encode(frame).decode(), h.now)
+    store = effects[0]
+    assert isinstance(store, Store) and store.refused is not None
+    store.refused(True)
+    h.run(h.service.store_failed(store.records, [], AsyncReload(async_games={game_id: stored_row}), h.now))
+    error = h.error(ann, "INTERNAL_ERROR")
+    assert (error["request_id"], error["game_id"], error["request_type"]) == (
+        "c-1",
+        game_id,
+        "CommitActionRequest",
+    ), error
+    assert "nothing changed" in error["message"]
+    h.none(ann, "ErrorRequest")
+    h.none(bob, "ActionRequiredRequest")
+    assert h.service.hub.games[game_id].turn_index == 1
+
+
 def test_lists_are_deflated_json() -> None:
     assert decode_list(deflated([{"a": 1}])) == [{"a": 1}]
 

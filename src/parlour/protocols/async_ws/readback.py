@@ -26,7 +26,7 @@ from parlour.storage import (
     StoreFailure,
 )
 
-__all__ = ["CHAT_LINES", "AsyncReload", "read_back"]
+__all__ = ["CHAT_LINES", "AsyncReload", "read_back", "refusal_text"]
 
 #: Chat lines read back per scope after a failed commit: more than the service keeps.
 CHAT_LINES = 100
@@ -88,3 +88,11 @@ def _read_social(reload: AsyncReload, store: Store) -> None:
                 reload.devices[device.account_id, device.device_type, device.token] = device
     if reload.chat:
         reload.chat.update(store.load_chat(list(reload.chat), CHAT_LINES))
+
+
+def refusal_text(confirmed: bool) -> str:
+    """What a request whose records were not stored is told: ``confirmed`` when the store said
+    so (read back after the failed commit), else nobody could ask it."""
+    if confirmed:
+        return "the server could not save this; nothing changed"
+    return "the server cannot reach its store: this may not have been saved; check before retrying"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Iterable
+from functools import partial
 from random import Random
 from typing import Any, Final
 
@@ -20,6 +21,7 @@ import msgspec
 from parlour.accounts.limits import LoginLimiter
 from parlour.accounts.tokens import ExternalJwt, SessionTokens, TokenExpired, TokenInvalid
 from parlour.core.effects import ConnId, Effect
+from parlour.core.effects import Store as StoreFirst
 from parlour.core.ids import IdSource
 from parlour.core.ratelimit import TokenBucket
 from parlour.protocols.async_ws import devices, lobby, observe, phases, play, social
@@ -40,7 +42,7 @@ from parlour.protocols.async_ws.messages import (
 )
 from parlour.protocols.async_ws.model import LIVE
 from parlour.protocols.async_ws.placing import Placing, Routed
-from parlour.protocols.async_ws.readback import AsyncReload, read_back
+from parlour.protocols.async_ws.readback import AsyncReload, read_back, refusal_text
 from parlour.protocols.jsonlimits import MAX_DEPTH, too_deep
 from parlour.storage import AccountRow, AsyncGameRow, RatingRow, Record, Store
 
@@ -110,6 +112,7 @@ class AsyncService:
         session.last_seen = now
         if not self._allowed(session, now):
             return self._take(now)
+        request: ClientMessage | None = None
         if isinstance(data, bytes):
             hub.error(conn, "BAD_REQUEST", "frames are JSON text; binary frames are not read (S1)")
         elif len(data) > hub.limits.max_frame_bytes:
@@ -123,8 +126,13 @@ class AsyncService:
                 kind, request_id = _head_of(data)
                 hub.error(conn, "BAD_REQUEST", str(error), request_type=kind, request_id=request_id)
             else:
+                request = message
                 self._dispatch(session, message, now, data)
-        return self._take(now)
+        effects = self._take(now)
+        if request is not None and effects and type(effects[0]) is StoreFirst:
+            # If this cannot be stored, the request's own error answers it (its request_id).
+            effects[0].refused = partial(self._refused, conn, request)
+        return effects
 
     def disconnected(self, conn: ConnId, now: float) -> list[Effect]:
         hub = self.hub
@@ -166,15 +174,19 @@ class AsyncService:
         if placing is None:
             return []
         note = placing.decode(data)
+        request: ClientMessage | None = None
         if type(note) is Routed:
             # A request a shard's owner did not have the game for: not started yet (it runs
             # here), or unknown. Answered as if the connection had sent it here.
             session = self.hub.sessions.get(note.conn)
             if session is not None and session.player_id == note.player:
-                self._frame(session, note.text, now, note.hops)
+                request = self._frame(session, note.text, now, note.hops)
         elif note is not None:
             placing.noted(note, now)
-        return self._take(now)
+        effects = self._take(now)
+        if request is not None and type(note) is Routed and effects and type(effects[0]) is StoreFirst:
+            effects[0].refused = partial(self._refused, note.conn, request)
+        return effects
 
     def hello(self, now: float) -> list[Effect]:
         """A new hub of a cluster: nobody is signed in with it yet (the previous hub's
@@ -183,14 +195,16 @@ class AsyncService:
             self.placing.everyone_online()
         return self._take(now)
 
-    def _frame(self, session: Session, text: str, now: float, hops: int) -> None:
+    def _frame(self, session: Session, text: str, now: float, hops: int) -> ClientMessage | None:
+        """The request in ``text``, handled (None if it could not be read: answered)."""
         try:
             message = decode_client(text)
         except (msgspec.DecodeError, msgspec.ValidationError) as error:
             kind, request_id = _head_of(text)
             self.hub.error(session.conn, "BAD_REQUEST", str(error), request_type=kind, request_id=request_id)
-        else:
-            self._dispatch(session, message, now, text, hops)
+            return None
+        self._dispatch(session, message, now, text, hops)
+        return message
 
     def _take(self, now: float) -> list[Effect]:
         """This input's effects; in a cluster's hub, each game that started goes to its shard."""
@@ -273,8 +287,15 @@ class AsyncService:
             devices.reloaded(hub, reload.devices)
         for conn in origins:
             if conn in hub.sessions:
-                hub.error(conn, "INTERNAL_ERROR", "the server could not save this; nothing changed")
+                hub.error(conn, "INTERNAL_ERROR", refusal_text(reload.failure is None))
         return self._take(now)
+
+    def _refused(self, conn: ConnId, request: ClientMessage, confirmed: bool) -> None:
+        """The records of ``request`` were not stored (``confirmed``: the store said so; else
+        it could not be asked): its error, echoing its request_id, goes out with the effects of
+        ``store_failed``, which the runtime calls next."""
+        if conn in self.hub.sessions:
+            self.hub.error(conn, "INTERNAL_ERROR", refusal_text(confirmed), request)
 
     # -- Requests -------------------------------------------------------------------------------
 

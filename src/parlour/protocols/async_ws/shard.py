@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
+from functools import partial
 from random import Random
 from typing import Any, Final
 
@@ -26,6 +27,7 @@ from parlour.protocols.async_ws.games import Games
 from parlour.protocols.async_ws.hub import AsyncLimits, Handler, Hub, Session
 from parlour.protocols.async_ws.hubhost import HubHost
 from parlour.protocols.async_ws.messages import (
+    ClientMessage,
     GameObservedRequest,
     GameStatusReportRequest,
     WhatsNewPussycatRequest,
@@ -52,7 +54,7 @@ from parlour.protocols.async_ws.placement import (
     shard_name,
     shard_of,
 )
-from parlour.protocols.async_ws.readback import AsyncReload, read_back
+from parlour.protocols.async_ws.readback import AsyncReload, read_back, refusal_text
 from parlour.storage import AsyncGameRow, RatingRow, Record, Store
 
 __all__ = ["ShardService"]
@@ -158,8 +160,13 @@ class ShardService:
         reload = AsyncReload() if reload is None else reload
         self.games.reload(reload.async_games)
         for conn in origins:
-            self.hub.error(conn, "INTERNAL_ERROR", "the server could not save this; nothing changed")
+            self.hub.error(conn, "INTERNAL_ERROR", refusal_text(reload.failure is None))
         return self._take(now)
+
+    def _refused(self, conn: ConnId, request: ClientMessage, confirmed: bool) -> None:
+        """Store.refused of a routed request whose records were not stored: its own error,
+        echoing its request_id (sent with the effects of store_failed, which follows)."""
+        self.hub.error(conn, "INTERNAL_ERROR", refusal_text(confirmed), request)
 
     # -- The shard's own ------------------------------------------------------------------------
 
@@ -190,8 +197,9 @@ class ShardService:
         except (msgspec.DecodeError, msgspec.ValidationError) as error:
             log.error("%s: unreadable note: %s", self.name, error)
             return []
+        request: tuple[ConnId, ClientMessage] | None = None
         if type(note) is Routed:
-            self._routed(note, now)
+            request = self._routed(note, now)
         elif type(note) is Placed:
             record = decode_game(note.doc)
             if self.owns(record.id):
@@ -208,35 +216,42 @@ class ShardService:
         elif type(note) is OnlineAll:
             for player_id, _ in note.pairs:
                 self._online(player_id, True, now)
-        return self._take(now)
+        effects = self._take(now)
+        if request is not None and effects and type(effects[0]) is StoreEffect:
+            # If this cannot be stored, the request's own error answers it (its request_id).
+            effects[0].refused = partial(self._refused, request[0], request[1])
+        return effects
 
-    def _routed(self, note: Routed, now: float) -> None:
+    def _routed(self, note: Routed, now: float) -> tuple[ConnId, ClientMessage] | None:
+        """A request routed here, handled (then it and its connection: its records may need
+        refusing) or sent on."""
         hub = self.hub
         try:
             message = decode_client(note.text)
         except (msgspec.DecodeError, msgspec.ValidationError):
             self._to_hub(note)  # the hub answers what is not a request for a game
-            return
+            return None
         game_id = getattr(message, "game_id", None)
         if game_id is None or not self.owns(game_id) or game_id not in self.games:
             self._to_hub(note)  # not started yet (the hub runs it), or unknown: the hub says
-            return
+            return None
         session = Session(note.conn, now, player_id=note.player)
         if type(message) is WhatsNewPussycatRequest:
             game = self.games.game(game_id)
             if game is None or game.record.seat_of(note.player) is None:
                 hub.error(note.conn, "UNKNOWN_GAME", "you are not in a game with this id", message)
-                return
+                return None
             reports = [game.report(now, note.player)]
             hub.send(
                 note.conn, GameStatusReportRequest(status_reports=reports, request_id=message.request_id)
             )
-            return
+            return None
         handler = HANDLERS.get(type(message).__name__)
         if handler is None:
             self._to_hub(note)
-            return
+            return None
         handler(hub, session, message, now)
+        return note.conn, message
 
     def _to_hub(self, note: Routed) -> None:
         if note.hops >= MAX_HOPS:

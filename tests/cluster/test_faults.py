@@ -1,0 +1,349 @@
+"""Faults of what the nodes share (issue 24, "Bad input and faults"), with real components: a
+Redis killed and started again empty on the same port, and a PostgreSQL stopped at once
+(``pg_ctl stop -m immediate``) for a few seconds, each in the middle of a game between a player
+on the owner's node and one on a gateway. Commits pause; none acknowledged is lost; each
+committer gets exactly one answer, the one the store holds; clients told to reconnect (1012)
+find their games."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from contextlib import suppress
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from websockets.exceptions import ConnectionClosed
+
+from parlour.cluster.redisbus import Bus, connect
+from parlour.storage import open_store
+from tests.asyncclient import AsyncClient, Message, Player, request_id, start_open_game
+from tests.cluster.nodes import LEASE, SHARDS, Cluster, cluster_of, health
+from tests.cluster.test_two_nodes import metrics_of, player_on, run
+from tests.integration.test_async_restart import commit
+from tests.pg import PostgresServer, missing_reason
+from tests.processes import RestartableServer
+from tests.redisserver import RestartableRedis
+
+
+async def owners(cluster: Cluster, shards: int = SHARDS, timeout: float = 10.0) -> dict[str, int]:
+    """The port of the owner of each service and shard, once each has one and the shards are
+    shared fairly (after a Redis restart, not always the same nodes: the first to ask takes each
+    lease, and a node that counted itself alone hands the extra shards back)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        found: dict[str, int] = {}
+        for node in cluster.nodes:
+            state = await asyncio.to_thread(health, node.port)
+            for service in state.get("cluster_owns", []):
+                found[service] = node.port
+            for shard in state.get("cluster_shards", []):
+                found[f"async/{shard}"] = node.port
+        share = -(-shards // len(cluster.nodes))
+        held = [
+            sum(1 for name, port in found.items() if port == node.port and "/" in name)
+            for node in cluster.nodes
+        ]
+        if len(found) == 2 + shards and max(held) <= share:
+            return found
+        assert asyncio.get_running_loop().time() < deadline, f"owners after {timeout} s: {found}"
+        await asyncio.sleep(0.1)
+
+
+async def rejoin(player: Player, port: int, clients: list[AsyncClient], tries: int = 5) -> None:
+    """Sign in again with the old token; a connection closed again before it is answered (a
+    takeover announced meanwhile closes what was attached to the owner before) is retried."""
+    for _ in range(tries):
+        client = await AsyncClient.connect(port, label=player.name)
+        clients.append(client)
+        await client.send({"type": "AsyncAuthRequest", "name": player.name, "sessionToken": player.token})
+        try:
+            answer = await client.expect(("AsyncConnectedRequest", "AsyncConnectionErrorRequest"), 3.0)
+        except AssertionError:
+            await client.close()
+            continue
+        assert answer["type"] == "AsyncConnectedRequest", answer
+        player.client = client
+        return
+    raise AssertionError(f"{player.name} could not sign in again")
+
+
+def fences(store: str) -> list[str]:
+    """The fencing token of each service and shard: a new one at every takeover."""
+    names = ["apologies", "async", *(f"async/{shard}" for shard in range(SHARDS))]
+    opened = open_store(store)
+    try:
+        return [opened.meta(f"cluster_epoch_{name}") or "" for name in names]
+    finally:
+        opened.close()
+
+
+def test_a_node_hears_of_a_redis_restart_once_redis_answers_again(tmp_path: Path, redis_bin: str) -> None:
+    """The bus's subscriber is made again and re-subscribed after a restart, and the node is
+    told once that messages may have been lost; a command on a pooled connection that Redis
+    closed meanwhile goes through on a new one (no error while Redis is up)."""
+    redis = RestartableRedis(tmp_path / "redis", redis_bin)
+    redis.start()
+
+    async def scenario() -> None:
+        client = connect(redis.url)
+        received: list[bytes] = []
+        bus = Bus(client, lambda channel, data: received.append(data))
+        gaps: list[float] = []
+        bus.on_gap = lambda: gaps.append(asyncio.get_running_loop().time())
+        await bus.start("parlour:test")
+        await client.set("k", b"v")
+        try:
+            await asyncio.to_thread(redis.kill)
+            await asyncio.sleep(0.3)
+            await asyncio.to_thread(redis.start)
+            assert await client.get("k") is None  # the pooled connection was closed: a new one
+            deadline = asyncio.get_running_loop().time() + 5
+            while not gaps:
+                assert asyncio.get_running_loop().time() < deadline, "the gap went unnoticed"
+                await asyncio.sleep(0.05)
+            bus.publish("parlour:test", b"after")
+            while not received:
+                assert asyncio.get_running_loop().time() < deadline, "not subscribed again"
+                await asyncio.sleep(0.05)
+            assert received == [b"after"] and len(gaps) == 1
+        finally:
+            await bus.close()
+            await client.aclose()
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        redis.kill()
+
+
+def test_redis_killed_and_restarted_empty(tmp_path: Path, redis_bin: str) -> None:
+    """The connections of both nodes are closed with 1012 (none stays open and dead), the
+    clients sign in again with their tokens and find their games as acknowledged, play goes
+    on, and once an owner holds the services again it keeps them (no needless failover)."""
+    redis = RestartableRedis(tmp_path / "redis", redis_bin)
+    redis.start()
+    try:
+        with cluster_of(tmp_path, redis.url) as cluster:
+            owner, gateway = cluster.nodes
+
+            async def scenario(clients: list[AsyncClient]) -> None:
+                await cluster.owner_is(owner)
+                a = await player_on(owner.port, clients, "A")
+                b = await player_on(gateway.port, clients, "B")
+                game_id = await start_open_game(a, [b], initial_state="s0")
+                await commit(a, game_id, 1, "A1", [2, 1], next_summary_data="after A")
+                await b.client.expect("ActionRequiredRequest", game_id=game_id, player_id=2, turn_index=2)
+
+                await asyncio.to_thread(redis.kill)
+                await asyncio.sleep(1.5)
+                await asyncio.to_thread(redis.start)
+                # A request right after the restart (if the connection is still open): the
+                # connection is closed rather than left waiting for an answer that cannot come.
+                await asyncio.sleep(0.5)
+                with suppress(ConnectionClosed):
+                    await b.client.send({"type": "WhatsNewPussycatRequest", "request_id": request_id()})
+                for player in (a, b):
+                    await player.client.wait_closed(3 * LEASE)
+                    assert player.client.ws.close_code == 1012, (player.name, player.client.ws.close_code)
+
+                now_owners = await owners(cluster)
+                for player, node in ((a, owner), (b, gateway)):
+                    await rejoin(player, node.port, clients)
+                report = await b.client.report(game_id)
+                assert (report["status"], report["turn_index"], report.get("state")) == (
+                    "RUNNING",
+                    2,
+                    "A1",
+                ), report
+                await commit(b, game_id, 2, "B1", [1, 2])
+                await a.client.expect("ActionRequiredRequest", game_id=game_id, player_id=1, turn_index=3)
+
+                # No needless failover: the same tenure a while later (several renewals, and
+                # pooled connections from before the restart used again).
+                tenures = await asyncio.to_thread(fences, cluster.store)
+                await asyncio.sleep(1.5 * LEASE)
+                assert await asyncio.to_thread(fences, cluster.store) == tenures
+                assert await owners(cluster) == now_owners
+                await commit(a, game_id, 3, "A2", [2, 1])
+                # Nothing failed unhandled on the way (a lost task, a broken subscription).
+                assert "Traceback" not in cluster.logs(), cluster.logs()
+
+            run(cluster, scenario)
+    finally:
+        redis.kill()
+
+
+# -- PostgreSQL ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def postgres(tmp_path: Path) -> Iterator[PostgresServer]:
+    """A PostgreSQL server of this test's own: it is stopped and started again."""
+    reason = missing_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    server = PostgresServer()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def admin(server: PostgresServer, sql: str) -> None:
+    with psycopg.connect(server.url(), autocommit=True) as conn:
+        conn.execute(sql)
+        conn.execute("SELECT pg_reload_conf()")
+
+
+async def answer(player: Player, rid: str, timeout: float = 20.0) -> Message:
+    """The one answer to the request ``rid`` (an ack or an error)."""
+    reply = await player.client.expect(("ActionCommitedRequest", "ErrorRequest"), timeout, request_id=rid)
+    return reply
+
+
+async def send_commit(player: Player, game_id: int, turn_index: int, state: str, nexts: list[int]) -> str:
+    rid = request_id("commit")
+    await player.client.send(
+        {
+            "type": "CommitActionRequest",
+            "game_id": game_id,
+            "turn_index": turn_index,
+            "next_state": state,
+            "next_players": nexts,
+            "request_id": rid,
+        }
+    )
+    return rid
+
+
+def nothing_yet(player: Player, *kinds: str) -> None:
+    arrived = [m for m in player.client.inbox if m.get("type") in kinds]
+    assert not arrived, arrived
+
+
+def test_postgresql_stopped_mid_play(tmp_path: Path, redis_url: str, postgres: PostgresServer) -> None:
+    """Two outages of about 3 s, each while a commit is in COMMIT (it waits for a standby that
+    does not exist: durable on the primary, never confirmed), so that its outcome is unknown
+    until the store is read back. Nothing is answered during an outage; then each committer
+    gets exactly one answer, the one the store holds, and the other seat its turn.
+
+    One shard, so that every game runs on one node (the owner: its writer commits every turn);
+    A plays there, B through the other node (a gateway, for the games).
+
+    1. The gateway's player's commit is stored: acknowledged. The owner's player's commit,
+       queued behind it, was not: refused once, echoing its request_id; its retry goes through.
+    2. The owner's player's commit is stored: acknowledged. The gateway's player's commit, sent
+       while the database is down, waits (commits pause) and is stored once it is back."""
+    store = postgres.database()
+    with cluster_of(tmp_path, redis_url, store, count=0) as cluster:
+        cluster.start(2, "--store-sync", "full", "--cluster-shards", "1")
+
+        async def scenario(clients: list[AsyncClient]) -> None:
+            games = (await owners(cluster, shards=1))["async/0"]
+            owner, gateway = sorted(cluster.nodes, key=lambda node: node.port != games)
+            a = await player_on(owner.port, clients, "A")
+            b = await player_on(gateway.port, clients, "B")
+            first = await start_open_game(a, [b], initial_state="s0")  # A plays first
+            second = await start_open_game(b, [a], initial_state="t0")  # B plays first
+            await commit(a, first, 1, "A1", [2, 1])
+            await commit(b, second, 1, "B1", [2, 1])
+            for player, game in ((b, first), (a, second)):
+                await player.client.expect("ActionRequiredRequest", game_id=game, turn_index=2)
+
+            # 1.
+            await hang_commits(postgres, owner)
+            stored = await send_commit(b, first, 2, "B2", [1, 2])
+            await asyncio.sleep(0.5)  # in COMMIT now; the next one waits behind it
+            refused = await send_commit(a, second, 2, "A2", [1, 2])
+            await outage(postgres, a, b)
+            await acknowledged(b, stored, first, 3)
+            await a.client.expect("ActionRequiredRequest", game_id=first, player_id=1, turn_index=3)
+            await only_answer(a, refused, "INTERNAL_ERROR", second)
+            await commit(a, second, 2, "A2", [1, 2])
+            await b.client.expect("ActionRequiredRequest", game_id=second, player_id=1, turn_index=3)
+
+            # 2.
+            await hang_commits(postgres, owner)
+            stored = await send_commit(a, first, 3, "A3", [2, 1])
+            await asyncio.sleep(0.5)
+            await asyncio.to_thread(postgres.stop_now)
+            await asyncio.sleep(0.3)
+            paused = await send_commit(b, second, 3, "B3", [2, 1])
+            await outage(postgres, a, b, stopped=True)
+            await acknowledged(a, stored, first, 4)
+            await acknowledged(b, paused, second, 4)
+            await b.client.expect("ActionRequiredRequest", game_id=first, player_id=2, turn_index=4)
+            await a.client.expect("ActionRequiredRequest", game_id=second, player_id=2, turn_index=4)
+
+            # Everything acknowledged is in the store, and nothing else.
+            for game, state in ((first, "A3"), (second, "B3")):
+                report = await a.client.report(game)
+                assert (report["turn_index"], report.get("state")) == (4, state), report
+            assert await turns(store, first) == await turns(store, second) == [1, 2, 3]
+
+        run(cluster, scenario)
+
+
+async def hang_commits(server: PostgresServer, owner: RestartableServer) -> None:
+    """From now on a COMMIT waits for a synchronous standby that does not exist: it is durable
+    on this server, and never confirmed (until the setting is dropped, after the outage).
+
+    Just after the owner's heartbeat (committed every second): the next commit of its writer
+    to reach COMMIT is then the test's, not a heartbeat that the test's would wait behind."""
+    before = await asyncio.to_thread(records_committed, owner.port)
+    while await asyncio.to_thread(records_committed, owner.port) == before:
+        await asyncio.sleep(0.02)
+    await asyncio.to_thread(admin, server, "ALTER SYSTEM SET synchronous_standby_names = 'nobody'")
+    await asyncio.sleep(0.05)  # every backend reads the reloaded setting at its next statement
+
+
+def records_committed(port: int) -> float:
+    for line in metrics_of(port).splitlines():
+        if line.startswith("parlour_store_records_total "):
+            return float(line.split()[1])
+    raise AssertionError("no parlour_store_records_total in /metrics")
+
+
+async def outage(server: PostgresServer, *players: Player, stopped: bool = False) -> None:
+    """PostgreSQL stopped at once (unless it is already) for about 3 s: no commit is answered
+    meanwhile. It starts again, and commits stop hanging."""
+    if not stopped:
+        await asyncio.to_thread(server.stop_now)
+    await asyncio.sleep(2.5)
+    for player in players:
+        nothing_yet(player, "ActionCommitedRequest", "ErrorRequest")
+    await asyncio.to_thread(server.start)
+    # Commits made as it starts wait for the standby a moment: dropping the setting frees them.
+    await asyncio.to_thread(admin, server, "ALTER SYSTEM RESET synchronous_standby_names")
+
+
+async def acknowledged(player: Player, rid: str, game_id: int, turn_index: int) -> None:
+    reply = await answer(player, rid)
+    assert (reply["type"], reply.get("game_id"), reply.get("turn_index")) == (
+        "ActionCommitedRequest",
+        game_id,
+        turn_index,
+    ), reply
+
+
+async def only_answer(player: Player, rid: str, code: str, game_id: int) -> None:
+    """The refusal of ``rid``, echoing it, and no other answer to it."""
+    reply = await answer(player, rid)
+    assert (reply["type"], reply.get("code"), reply.get("game_id")) == ("ErrorRequest", code, game_id), reply
+    assert "nothing changed" in reply["message"], reply
+    await asyncio.sleep(0.2)
+    nothing_yet(player, "ActionCommitedRequest", "ErrorRequest")
+
+
+async def turns(store: str, game_id: int) -> list[Any]:
+    def read() -> list[Any]:
+        opened = open_store(store)
+        try:
+            return [turn.turn_index for turn in opened.async_turns(game_id)]
+        finally:
+            opened.close()
+
+    return await asyncio.to_thread(read)
