@@ -363,7 +363,7 @@ async def _start_cluster(
         async def own(heartbeat: float | None) -> Owned:
             service = ShardService(shard, shards, directory, async_limits(settings), Random(), IdSource())
             service.games.robot_timer = robot_timer(exporter.collector.meter)
-            rows = await runtime.in_store_thread(store.load_async_games)
+            rows = await runtime.in_store_thread(lambda: store.load_async_shard(shard, shards))
             if heartbeat is None:
                 beat = await runtime.in_store_thread(lambda: store.meta("heartbeat"))
                 heartbeat = float(beat) + HEARTBEAT_SECONDS if beat else None

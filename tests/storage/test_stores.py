@@ -580,6 +580,10 @@ def test_async_games_and_turns_round_trip_and_only_live_games_are_loaded(store: 
             "RUNNING",
         ]
         assert store.load_async_games() == [*rows[:3], big]
+        # A cluster's shard: the started live games whose id is the shard modulo the count.
+        assert store.load_async_shard(0, 1) == [rows[1], rows[2], big]
+        assert store.load_async_shard(2, 5) == [rows[1], big]
+        assert store.load_async_shard(3, 5) == [rows[2]] and store.load_async_shard(1, 5) == []
         assert store.load_async_game(4) == rows[3]  # OVER: not live, still there
         assert store.load_async_game(7) == big
         assert store.load_async_game(99) is None

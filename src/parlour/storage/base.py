@@ -116,6 +116,11 @@ class Store(Protocol):
         """Every live /async game (not OVER nor ABORTED), by id."""
         ...
 
+    def load_async_shard(self, shard: int, shards: int) -> list[AsyncGameRow]:
+        """The started live /async games of one shard of a cluster (``id % shards == shard``),
+        by id: what the shard's new owner restores, without reading the others'."""
+        ...
+
     def load_async_game(self, game_id: int) -> AsyncGameRow | None: ...
 
     def async_turns(self, game_id: int) -> list[AsyncTurnRow]:

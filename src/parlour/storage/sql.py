@@ -389,6 +389,15 @@ class SQLStore:
         over = ", ".join("?" for _ in ASYNC_FINISHED_STATUSES)
         return self._load(ASYNC_GAMES, f"WHERE status NOT IN ({over}) ORDER BY id", ASYNC_FINISHED_STATUSES)
 
+    def load_async_shard(self, shard: int, shards: int) -> list[AsyncGameRow]:
+        waiting = (*ASYNC_FINISHED_STATUSES, "NOT_STARTED")
+        skipped = ", ".join("?" for _ in waiting)
+        return self._load(
+            ASYNC_GAMES,
+            f"WHERE status NOT IN ({skipped}) AND id % ? = ? ORDER BY id",
+            (*waiting, shards, shard),
+        )
+
     def load_async_game(self, game_id: int) -> AsyncGameRow | None:
         rows = self._load(ASYNC_GAMES, "WHERE id = ?", (game_id,))
         return rows[0] if rows else None
