@@ -57,8 +57,6 @@ log = logging.getLogger("parlour.cluster")
 HTTP_TIMEOUT: Final = 10.0
 #: How long a stop waits for Redis to take the leases back.
 STOP_SECONDS: Final = 3.0
-#: Node liveness keys live this many lease periods without a refresh.
-ALIVE_PERIODS: Final = 3
 
 HttpHandler = Callable[[HttpRequest], Awaitable[ApiResponse]]
 
@@ -387,7 +385,9 @@ class ClusterNode:
         self.live_nodes = max(1, count)
 
     async def _beat(self) -> None:
-        ttl_ms = round(self.ttl * 1000 * ALIVE_PERIODS / 3) + round(self.ttl * 1000)
+        # As long as a lease: a node that has died is counted out (its shares given to the
+        # others) when its leases lapse, not later.
+        ttl_ms = round(self.ttl * 1000)
         await self.backend.beat(node_alive_key(self.node), "parlour:nodes", self.node, ttl_ms)
 
     def _messages_lost(self) -> None:
