@@ -164,34 +164,41 @@ def run_loop(coroutine: Coroutine[Any, Any, T]) -> T:
 # -- The store: accounts and the session secret, imported before the server starts --------------
 
 
+def import_accounts(store: str, accounts: int, password_hash: str, folder: Path) -> SessionTokens:
+    """Import into ``store`` (an SQLite file or a postgresql:// URL) ``accounts`` accounts (ids
+    1.., names ``bench<id>``, all with ``password_hash``) and a fresh session secret, through
+    ``parlour db import`` (its export file is written in ``folder``); the tokens that secret
+    signs."""
+    secret = os.urandom(32)
+    export = folder / "accounts.jsonl"
+    now = time.time()
+    with export.open("wb") as out:
+        out.write(ENCODE.encode({"kind": "meta", "fields": {"key": SESSION_SECRET, "value": secret.hex()}}))
+        out.write(b"\n")
+        for account_id in range(1, accounts + 1):
+            row = {"id": account_id, "name": name_of(account_id), "password_hash": password_hash}
+            out.write(ENCODE.encode({"kind": "account", "fields": {**row, "created": now}}))
+            out.write(b"\n")
+    done = subprocess.run(
+        [str(BIN / "parlour"), "db", "import", "--store", store, str(export)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"parlour db import failed: {done.stderr.strip() or done.stdout.strip()}")
+    return SessionTokens(secret, SESSION_TTL)
+
+
 @contextmanager
 def prepared_store(accounts: int, password_hash: str) -> Iterator[tuple[Path, SessionTokens]]:
-    """A fresh SQLite store in a temporary directory holding ``accounts`` accounts (ids 1.., names
-    ``bench<id>``, all with ``password_hash``) and a known session secret; and the tokens that
-    secret signs. The directory goes at the end."""
-    secret = os.urandom(32)
+    """A fresh SQLite store in a temporary directory holding ``accounts`` accounts and a known
+    session secret (import_accounts); and the tokens that secret signs. The directory goes at
+    the end."""
     with tempfile.TemporaryDirectory(prefix="parlour-bench-async-") as tmp:
-        store, export = Path(tmp) / "bench.db", Path(tmp) / "accounts.jsonl"
-        now = time.time()
-        with export.open("wb") as out:
-            out.write(
-                ENCODE.encode({"kind": "meta", "fields": {"key": SESSION_SECRET, "value": secret.hex()}})
-            )
-            out.write(b"\n")
-            for account_id in range(1, accounts + 1):
-                row = {"id": account_id, "name": name_of(account_id), "password_hash": password_hash}
-                out.write(ENCODE.encode({"kind": "account", "fields": {**row, "created": now}}))
-                out.write(b"\n")
-        done = subprocess.run(
-            [str(BIN / "parlour"), "db", "import", "--store", str(store), str(export)],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-        if done.returncode != 0:
-            raise RuntimeError(f"parlour db import failed: {done.stderr.strip() or done.stdout.strip()}")
-        yield store, SessionTokens(secret, SESSION_TTL)
+        store = Path(tmp) / "bench.db"
+        yield store, import_accounts(str(store), accounts, password_hash, Path(tmp))
 
 
 def parlour_command(port: int, store: Path, rate_limit: float = 0) -> list[str]:
