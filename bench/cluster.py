@@ -181,20 +181,27 @@ def nodes(count: int, redis: str | None, store: str) -> Iterator[tuple[list[int]
         yield ports, pids
 
 
-def settle(ports: list[int], seconds: float = 30.0, steady: int = 5) -> list[list[str]]:
-    """Wait until what the nodes own (``cluster_owns`` of each /healthz) covers ``/async`` and
-    has not changed over ``steady`` polls half a second apart: placement has settled (a node
-    that joins may take its share from the others). What each node owns."""
+def settle(ports: list[int], seconds: float = 30.0, steady: int = 6) -> list[str]:
+    """Wait until what the nodes own (``cluster_owns`` and, where games are placed by shard,
+    ``cluster_shards`` of each /healthz) covers ``/async`` and has not changed over ``steady``
+    polls half a second apart: placement has settled (a node that joins takes its share of the
+    shards from the others). What each node owns, in words."""
     deadline = time.monotonic() + seconds
-    last: list[list[str]] = []
+    last: list[tuple[list[str], list[int]]] = []
     same = 0
     while True:
-        owns = [sorted(load.healthz(port).get("cluster_owns", [])) for port in ports]
-        owned = {name for names in owns for name in names}
+        owns = []
+        for port in ports:
+            health = load.healthz(port)
+            owns.append((sorted(health.get("cluster_owns", [])), sorted(health.get("cluster_shards", []))))
+        owned = {name for names, _ in owns for name in names}
         same = same + 1 if owns == last and any(name.startswith("async") for name in owned) else 0
         last = owns
         if same >= steady or time.monotonic() > deadline:
-            return owns
+            return [
+                "+".join(names) + (f"+{len(shards)} shards" if shards else "") or "nothing"
+                for names, shards in owns
+            ]
         time.sleep(0.5)
 
 
@@ -339,10 +346,10 @@ class OpenResult:
     redis_publish: float
     redis_bytes: float
     pg_xact: float
-    owns: list[list[str]] = field(default_factory=list)
+    owns: list[str] = field(default_factory=list)
 
     @classmethod
-    def of(cls, count: int, measured: Measured, owns: list[list[str]]) -> OpenResult:
+    def of(cls, count: int, measured: Measured, owns: list[str]) -> OpenResult:
         before: Snapshot = measured.before
         after: Snapshot = measured.after
         cpu = dict.fromkeys(KINDS, 0.0)
@@ -638,7 +645,7 @@ def open_loop(args: argparse.Namespace, binary: str) -> None:
                 )
                 print(
                     f"         CPU (% of a core): {cpu}, bench clients {result.clients_cpu / measured.elapsed:.0%}; "
-                    f"owned {result.owns}"
+                    f"nodes own {', '.join(result.owns)}"
                 )
                 for error in measured.errors[:3]:
                     print(f"  error: {error}")
