@@ -54,6 +54,7 @@ import argparse
 import asyncio
 import http.client
 import importlib.util
+import math
 import os
 import re
 import sys
@@ -99,6 +100,8 @@ BUSIEST_TARGET = 0.40
 P99_TARGET_MS = 50.0
 #: Calibration: the node's CPU within this of the target ends it.
 CALIBRATION_TOLERANCE = 0.06
+#: The share of a core a node may use in the capacity model.
+HEADROOM = 0.8
 #: Server processes by kind, in the order they are printed.
 KINDS = ("node", "writer", "redis", "postgres")
 
@@ -181,16 +184,20 @@ def nodes(count: int, redis: str | None, store: str) -> Iterator[tuple[list[int]
         yield ports, pids
 
 
-def settle(ports: list[int], seconds: float = 30.0, steady: int = 6) -> list[str]:
+#: What a node owns: its leases (``cluster_owns``) and its shards (``cluster_shards``).
+Owned = tuple[list[str], list[int]]
+
+
+def settle(ports: list[int], seconds: float = 30.0, steady: int = 6) -> list[Owned]:
     """Wait until what the nodes own (``cluster_owns`` and, where games are placed by shard,
     ``cluster_shards`` of each /healthz) covers ``/async`` and has not changed over ``steady``
     polls half a second apart: placement has settled (a node that joins takes its share of the
-    shards from the others). What each node owns, in words."""
+    shards from the others). What each node owns."""
     deadline = time.monotonic() + seconds
-    last: list[tuple[list[str], list[int]]] = []
+    last: list[Owned] = []
     same = 0
     while True:
-        owns = []
+        owns: list[Owned] = []
         for port in ports:
             health = load.healthz(port)
             owns.append((sorted(health.get("cluster_owns", [])), sorted(health.get("cluster_shards", []))))
@@ -198,11 +205,13 @@ def settle(ports: list[int], seconds: float = 30.0, steady: int = 6) -> list[str
         same = same + 1 if owns == last and any(name.startswith("async") for name in owned) else 0
         last = owns
         if same >= steady or time.monotonic() > deadline:
-            return [
-                "+".join(names) + (f"+{len(shards)} shards" if shards else "") or "nothing"
-                for names, shards in owns
-            ]
+            return owns
         time.sleep(0.5)
+
+
+def owned_words(owned: Owned) -> str:
+    names, shards = owned
+    return "+".join(names) + (f"+{len(shards)} shards" if shards else "") or "nothing"
 
 
 # -- The closed loop (issue 17) -------------------------------------------------------------------------
@@ -346,10 +355,10 @@ class OpenResult:
     redis_publish: float
     redis_bytes: float
     pg_xact: float
-    owns: list[str] = field(default_factory=list)
+    owns: list[Owned] = field(default_factory=list)
 
     @classmethod
-    def of(cls, count: int, measured: Measured, owns: list[str]) -> OpenResult:
+    def of(cls, count: int, measured: Measured, owns: list[Owned]) -> OpenResult:
         before: Snapshot = measured.before
         after: Snapshot = measured.after
         cpu = dict.fromkeys(KINDS, 0.0)
@@ -609,6 +618,82 @@ def open_verdicts(results: list[OpenResult]) -> list[str]:
     return lines
 
 
+@dataclass
+class Capacity:
+    """docs/cluster.md's capacity model, from one run's figures (``result``, the largest cluster
+    measured): what ``games`` games in play, each committing once every ``every`` seconds, need.
+
+    A node carries C = HEADROOM / (node-process CPU per commit) commits/s (its writer process,
+    on another core, needs HEADROOM / (writer CPU per commit)); with S shards over N nodes the
+    busiest node owns ceil(S / N) of them, so N is the least count whose busiest node stays under
+    C, plus one spare so that a node lost leaves the others under it too. Redis and PostgreSQL
+    carry the commit rate times what each commit cost them in the run."""
+
+    result: OpenResult
+    games: int = 10_000
+    every: float = 5.0
+
+    @property
+    def rate(self) -> float:
+        return self.games / self.every
+
+    @property
+    def node_cpu(self) -> float:
+        """A node's process CPU seconds per commit: with shards, the nodes' total over every
+        commit (each node owns games and relays for its players' games elsewhere); without, the
+        owner's own (it processes every commit)."""
+        result = self.result
+        return result.per_commit(sum(result.node_cpu) if self.shards else max(result.node_cpu))
+
+    @property
+    def per_node(self) -> float:
+        """Commits/s a node carries at HEADROOM of a core (its process or its writer's)."""
+        return HEADROOM / max(self.node_cpu, self.result.per_commit(self.result.cpu["writer"]))
+
+    @property
+    def shards(self) -> int:
+        return sum(len(shards) for _, shards in self.result.owns)
+
+    def nodes(self) -> int | None:
+        """Nodes needed (with the spare); None when one node carries every game whatever the
+        count (no shards) and that is too much for it."""
+        if not self.shards:
+            return 1 + 1 if self.rate <= self.per_node else None
+        for count in range(1, self.shards + 1):
+            if self.rate * math.ceil(self.shards / count) / self.shards <= self.per_node:
+                return count + 1
+        return None
+
+    def lines(self) -> list[str]:
+        result = self.result
+        per = result.per_commit
+        node_us, writer_us = self.node_cpu * 1e6, per(result.cpu["writer"]) * 1e6
+        needed = self.nodes()
+        placement = (
+            f"{self.shards} shards over the nodes"
+            if self.shards
+            else "every game on one owner (no shards): more nodes add no capacity"
+        )
+        return [
+            f"capacity model (docs/cluster.md), from the {result.nodes}-node run: "
+            f"{'node' if self.shards else 'the owner'} process "
+            f"{node_us:.0f} µs and writer process {writer_us:.0f} µs of CPU per commit: a node carries "
+            f"{self.per_node:,.0f} commits/s at {HEADROOM:.0%} of a core; Redis {per(result.redis_commands):.2f} "
+            f"commands ({per(result.redis_publish):.2f} PUBLISH, {per(result.redis_bytes) / 1024:.1f} KiB) and "
+            f"{per(result.cpu['redis']) * 1e6:.0f} µs, PostgreSQL {per(result.pg_xact):.3f} transactions and "
+            f"{per(result.cpu['postgres']) * 1e6:.0f} µs per commit",
+            f"  {self.games:,} games in play, a commit each every {self.every:g} s: {self.rate:,.0f} commits/s; "
+            f"{placement}: "
+            + (f"{needed} nodes (one of them spare)" if needed else "no count of nodes carries it")
+            + f"; Redis {self.rate * per(result.redis_commands):,.0f} commands/s "
+            f"({self.rate * per(result.redis_publish):,.0f} PUBLISH/s, "
+            f"{self.rate * per(result.redis_bytes) / 2**20:.1f} MiB/s, "
+            f"{self.rate * per(result.cpu['redis']):.0%} of a core); PostgreSQL "
+            f"{self.rate * per(result.pg_xact):,.0f} transactions/s at the run's batching "
+            f"(at most {self.rate:,.0f}: one a commit), {self.rate * per(result.cpu['postgres']):.0%} of a core",
+        ]
+
+
 def open_loop(args: argparse.Namespace, binary: str) -> None:
     reason = postgres_missing()
     if reason is not None:
@@ -645,7 +730,7 @@ def open_loop(args: argparse.Namespace, binary: str) -> None:
                 )
                 print(
                     f"         CPU (% of a core): {cpu}, bench clients {result.clients_cpu / measured.elapsed:.0%}; "
-                    f"nodes own {', '.join(result.owns)}"
+                    f"nodes own {', '.join(owned_words(owned) for owned in result.owns)}"
                 )
                 for error in measured.errors[:3]:
                     print(f"  error: {error}")
@@ -655,6 +740,8 @@ def open_loop(args: argparse.Namespace, binary: str) -> None:
     for row in open_table(results, rate):
         print(row)
     for line in open_verdicts(results):
+        print(line)
+    for line in Capacity(results[-1]).lines():
         print(line)
 
 
