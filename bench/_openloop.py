@@ -30,6 +30,10 @@ __all__ = ["Game", "OpenLoad", "Schedule", "Window", "percentile"]
 
 PROMPT = b"ActionRequiredRequest"
 ACKED = b"ActionCommitedRequest"
+#: A refusal that asks for the request again (a game's shard between owners): the commit is
+#: sent again after a short wait, its latency still running from its due time.
+TRY_AGAIN = b'"TRY_AGAIN"'
+RETRY_SECONDS = 0.02
 
 
 @dataclass
@@ -86,8 +90,9 @@ class Game:
     #: The schedule's phase this game counts in, and its next commit's index in that phase.
     phase: int = -1
     next_k: int = 0
-    #: The due time of each seat's commit awaiting its acknowledgement.
+    #: The due time of each seat's commit awaiting its acknowledgement, and the commit.
     outstanding: dict[int, float] = field(default_factory=dict)
+    commits: dict[int, bytes] = field(default_factory=dict)
 
 
 def percentile(values: Sequence[float], share: float) -> float:
@@ -116,8 +121,8 @@ class OpenLoad:
         self.kind_of, self.turn_of, self.commit, self.failures = kind_of, turn_of, commit, failures
         self.window: Window | None = None
         self.errors: list[str] = []
-        #: Commits sent and acknowledged so far.
-        self.sent = self.acked = 0
+        #: Commits sent, acknowledged, and sent again after a TRY_AGAIN, so far.
+        self.sent = self.acked = self.retries = 0
         self._tasks: list[asyncio.Task[None]] = []
 
     def start(self) -> None:
@@ -148,7 +153,8 @@ class OpenLoad:
                     if wait > 0:
                         await asyncio.sleep(wait)
                     game.outstanding[seat] = due
-                    ws.send(self.commit(game.game_id, 3 - seat, self.turn_of(frame)))
+                    game.commits[seat] = self.commit(game.game_id, 3 - seat, self.turn_of(frame))
+                    ws.send(game.commits[seat])
                     self.sent += 1
                 elif kind == ACKED:
                     due = game.outstanding.pop(seat, None)
@@ -162,6 +168,10 @@ class OpenLoad:
                     if window.holds(due):
                         window.latencies.append(now - due)
                         window.acked[game.index] = window.acked.get(game.index, 0) + 1
+                elif TRY_AGAIN in frame and seat in game.outstanding:
+                    self.retries += 1
+                    await asyncio.sleep(RETRY_SECONDS)
+                    ws.send(game.commits[seat])
                 elif kind in self.failures:
                     self.errors.append(frame[:300].decode(errors="replace"))
                     return
@@ -191,6 +201,7 @@ class Measured:
     latencies: list[float]
     late: int
     errors: list[str]
+    retries: int
     before: Any
     after: Any
 
@@ -224,6 +235,7 @@ async def measure(
         latencies=window.latencies + late,
         late=len(late),
         errors=list(load.errors),
+        retries=load.retries,
         before=before,
         after=after,
     )

@@ -109,6 +109,10 @@ TURN = re.compile(rb'"turn_index"\s*:\s*(\d+)')
 PROMPT = b"ActionRequiredRequest"
 ACKED = b"ActionCommitedRequest"
 FAILURES = frozenset({b"ErrorRequest", b"AsyncConnectionErrorRequest", b"LobbyJoinDeniedRequest"})
+#: A refusal that asks for the request again (a cluster's game moving between nodes, or its
+#: shard between owners): a client sends it again after a short wait, as the protocol says.
+TRY_AGAIN = b'"TRY_AGAIN"'
+RETRY_SECONDS = 0.02
 
 #: The 1 KiB state every commit carries (base64 text: nothing to escape in JSON).
 STATE = base64.b64encode(os.urandom(768))
@@ -231,6 +235,8 @@ class Meter:
     commits: int = 0
     latencies: list[float] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    #: Commits sent again after a TRY_AGAIN refusal (a cluster only).
+    retries: int = 0
 
 
 async def expect(ws: WireClient, kind: bytes) -> bytes:
@@ -249,17 +255,24 @@ async def play(ws: WireClient, game_id: int, seat: int, meter: Meter) -> None:
     head = COMMIT % (game_id, 3 - seat, STATE)
     perf = time.perf_counter
     sent_at = 0.0
+    commit = b""
     try:
         while True:
             frame = await ws.recv()
             kind = kind_of(frame)
             if kind == PROMPT:
                 sent_at = perf()
-                ws.send(head + b"%d}" % turn_of(frame))
+                commit = head + b"%d}" % turn_of(frame)
+                ws.send(commit)
             elif kind == ACKED:
                 if meter.measuring:
                     meter.commits += 1
                     meter.latencies.append(perf() - sent_at)
+            elif TRY_AGAIN in frame and commit:
+                # The same commit again (its latency still runs from the first send).
+                meter.retries += 1
+                await asyncio.sleep(RETRY_SECONDS)
+                ws.send(commit)
             elif kind in FAILURES:
                 meter.errors.append(frame[:300].decode(errors="replace"))
                 return
@@ -377,6 +390,7 @@ class Result:
             f"p50={self.percentile(0.5):6.2f}ms  p99={self.percentile(0.99):6.2f}ms  "
             f"max={max(self.meter.latencies, default=float('nan')) * 1000:6.1f}ms  "
             f"errors={len(self.meter.errors)}  (setup {self.setup_seconds:.1f}s)"
+            + (f"  TRY_AGAIN retries={self.meter.retries}" if self.meter.retries else "")
         )
         shares = ", ".join(f"{process} {share:.0%}" for process, share in self.cpu.items())
         print(f"{'':9s} CPU over the window (% of one core): {shares}")

@@ -57,6 +57,7 @@ import importlib.util
 import math
 import os
 import re
+import subprocess
 import sys
 import tempfile
 import time
@@ -171,14 +172,22 @@ def split_setup(
 
 
 @contextmanager
-def nodes(count: int, redis: str | None, store: str) -> Iterator[tuple[list[int], list[int]]]:
-    """``count`` nodes on ``store``, started one after the other: their ports and process ids."""
+def nodes(
+    count: int, redis: str | None, store: str, logs: Path | None = None
+) -> Iterator[tuple[list[int], list[int]]]:
+    """``count`` nodes on ``store``, started one after the other: their ports and process ids.
+    Their output goes to ``logs``/node-PORT.log when ``logs`` is given, else nowhere."""
     with ExitStack() as stack:
         ports: list[int] = []
         pids: list[int] = []
         for _ in range(count):
             port = free_port()
-            process = stack.enter_context(running(node_command(port, store, redis), port, env=clean_env()))
+            output: Any = subprocess.DEVNULL
+            if logs is not None:
+                logs.mkdir(parents=True, exist_ok=True)
+                output = stack.enter_context((logs / f"node-{port}.log").open("ab"))
+            command = node_command(port, store, redis)
+            process = stack.enter_context(running(command, port, output, env=clean_env()))
             ports.append(port)
             pids.append(process.pid)
         yield ports, pids
@@ -551,7 +560,7 @@ def open_size(
     tokens = load.import_accounts(store, args.open_clients, args.password_hash, folder / f"n{count}")
     with (
         redis_server(folder / f"redis{count}", binary) as redis_url,
-        nodes(count, redis_url, store) as (ports, pids),
+        nodes(count, redis_url, store, args.logs) as (ports, pids),
         redis.Redis.from_url(redis_url) as client,
         psycopg.connect(pg.url("parlour"), autocommit=True) as admin,
     ):
@@ -725,7 +734,8 @@ def open_loop(args: argparse.Namespace, binary: str) -> None:
                 print(
                     f"{count} node{'s' if count > 1 else ' '}: offered {rate:,.0f} commits/s, acknowledged "
                     f"{measured.rate:,.0f}/s, p50 {measured.percentile_ms(0.5):.1f} ms, p99 {result.p99:.1f} ms, "
-                    f"{measured.late} unanswered, errors {len(measured.errors)}; commits by node {shares}, "
+                    f"{measured.late} unanswered, errors {len(measured.errors)}, TRY_AGAIN retries "
+                    f"{measured.retries}; commits by node {shares}, "
                     f"CPU by node {by_node}"
                 )
                 print(

@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 import pytest
+from bench import _openloop as openloop
 from bench._openloop import ACKED, PROMPT, Game, OpenLoad, Schedule, Window, percentile
 
 
@@ -107,3 +108,32 @@ def test_a_refusal_stops_the_seat_and_is_reported() -> None:
 
     errors: Any = asyncio.run(scenario())
     assert errors == ["ErrorRequest:0"]
+
+
+def test_a_try_again_sends_the_same_commit_again_and_its_latency_keeps_running(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(openloop, "RETRY_SECONDS", 0.0)
+
+    async def scenario() -> tuple[OpenLoad, FakeSeat, Window]:
+        seat = FakeSeat()
+        game = Game(0, 3, (seat, FakeSeat()))  # type: ignore[arg-type]
+        schedule = Schedule(games=1, rate=1.0, origin=time.perf_counter() - 2.0)
+        game.phase = schedule.phase
+        load = OpenLoad([game], schedule, kind_of, turn_of, commit, frozenset({b"ErrorRequest"}))
+        window = load.window = Window(schedule.origin, schedule.origin + 1.0)
+        load.start()
+        seat.inbox.put_nowait(PROMPT + b":4")
+        seat.inbox.put_nowait(b'ErrorRequest:{"code":"TRY_AGAIN"}')
+        while len(seat.sent) < 2:
+            await asyncio.sleep(0)
+        seat.inbox.put_nowait(ACKED)
+        while load.acked < 1:
+            await asyncio.sleep(0)
+        await load.stop()
+        return load, seat, window
+
+    load, seat, window = asyncio.run(scenario())
+    assert seat.sent == [b"commit 3 2 4", b"commit 3 2 4"]
+    assert (load.sent, load.retries, load.errors) == (1, 1, [])
+    assert len(window.latencies) == 1 and window.latencies[0] >= 2.0
