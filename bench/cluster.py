@@ -799,6 +799,9 @@ def arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--start-rate", type=float, default=1500.0, help="calibration's first rate (default: 1500)"
     )
     open_group.add_argument(
+        "--logs", type=Path, default=None, help="keep each node's output in this folder (default: none)"
+    )
+    open_group.add_argument(
         "--sizes", default="1,2,3", help="cluster sizes, the first the baseline (default: 1,2,3)"
     )
     args = parser.parse_args(argv)
