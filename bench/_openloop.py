@@ -34,6 +34,10 @@ ACKED = b"ActionCommitedRequest"
 #: sent again after a short wait, its latency still running from its due time.
 TRY_AGAIN = b'"TRY_AGAIN"'
 RETRY_SECONDS = 0.02
+#: A commit refused as out of turn: after a shard changed owner (a lease lapsed), the restored
+#: game prompts again for a turn whose commit was already stored. Counted, not fatal: the
+#: game goes on, and the commit refused counts as unanswered if it was due in the window.
+NOT_YOUR_TURN = b'"NOT_YOUR_TURN"'
 
 
 @dataclass
@@ -121,8 +125,8 @@ class OpenLoad:
         self.kind_of, self.turn_of, self.commit, self.failures = kind_of, turn_of, commit, failures
         self.window: Window | None = None
         self.errors: list[str] = []
-        #: Commits sent, acknowledged, and sent again after a TRY_AGAIN, so far.
-        self.sent = self.acked = self.retries = 0
+        #: Commits sent, acknowledged, sent again after a TRY_AGAIN, refused as out of turn.
+        self.sent = self.acked = self.retries = self.refused = 0
         self._tasks: list[asyncio.Task[None]] = []
 
     def start(self) -> None:
@@ -172,6 +176,9 @@ class OpenLoad:
                     self.retries += 1
                     await asyncio.sleep(RETRY_SECONDS)
                     ws.send(game.commits[seat])
+                elif NOT_YOUR_TURN in frame:
+                    self.refused += 1
+                    game.outstanding.pop(seat, None)
                 elif kind in self.failures:
                     self.errors.append(frame[:300].decode(errors="replace"))
                     return
@@ -202,6 +209,7 @@ class Measured:
     late: int
     errors: list[str]
     retries: int
+    refused: int
     before: Any
     after: Any
 
@@ -236,6 +244,7 @@ async def measure(
         late=len(late),
         errors=list(load.errors),
         retries=load.retries,
+        refused=load.refused,
         before=before,
         after=after,
     )
