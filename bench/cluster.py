@@ -40,12 +40,17 @@ PUBLISH calls and bytes per commit (``INFO``); PostgreSQL transactions per commi
 counts at most once a second, so over a short window this one is approximate) and the nodes'
 own store transactions per commit. Ratios are against the 1-node run of the same invocation.
 Targets: CPU per commit at 3 nodes <= 1.3x one node's; the busiest node commits <= 40% of the
-commits at 3 nodes; commit p99 < 50 ms at every size.
+commits at 3 nodes; commit p99 < 50 ms at every size. It ends with docs/cluster.md's capacity
+model (Capacity) computed from the largest cluster's figures.
+
+In both loops a commit answered TRY_AGAIN (its game's shard between owners) is sent again 20 ms
+later, its latency still running; one refused NOT_YOUR_TURN (a restored game prompting again
+for a turn already stored) is counted and the game goes on. Both counts are printed.
 
     python bench/cluster.py [--only closed,open] [--quick]
                             [--clients 200] [--seconds 10] [--warmup 3] [--rounds 2]
                             [--open-clients 400] [--open-seconds 10] [--target-cpu 0.6]
-                            [--rate R] [--sizes 1,2,3]
+                            [--rate R] [--start-rate R] [--sizes 1,2,3] [--logs DIR]
 """
 
 from __future__ import annotations
