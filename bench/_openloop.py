@@ -34,10 +34,11 @@ ACKED = b"ActionCommitedRequest"
 #: sent again after a short wait, its latency still running from its due time.
 TRY_AGAIN = b'"TRY_AGAIN"'
 RETRY_SECONDS = 0.02
-#: A commit refused as out of turn: after a shard changed owner (a lease lapsed), the restored
-#: game prompts again for a turn whose commit was already stored. Counted, not fatal: the
-#: game goes on, and the commit refused counts as unanswered if it was due in the window.
-NOT_YOUR_TURN = b'"NOT_YOUR_TURN"'
+#: A commit refused as stale (out of turn, or for a turn already played): after a shard changed
+#: owner (a lease lapsed), the restored game prompts again for a turn whose commit was already
+#: stored, and a commit sent again may find its turn gone. Counted, not fatal: the game goes
+#: on, and the commit refused counts as unanswered if it was due in the window.
+STALE = (b'"NOT_YOUR_TURN"', b'"INDEX_CONFLICT"')
 
 
 @dataclass
@@ -125,7 +126,7 @@ class OpenLoad:
         self.kind_of, self.turn_of, self.commit, self.failures = kind_of, turn_of, commit, failures
         self.window: Window | None = None
         self.errors: list[str] = []
-        #: Commits sent, acknowledged, sent again after a TRY_AGAIN, refused as out of turn.
+        #: Commits sent, acknowledged, sent again after a TRY_AGAIN, refused as stale.
         self.sent = self.acked = self.retries = self.refused = 0
         self._tasks: list[asyncio.Task[None]] = []
 
@@ -176,7 +177,7 @@ class OpenLoad:
                     self.retries += 1
                     await asyncio.sleep(RETRY_SECONDS)
                     ws.send(game.commits[seat])
-                elif NOT_YOUR_TURN in frame:
+                elif kind == b"ErrorRequest" and any(code in frame for code in STALE):
                     self.refused += 1
                     game.outstanding.pop(seat, None)
                 elif kind in self.failures:

@@ -113,9 +113,10 @@ FAILURES = frozenset({b"ErrorRequest", b"AsyncConnectionErrorRequest", b"LobbyJo
 #: shard between owners): a client sends it again after a short wait, as the protocol says.
 TRY_AGAIN = b'"TRY_AGAIN"'
 RETRY_SECONDS = 0.02
-#: A commit refused as out of turn: in a cluster, a game restored after its shard changed owner
-#: prompts again for a turn already stored. Counted; the game goes on.
-NOT_YOUR_TURN = b'"NOT_YOUR_TURN"'
+#: A commit refused as stale (out of turn, or for a turn already played): in a cluster, a game
+#: restored after its shard changed owner prompts again for a turn already stored, and a commit
+#: sent again may find its turn gone. Counted; the game goes on.
+STALE = (b'"NOT_YOUR_TURN"', b'"INDEX_CONFLICT"')
 
 #: The 1 KiB state every commit carries (base64 text: nothing to escape in JSON).
 STATE = base64.b64encode(os.urandom(768))
@@ -238,7 +239,7 @@ class Meter:
     commits: int = 0
     latencies: list[float] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
-    #: Commits sent again after a TRY_AGAIN refusal, and refused as out of turn (a cluster only).
+    #: Commits sent again after a TRY_AGAIN refusal, and refused as stale (a cluster only).
     retries: int = 0
     refused: int = 0
 
@@ -277,7 +278,7 @@ async def play(ws: WireClient, game_id: int, seat: int, meter: Meter) -> None:
                 meter.retries += 1
                 await asyncio.sleep(RETRY_SECONDS)
                 ws.send(commit)
-            elif NOT_YOUR_TURN in frame:
+            elif kind == b"ErrorRequest" and any(code in frame for code in STALE):
                 meter.refused += 1
             elif kind in FAILURES:
                 meter.errors.append(frame[:300].decode(errors="replace"))
@@ -397,7 +398,7 @@ class Result:
             f"max={max(self.meter.latencies, default=float('nan')) * 1000:6.1f}ms  "
             f"errors={len(self.meter.errors)}  (setup {self.setup_seconds:.1f}s)"
             + (f"  TRY_AGAIN retries={self.meter.retries}" if self.meter.retries else "")
-            + (f"  NOT_YOUR_TURN={self.meter.refused}" if self.meter.refused else "")
+            + (f"  stale refusals={self.meter.refused}" if self.meter.refused else "")
         )
         shares = ", ".join(f"{process} {share:.0%}" for process, share in self.cpu.items())
         print(f"{'':9s} CPU over the window (% of one core): {shares}")

@@ -44,8 +44,9 @@ commits at 3 nodes; commit p99 < 50 ms at every size. It ends with docs/cluster.
 model (Capacity) computed from the largest cluster's figures.
 
 In both loops a commit answered TRY_AGAIN (its game's shard between owners) is sent again 20 ms
-later, its latency still running; one refused NOT_YOUR_TURN (a restored game prompting again
-for a turn already stored) is counted and the game goes on. Both counts are printed.
+later, its latency still running; one refused as stale (NOT_YOUR_TURN or INDEX_CONFLICT: a
+restored game prompting again for a turn already stored, or a commit sent again after its turn
+was played) is counted and the game goes on. Both counts are printed.
 
     python bench/cluster.py [--only closed,open] [--quick]
                             [--clients 200] [--seconds 10] [--warmup 3] [--rounds 2]
@@ -748,7 +749,7 @@ def open_loop(args: argparse.Namespace, binary: str) -> None:
                     f"{count} node{'s' if count > 1 else ' '}: offered {rate:,.0f} commits/s, acknowledged "
                     f"{measured.rate:,.0f}/s, p50 {measured.percentile_ms(0.5):.1f} ms, p99 {result.p99:.1f} ms, "
                     f"{measured.late} unanswered, errors {len(measured.errors)}, TRY_AGAIN retries "
-                    f"{measured.retries}, NOT_YOUR_TURN {measured.refused}; commits by node {shares}, "
+                    f"{measured.retries}, stale refusals {measured.refused}; commits by node {shares}, "
                     f"CPU by node {by_node}"
                 )
                 print(

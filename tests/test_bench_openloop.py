@@ -137,3 +137,24 @@ def test_a_try_again_sends_the_same_commit_again_and_its_latency_keeps_running(
     assert seat.sent == [b"commit 3 2 4", b"commit 3 2 4"]
     assert (load.sent, load.retries, load.errors) == (1, 1, [])
     assert len(window.latencies) == 1 and window.latencies[0] >= 2.0
+
+
+def test_a_stale_refusal_is_counted_and_the_seat_plays_on() -> None:
+    async def scenario() -> tuple[OpenLoad, FakeSeat]:
+        seat = FakeSeat()
+        game = Game(0, 5, (seat, FakeSeat()))  # type: ignore[arg-type]
+        schedule = Schedule(games=1, rate=1.0, origin=time.perf_counter() - 5.0)
+        game.phase = schedule.phase
+        load = OpenLoad([game], schedule, kind_of, turn_of, commit, frozenset({b"ErrorRequest"}))
+        load.start()
+        seat.inbox.put_nowait(PROMPT + b":2")
+        seat.inbox.put_nowait(b'ErrorRequest:{"code":"INDEX_CONFLICT"}')
+        seat.inbox.put_nowait(PROMPT + b":4")
+        while len(seat.sent) < 2:
+            await asyncio.sleep(0)
+        await load.stop()
+        return load, seat
+
+    load, seat = asyncio.run(scenario())
+    assert (load.refused, load.errors) == (1, [])
+    assert seat.sent == [b"commit 5 2 2", b"commit 5 2 4"]
