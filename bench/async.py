@@ -109,6 +109,14 @@ TURN = re.compile(rb'"turn_index"\s*:\s*(\d+)')
 PROMPT = b"ActionRequiredRequest"
 ACKED = b"ActionCommitedRequest"
 FAILURES = frozenset({b"ErrorRequest", b"AsyncConnectionErrorRequest", b"LobbyJoinDeniedRequest"})
+#: A refusal that asks for the request again (a cluster's game moving between nodes, or its
+#: shard between owners): a client sends it again after a short wait, as the protocol says.
+TRY_AGAIN = b'"TRY_AGAIN"'
+RETRY_SECONDS = 0.02
+#: A commit refused as stale (out of turn, or for a turn already played): in a cluster, a game
+#: restored after its shard changed owner prompts again for a turn already stored, and a commit
+#: sent again may find its turn gone. Counted; the game goes on.
+STALE = (b'"NOT_YOUR_TURN"', b'"INDEX_CONFLICT"')
 
 #: The 1 KiB state every commit carries (base64 text: nothing to escape in JSON).
 STATE = base64.b64encode(os.urandom(768))
@@ -164,34 +172,41 @@ def run_loop(coroutine: Coroutine[Any, Any, T]) -> T:
 # -- The store: accounts and the session secret, imported before the server starts --------------
 
 
+def import_accounts(store: str, accounts: int, password_hash: str, folder: Path) -> SessionTokens:
+    """Import into ``store`` (an SQLite file or a postgresql:// URL) ``accounts`` accounts (ids
+    1.., names ``bench<id>``, all with ``password_hash``) and a fresh session secret, through
+    ``parlour db import`` (its export file is written in ``folder``); the tokens that secret
+    signs."""
+    secret = os.urandom(32)
+    export = folder / "accounts.jsonl"
+    now = time.time()
+    with export.open("wb") as out:
+        out.write(ENCODE.encode({"kind": "meta", "fields": {"key": SESSION_SECRET, "value": secret.hex()}}))
+        out.write(b"\n")
+        for account_id in range(1, accounts + 1):
+            row = {"id": account_id, "name": name_of(account_id), "password_hash": password_hash}
+            out.write(ENCODE.encode({"kind": "account", "fields": {**row, "created": now}}))
+            out.write(b"\n")
+    done = subprocess.run(
+        [str(BIN / "parlour"), "db", "import", "--store", store, str(export)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"parlour db import failed: {done.stderr.strip() or done.stdout.strip()}")
+    return SessionTokens(secret, SESSION_TTL)
+
+
 @contextmanager
 def prepared_store(accounts: int, password_hash: str) -> Iterator[tuple[Path, SessionTokens]]:
-    """A fresh SQLite store in a temporary directory holding ``accounts`` accounts (ids 1.., names
-    ``bench<id>``, all with ``password_hash``) and a known session secret; and the tokens that
-    secret signs. The directory goes at the end."""
-    secret = os.urandom(32)
+    """A fresh SQLite store in a temporary directory holding ``accounts`` accounts and a known
+    session secret (import_accounts); and the tokens that secret signs. The directory goes at
+    the end."""
     with tempfile.TemporaryDirectory(prefix="parlour-bench-async-") as tmp:
-        store, export = Path(tmp) / "bench.db", Path(tmp) / "accounts.jsonl"
-        now = time.time()
-        with export.open("wb") as out:
-            out.write(
-                ENCODE.encode({"kind": "meta", "fields": {"key": SESSION_SECRET, "value": secret.hex()}})
-            )
-            out.write(b"\n")
-            for account_id in range(1, accounts + 1):
-                row = {"id": account_id, "name": name_of(account_id), "password_hash": password_hash}
-                out.write(ENCODE.encode({"kind": "account", "fields": {**row, "created": now}}))
-                out.write(b"\n")
-        done = subprocess.run(
-            [str(BIN / "parlour"), "db", "import", "--store", str(store), str(export)],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-        if done.returncode != 0:
-            raise RuntimeError(f"parlour db import failed: {done.stderr.strip() or done.stdout.strip()}")
-        yield store, SessionTokens(secret, SESSION_TTL)
+        store = Path(tmp) / "bench.db"
+        yield store, import_accounts(str(store), accounts, password_hash, Path(tmp))
 
 
 def parlour_command(port: int, store: Path, rate_limit: float = 0) -> list[str]:
@@ -224,6 +239,9 @@ class Meter:
     commits: int = 0
     latencies: list[float] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    #: Commits sent again after a TRY_AGAIN refusal, and refused as stale (a cluster only).
+    retries: int = 0
+    refused: int = 0
 
 
 async def expect(ws: WireClient, kind: bytes) -> bytes:
@@ -242,17 +260,26 @@ async def play(ws: WireClient, game_id: int, seat: int, meter: Meter) -> None:
     head = COMMIT % (game_id, 3 - seat, STATE)
     perf = time.perf_counter
     sent_at = 0.0
+    commit = b""
     try:
         while True:
             frame = await ws.recv()
             kind = kind_of(frame)
             if kind == PROMPT:
                 sent_at = perf()
-                ws.send(head + b"%d}" % turn_of(frame))
+                commit = head + b"%d}" % turn_of(frame)
+                ws.send(commit)
             elif kind == ACKED:
                 if meter.measuring:
                     meter.commits += 1
                     meter.latencies.append(perf() - sent_at)
+            elif TRY_AGAIN in frame and commit:
+                # The same commit again (its latency still runs from the first send).
+                meter.retries += 1
+                await asyncio.sleep(RETRY_SECONDS)
+                ws.send(commit)
+            elif kind == b"ErrorRequest" and any(code in frame for code in STALE):
+                meter.refused += 1
             elif kind in FAILURES:
                 meter.errors.append(frame[:300].decode(errors="replace"))
                 return
@@ -370,6 +397,8 @@ class Result:
             f"p50={self.percentile(0.5):6.2f}ms  p99={self.percentile(0.99):6.2f}ms  "
             f"max={max(self.meter.latencies, default=float('nan')) * 1000:6.1f}ms  "
             f"errors={len(self.meter.errors)}  (setup {self.setup_seconds:.1f}s)"
+            + (f"  TRY_AGAIN retries={self.meter.retries}" if self.meter.retries else "")
+            + (f"  stale refusals={self.meter.refused}" if self.meter.refused else "")
         )
         shares = ", ".join(f"{process} {share:.0%}" for process, share in self.cpu.items())
         print(f"{'':9s} CPU over the window (% of one core): {shares}")

@@ -41,6 +41,20 @@ def test_a_fenced_commit_is_stored_only_while_its_fence_holds(store: SQLStore, s
     assert store.meta(KEY) == theirs.value
 
 
+def test_every_fence_of_a_commit_is_checked(store: SQLStore) -> None:
+    """A node in a sharded cluster commits a fence per lease it holds, read in one statement:
+    one of them claimed by another node refuses the whole commit."""
+    shards = [Fence(f"cluster_epoch_async/{n}", f"1:{n}:aaaa") for n in range(3)]
+    store.commit([MetaRow(fence.key, fence.value) for fence in shards])
+    store.commit([account(1), *shards])
+    store.commit([MetaRow(shards[1].key, "2:9:bbbb")])  # another node claims one shard
+    with pytest.raises(Fenced, match="async/1"):
+        store.commit([account(2), *shards])
+    with pytest.raises(Fenced):  # the same key under an older value too
+        store.commit([account(3), shards[0], Fence(shards[0].key, "1:0:old")])
+    assert [row.id for row in store.accounts()] == [1]
+
+
 def test_a_claim_waits_for_a_fenced_commit_under_way(store: SQLStore, store_location: str) -> None:
     """The old owner's commit has passed its fence and not committed yet when the new owner
     claims the key: the claim waits, so the new owner's restore (after its claim) reads it."""

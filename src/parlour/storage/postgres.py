@@ -106,7 +106,7 @@ class PostgresStore(SQLStore):
     DATABASE = "a PostgreSQL database"
     # A claim of the key (an UPDATE of the row) waits for this transaction to end; one that
     # committed first is what this read sees (READ COMMITTED re-reads a locked row).
-    FENCE_READ = "SELECT value FROM parlour_meta WHERE key = ? FOR SHARE"
+    FENCE_READ = "SELECT key, value FROM parlour_meta WHERE key IN ({keys}) FOR SHARE"
 
     def __init__(self, url: str, sync: str = "normal") -> None:
         if sync not in SYNC_COMMIT:
