@@ -276,7 +276,7 @@ class Settings:
     cluster_lease: float = 3.0
     #: How many shards the started /async games are spread over (a game's is its id modulo
     #: this); every node of a cluster must use the same number.
-    cluster_shards: int = 16
+    cluster_shards: int = 24
     #: Worker processes on this machine (parlour.workers; docs/deploy.md, "One machine, all its
     #: cores"): 1 is one process, as ever; more (or 0: one per CPU core) makes ``parlour serve``
     #: a supervisor of that many cluster nodes sharing the port, so it needs ``cluster``.

@@ -19,7 +19,7 @@ __all__ = ["LEASE", "Cluster", "cluster_of", "health"]
 #: not shorter: on a loaded machine an owner's renewals (every third of it) must not come late.
 LEASE = 2.0
 #: The shards of /async games a node spreads over (the default of cluster_shards).
-SHARDS = 16
+SHARDS = 24
 
 
 def health(port: int) -> dict[str, Any]:

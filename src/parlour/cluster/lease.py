@@ -88,7 +88,7 @@ class Lease:
         """Try to take the lease; True when we now hold it (with a new epoch)."""
         sent = self.clock()
         epoch = await self.backend.acquire(
-            lease_key(self.service), epoch_key(self.service), self.node, self._ttl_ms()
+            lease_key(self.service), epoch_key(self.service), self.node, self.ttl_ms
         )
         if epoch is None:
             return False
@@ -98,13 +98,28 @@ class Lease:
 
     async def renew(self) -> bool:
         """Extend our tenure; False (and the lease dropped) once it is lost or lapsed."""
-        if self.epoch == 0:
+        sent = self.start_renewal()
+        if sent is None:
             return False
+        return self.renewal_done(
+            sent, await self.backend.renew(lease_key(self.service), self.value, self.ttl_ms)
+        )
+
+    def start_renewal(self) -> float | None:
+        """When a renewal sent now is counted from (on ``clock``); None when there is nothing to
+        renew, or it is too late (another node may be about to take it: the lease is dropped).
+        With ``renewal_done``, for renewals sent together (ClusterNode renews its shards so)."""
+        if self.epoch == 0:
+            return None
         sent = self.clock()
         if sent >= self.valid_until:
-            self.drop()  # too late: another node may be about to take it
-            return False
-        if await self.backend.renew(lease_key(self.service), self.value, self._ttl_ms()):
+            self.drop()
+            return None
+        return sent
+
+    def renewal_done(self, sent: float, renewed: bool) -> bool:
+        """Redis answered the renewal sent at ``sent``: valid from then on, or dropped."""
+        if renewed and self.epoch != 0:
             self.valid_until = sent + self.ttl - self.margin
             return True
         self.drop()
@@ -125,7 +140,8 @@ class Lease:
         value = await self.backend.holder(lease_key(self.service))
         return None if value is None else parse_holder(value)
 
-    def _ttl_ms(self) -> int:
+    @property
+    def ttl_ms(self) -> int:
         return max(1, round(self.ttl * 1000))
 
 

@@ -103,6 +103,19 @@ class RedisLeaseBackend:
     async def renew(self, key: str, value: str, ttl_ms: int) -> bool:
         return bool(await self._renew(keys=[key], args=[value, ttl_ms]))
 
+    async def renew_many(
+        self, renewals: list[tuple[str, str]], ttl_ms: int, stamps: dict[str, str]
+    ) -> list[bool]:
+        """Renew each ``(key, value)`` as ``renew`` does, and set each of ``stamps``, in one
+        round trip (a pipeline): whether each renewal held."""
+        async with self.client.pipeline(transaction=False) as pipe:
+            for key, value in renewals:
+                await self._renew(keys=[key], args=[value, ttl_ms], client=pipe)
+            for key, stamp in stamps.items():
+                pipe.set(key, stamp)
+            answers = await pipe.execute()
+        return [bool(answer) for answer in answers[: len(renewals)]]
+
     async def release(self, key: str, value: str) -> None:
         await self._release(keys=[key], args=[value])
 
