@@ -69,7 +69,7 @@ from parlour.core.records import (
 )
 from parlour.core.turns import Turns
 from parlour.games.registry import plugin
-from parlour.robots.registry import robot
+from parlour.robots.levels import pick
 from parlour.settings import Settings
 from parlour.storage.records import GameRow, GameSnapshotRow, MoveRow, PlayerGone, PlayerRow, Snapshot
 
@@ -102,7 +102,7 @@ class Lobby:
         #: ``ids``: robots' choices show this generator's outputs to every player.
         self.turns = Turns(
             self.plugin,
-            robot(game, settings.robot),
+            pick(game, settings.robot),
             rng,
             sink,
             self.journal,

@@ -20,6 +20,7 @@ from parlour.core.ids import turn_ids
 from parlour.core.journal import Journal
 from parlour.core.records import Game, GameState, PlayerType, Seat, SeatState
 from parlour.games.base import GamePlugin, Outcome, Robot, StateCodec
+from parlour.robots.levels import level_robot
 from parlour.storage.records import MOVE, MoveRow
 
 __all__ = ["Turns"]
@@ -98,9 +99,15 @@ class Turns:
             return None
         return None
 
+    def robot_for(self, game: Game) -> Robot[Any, Any]:
+        """The robot of ``game``'s level when one was chosen (an option stored with the game),
+        else the server's robot."""
+        level = game.options.get("robot_level")
+        return self.robot if level is None else level_robot(game.game, level)
+
     def robot_move(self, game: Game, seat: int, moves: Sequence[Any], now: float) -> None:
         """The robot's choice among ``moves``, the legal moves of ``seat``, played."""
-        move = self.robot.choose(game.play, seat, moves, self.rng)
+        move = self.robot_for(game).choose(game.play, seat, moves, self.rng)
         self.apply(game, seat, moves.index(move) if self.journal.recording else 0, move, now)
 
     def apply(self, game: Game, seat: int, choice: int, move: Any, now: float) -> None:

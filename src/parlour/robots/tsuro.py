@@ -1,4 +1,5 @@
-"""Tsuro robots: ``random`` (any legal placement) and ``lookahead`` (survive, and steer others off)."""
+"""Tsuro robots: ``random`` (any legal placement), ``greedy`` (stay on the board, one step ahead)
+and ``lookahead`` (survive, and steer others off)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,11 @@ from collections.abc import Sequence
 from random import Random
 
 from parlour.games.base import Robot
+from parlour.robots.blunder import Blunderer
 from parlour.games.tsuro.rules import ALIVE, SIZE, Placement, TsuroState, _beyond, _follow, _simulate
 from parlour.games.tsuro.tiles import MATCH, TILES, exit_port
 
-__all__ = ["ROBOTS", "LookaheadRobot", "RandomTsuroRobot"]
+__all__ = ["ROBOTS", "GreedyTsuroRobot", "LookaheadRobot", "RandomTsuroRobot"]
 
 
 class RandomTsuroRobot:
@@ -17,6 +19,30 @@ class RandomTsuroRobot:
 
     def choose(self, state: TsuroState, seat: int, moves: Sequence[Placement], rng: Random) -> Placement:
         return moves[rng.randrange(len(moves))]
+
+
+class GreedyTsuroRobot:
+    """The tile that keeps its own avatar on the board, one step ahead: a placement after which
+    it is still in play, facing an empty square on the board (so that some tile can be placed
+    next turn). Others' fates are ignored; ties are broken at random."""
+
+    name = "greedy"
+
+    def choose(self, state: TsuroState, seat: int, moves: Sequence[Placement], rng: Random) -> Placement:
+        best, best_score = moves[0], -1.0
+        for move in moves:
+            board, results = _simulate(state, move, seat)
+            where, outcome = results[seat]
+            score = 0.0
+            if outcome == ALIVE:
+                score = 2.0
+                x, y = _beyond(*where)
+                if 0 <= x < SIZE and 0 <= y < SIZE and board[y][x] is None:
+                    score = 4.0
+            score += rng.random()
+            if score > best_score:
+                best, best_score = move, score
+        return best
 
 
 class LookaheadRobot:
@@ -126,5 +152,7 @@ class LookaheadRobot:
 
 ROBOTS: dict[str, Robot[TsuroState, Placement]] = {
     "random": RandomTsuroRobot(),
+    "greedy": GreedyTsuroRobot(),
+    "easy": Blunderer(GreedyTsuroRobot(), 0.3),
     "lookahead": LookaheadRobot(),
 }
