@@ -263,7 +263,8 @@ class Ladder:
     def table(self) -> str:
         options = ", ".join(f"{value} {key}" for key, value in self.options.items())
         lines = [
-            f"OpenSkill ladder of {self.game}" + (f" ({options})" if options else "")
+            f"OpenSkill ladder of {self.game}"
+            + (f" ({options})" if options else "")
             + f": {self.games} games of {self.seats} seats, seed {self.seed}, robots drawn at random each game.",
             f"{'rank':>4}  {'robot':10} {'ordinal':>8} {'mu':>7} {'sigma':>6} {'games':>6} {'win rate':>9}",
         ]
@@ -319,16 +320,16 @@ def ladder(
     ratings = {name: model.rating(name=name) for name in pool}
     played = dict.fromkeys(pool, 0)
     won = dict.fromkeys(pool, 0.0)
-    for (_, lineup, _, _), result in zip(jobs, results, strict=True):
+    for (_, seated, _, _), result in zip(jobs, results, strict=True):
         if not result.winners:
             continue  # an unfinished game ranks nobody
-        for seat, name in enumerate(lineup):
+        for seat, name in enumerate(seated):
             played[name] += 1
             if seat in result.winners:
                 won[name] += 1 / len(result.winners)
         # A robot seated twice (too few robots for the seats) is rated once, by its better seat.
         ranks: dict[str, int] = {}
-        for seat, name in enumerate(lineup):
+        for seat, name in enumerate(seated):
             ranks[name] = min(ranks.get(name, 2), 1 if seat in result.winners else 2)
         if len(ranks) < 2:
             continue

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from parlour.games.apologies.model import Mode
-from parlour.games.registry import plugin
 from parlour.games.base import Robot
+from parlour.games.registry import plugin
 from parlour.robots.apologies import RolloutRobot, SearchRobot
 from parlour.robots.fish import FishSearchRobot
 from parlour.robots.fish_alphabeta import AlphaBetaFishRobot
@@ -24,7 +24,11 @@ SLOW_EVERY = 50
 #: Small-budget twins of the searching robots, by game and name.
 LEAN: dict[str, dict[str, Robot[Any, Any]]] = {
     "apologies": {"search": SearchRobot(samples=1), "rollout": RolloutRobot(samples=1)},
-    "fish": {"search": FishSearchRobot(depth=1, budget=10), "alphabeta": AlphaBetaFishRobot(budget=20)},
+    "fish": {
+        "search": FishSearchRobot(depth=1, budget=10),
+        "alphabeta": AlphaBetaFishRobot(budget=20),
+        "shallow": AlphaBetaFishRobot(budget=20),
+    },
     "tsuro": {},
 }
 #: Robots without a small-budget twin that are too slow to ask at every position.

@@ -67,9 +67,7 @@ class _Position:
     def moves(self, seat: int) -> list[tuple[int, int, int]]:
         """(penguin index within the seat, from, to), richest departures and arrivals first."""
         fish = self.fish
-        found = [
-            (index, tile, to) for index, tile in enumerate(self.pens[seat]) for to in self.slides(tile)
-        ]
+        found = [(index, tile, to) for index, tile in enumerate(self.pens[seat]) for to in self.slides(tile)]
         found.sort(key=lambda m: -(fish[m[1]] * 8 + fish[m[2]]))
         return found
 
@@ -119,7 +117,10 @@ class AlphaBetaFishRobot:
 
     name = "alphabeta"
 
-    def __init__(self, budget: int = 1500, territory: float = 0.5, max_depth: int = 12) -> None:
+    def __init__(
+        self, budget: int = 1500, territory: float = 0.5, max_depth: int = 12, name: str = "alphabeta"
+    ) -> None:
+        self.name = name
         self.budget = budget
         self.territory = territory
         self.max_depth = max_depth
@@ -144,7 +145,7 @@ class AlphaBetaFishRobot:
                 break  # the game's end is within reach: deeper search changes nothing
             root.remove(found)
             root.insert(0, found)
-        index, start, to = best
+        _, start, to = best
         penguin = next(p for p, tile in enumerate(state.penguins) if tile == start)
         return Move(penguin, to)
 
@@ -204,7 +205,9 @@ class AlphaBetaFishRobot:
             pens[index] = start
             fish[start] = gained
 
-    def _search(self, position: _Position, me: int, last: int, depth: int, alpha: float, beta: float) -> float:
+    def _search(
+        self, position: _Position, me: int, last: int, depth: int, alpha: float, beta: float
+    ) -> float:
         self._nodes += 1
         if self._nodes > self.budget:
             raise _OutOfNodes

@@ -20,7 +20,7 @@ LEVELS = ("easy", "normal", "hard")
 #: game -> level -> robot name (in the game's ROBOTS).
 LEVEL_ROBOTS: dict[str, dict[str, str]] = {
     "apologies": {"easy": "easy", "normal": "search", "hard": "rollout"},
-    "fish": {"easy": "easy", "normal": "search", "hard": "alphabeta"},
+    "fish": {"easy": "easy", "normal": "shallow", "hard": "alphabeta"},
     "tsuro": {"easy": "easy", "normal": "greedy", "hard": "lookahead"},
 }
 

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from random import Random
 
 from parlour.games.base import Robot
-from parlour.robots.blunder import Blunderer
 from parlour.games.tsuro.rules import ALIVE, SIZE, Placement, TsuroState, _beyond, _follow, _simulate
 from parlour.games.tsuro.tiles import MATCH, TILES, exit_port
+from parlour.robots.blunder import Blunderer
 
 __all__ = ["ROBOTS", "GreedyTsuroRobot", "LookaheadRobot", "RandomTsuroRobot"]
 

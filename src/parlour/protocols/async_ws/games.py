@@ -267,7 +267,12 @@ class Games:
         elif record.server_rules and record.status == "RUNNING":
             config = record.config
             rules = replay(
-                config.rules, len(record.seats), record.seed, record.actions, config.options, config.robot_level
+                config.rules,
+                len(record.seats),
+                record.seed,
+                record.actions,
+                config.options,
+                config.robot_level,
             )
         game = self._games[record.id] = Game(record, rules, self.context)
         self.context.roster.track(record)

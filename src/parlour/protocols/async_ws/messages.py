@@ -230,7 +230,7 @@ class GameConfiguration(_Structure, kw_only=True):
     #: Parlour extensions (S9): the options of the `rules` plugin, and the level robot seats play at.
     options: Annotated[
         dict[str, str | int],
-        Meta(max_length=8, description="Options of the `rules` plugin, e.g. `{\"mode\": \"ADULT\"}` (S9)."),
+        Meta(max_length=8, description='Options of the `rules` plugin, e.g. `{"mode": "ADULT"}` (S9).'),
     ] = {}
     robot_level: (
         Annotated[RobotLevel, Meta(description="How well robot seats (id 0) play; absent: the default.")]

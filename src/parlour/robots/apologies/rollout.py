@@ -118,7 +118,9 @@ class RolloutRobot:
         pile = [rng.choice(DECK) for _ in range(self.max_steps + 2)] + pool
         return hands, pile
 
-    def _play(self, state: GameState, me: int, move: Move, hands: list[list[Card]], pile: list[Card]) -> float:
+    def _play(
+        self, state: GameState, me: int, move: Move, hands: list[list[Card]], pile: list[Card]
+    ) -> float:
         board = GameState(
             state.mode,
             state.colors,
