@@ -11,7 +11,7 @@ parity, and decision times (wall clock, so a loaded machine shows in the p99). T
 every game, so each robot plays every seat equally often. The default seed was not used to tune
 the robots.
 
-    python bench/robots.py [--games 1000] [--fish-games 500] [--workers 2] [--only apologies]
+    python bench/robots.py [--games 1000] [--fish-games 500] [--workers 2] [--only apologies] [--mode ADULT]
 """
 
 from __future__ import annotations
@@ -53,9 +53,12 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--only", choices=["apologies", "fish", "tsuro"], help="one game only")
+    parser.add_argument("--mode", choices=["STANDARD", "ADULT"], help="one Apologies mode only")
     args = parser.parse_args()
     for label, game, seats, options, target, p99_target in RUNS:
-        if args.only and game != args.only:
+        if (args.only and game != args.only) or (
+            args.mode and options.get("mode", Mode(args.mode)).value != args.mode
+        ):
             continue
         games = args.games if game == "apologies" else args.fish_games
         baseline = simulate(game, ["greedy"] * len(seats), games, args.seed, options, workers=args.workers)

@@ -75,7 +75,7 @@ def test_decision_times_are_credited_to_the_robot_that_decided() -> None:
 
 
 @pytest.mark.parametrize(
-    ("game", "robots"), [("fish", ["search", "random"]), ("tsuro", ["lookahead", "random", "random"])]
+    ("game", "robots"), [("fish", ["alphabeta", "greedy"]), ("tsuro", ["lookahead", "greedy", "greedy"])]
 )
 def test_every_game_has_its_own_default_line_up(
     game: str, robots: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]

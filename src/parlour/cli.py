@@ -22,12 +22,12 @@ __all__ = ["build_parser", "main"]
 _DEFAULTS = Settings()
 
 
-#: The line-up ``parlour simulate`` plays when ``--seats`` is not given: each game's best robot
-#: against its simplest ones, as many seats as the game is usually played with.
+#: The line-up ``parlour simulate`` plays when ``--seats`` is not given: each game's strongest
+#: robot against its greedy baseline, as many seats as the game is usually played with.
 DEFAULT_SEATS = {
-    "apologies": "search,greedy,greedy,greedy",
-    "fish": "search,random",
-    "tsuro": "lookahead,random,random",
+    "apologies": "rollout,greedy,greedy,greedy",
+    "fish": "alphabeta,greedy",
+    "tsuro": "lookahead,greedy,greedy",
 }
 
 
