@@ -16,7 +16,8 @@ class Blunderer:
 
     name = "easy"
 
-    def __init__(self, inner: Robot[Any, Any], rate: float) -> None:
+    def __init__(self, inner: Robot[Any, Any], rate: float, name: str = "easy") -> None:
+        self.name = name
         self.inner = inner
         self.rate = rate
 

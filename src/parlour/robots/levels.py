@@ -21,7 +21,7 @@ LEVELS = ("easy", "normal", "hard")
 LEVEL_ROBOTS: dict[str, dict[str, str]] = {
     "apologies": {"easy": "easy", "normal": "search", "hard": "rollout"},
     "fish": {"easy": "easy", "normal": "shallow", "hard": "alphabeta"},
-    "tsuro": {"easy": "easy", "normal": "greedy", "hard": "lookahead"},
+    "tsuro": {"easy": "easy", "normal": "normal", "hard": "lookahead"},
 }
 
 

@@ -51,9 +51,14 @@ class LookaheadRobot:
 
     name = "lookahead"
 
+    def __init__(self, name: str = "lookahead", plans: bool = True) -> None:
+        self.name = name
+        #: Whether to weigh the hand the cyclic deal will give next turn, and the room around.
+        self.plans = plans
+
     def choose(self, state: TsuroState, seat: int, moves: Sequence[Placement], rng: Random) -> Placement:
         best, best_score = moves[0], float("-inf")
-        upcoming = self._next_hand(state, seat)
+        upcoming = self._next_hand(state, seat) if self.plans else []
         for move in moves:
             board, results = _simulate(state, move, seat)
             where, outcome = results[seat]
@@ -63,7 +68,8 @@ class LookaheadRobot:
                 if upcoming and not move.initial:
                     score += 40 * self._freedom(board, where, upcoming)
                     score += self.depth * self._best_next(board, where, upcoming)
-                score += self.space * self._space(board, where)
+                if self.plans:
+                    score += self.space * self._space(board, where)
                 # A square another avatar also faces may be filled by that player first.
                 ahead = _beyond(*where)
                 score -= 60 * sum(
@@ -155,4 +161,8 @@ ROBOTS: dict[str, Robot[TsuroState, Placement]] = {
     "greedy": GreedyTsuroRobot(),
     "easy": Blunderer(GreedyTsuroRobot(), 0.3),
     "lookahead": LookaheadRobot(),
+    # Staying in play, knocking others off and the freedom of its next square only.
+    "careful": LookaheadRobot("careful", plans=False),
 }
+# The normal level: careful, with a random placement one time in five.
+ROBOTS["normal"] = Blunderer(ROBOTS["careful"], 0.2, "normal")
