@@ -453,6 +453,13 @@ class Lobby:
         self.turns.robot_move(game, seat, list(game.pending.values()), now)
         self._advance(game, now)
 
+    def thought(self, token: tuple[str, int], choice: int | None, now: float) -> None:
+        """A robot's decision made away from the event loop (Turns.thought): played, and the
+        game goes on, unless the game has moved on or is gone."""
+        game = self.games.get(token[0])
+        if game is not None and self.turns.thought(game, token, choice, now):
+            self._advance(game, now)
+
     def retrieve(self, player: Player, now: float) -> None:
         game = self._current(player)
         if game.state is not GameState.PLAYING:

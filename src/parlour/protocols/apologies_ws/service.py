@@ -129,6 +129,7 @@ class ApologiesService:
         rng: Random | None = None,
         ledger: Ledger | None = None,
         ids: IdSource | None = None,
+        offload: bool = False,
     ) -> None:
         self.settings = settings
         self.rng = rng if rng is not None else Random()
@@ -136,6 +137,10 @@ class ApologiesService:
         self.lobby: Lobby = Lobby(
             settings, self.rng, self, game="apologies", robot_handles=ROBOT_HANDLES, ledger=ledger, ids=ids
         )
+        #: Slow robots (the hard level) decide in a worker thread: the transport runs the Think
+        #: effects and calls ``thought`` (parlour.transport.runtime). Tests driving the service
+        #: by hand leave it off, and every robot moves at once.
+        self.lobby.turns.offload = offload
         self.schedule: Schedule | None = None
         self._out: list[Effect] = []
         #: REQUEST_FAILED answers by reason code, read by /metrics (parlour.metrics).
@@ -160,7 +165,14 @@ class ApologiesService:
             records = self.lobby.journal.take()
             if records:
                 out.insert(0, Store(records))
+        if self.lobby.turns.thinks:
+            out.extend(self.lobby.turns.take_thinks())
         return out
+
+    def thought(self, token: tuple[str, int], choice: int | None, now: float) -> list[Effect]:
+        """A robot's decision, made away from the event loop, is back (a Think effect's answer)."""
+        self.lobby.thought(token, choice, now)
+        return self._drain()
 
     def _fail(self, conn: ConnId, error: ParlourError, what: str) -> None:
         reason, comment = failure_reason(error)

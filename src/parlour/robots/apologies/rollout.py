@@ -49,6 +49,8 @@ class RolloutRobot:
     """``samples`` futures per move, a round deep; opponents modelled as RewardV1 players."""
 
     name = "rollout"
+    #: Decides away from the event loop where the service allows it (parlour.core.turns).
+    slow = True
 
     def __init__(
         self,
