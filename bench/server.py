@@ -16,6 +16,11 @@ the reference's.
 
     python bench/server.py [--clients 20] [--seconds 20] [--max-games 5000] [--mode STANDARD]
                            [--only parlour,parlour-store,reference]
+    python bench/server.py --robot-latency [--clients 20] [--seconds 20]
+
+``--robot-latency`` measures something else: the request latency of a player in no game while
+the clients play against ``normal`` robots, then ``hard`` ones, which decide in the robots'
+thread rather than on the event loop; it prints both p99s and their ratio.
 """
 
 from __future__ import annotations
@@ -70,14 +75,14 @@ class Load:
 SERVERS = ("parlour", "parlour-store", "reference")
 
 
-def parlour_command(port: int, store: str = "none") -> list[str]:
+def parlour_command(port: int, store: str = "none", robot: str = "greedy") -> list[str]:
     """Parlour on ``port`` alone (no Fish or Tsuro listener), with the store ``store``.
 
     Each bench client is a robot that answers every turn at once, a few hundred requests a
     second: far past the per-connection rate a person needs (``requests_per_second``). The rate
     is raised out of its way, not turned off, so its check is still paid for on every frame."""
     return serve_command(
-        port, "--robot", "greedy", "--log-level", "WARNING", "--requests-per-second", "1000000", store=store
+        port, "--robot", robot, "--log-level", "WARNING", "--requests-per-second", "1000000", store=store
     )
 
 
@@ -169,6 +174,56 @@ async def drive(
     return load, time.monotonic() - started
 
 
+async def probe(port: int, stop_at: float, latencies: list[float]) -> None:
+    """Another player, in no game: LIST_AVAILABLE_GAMES every few milliseconds, timed from the
+    request to its answer. Nothing in it waits for a robot, so a robot holding up the event loop
+    shows in its latency, and a robot thinking off the loop does not."""
+    ws = await open_client("127.0.0.1", port)
+    try:
+        request(ws, "REGISTER_PLAYER", handle="prober")
+        player_id = None
+        while player_id is None:
+            reply = DECODE.decode(await ws.recv())
+            if reply["message"] == "PLAYER_REGISTERED":
+                player_id = reply["player_id"]
+        while time.monotonic() < stop_at:
+            sent_at = time.perf_counter()
+            request(ws, "LIST_AVAILABLE_GAMES", player_id)
+            while kind_of(await ws.recv()) != b"AVAILABLE_GAMES":
+                pass
+            latencies.append(time.perf_counter() - sent_at)
+            await asyncio.sleep(0.005)
+    finally:
+        await ws.close()
+
+
+async def _with_probe(port: int, args: argparse.Namespace, latencies: list[float]) -> tuple[Load, float]:
+    """The clients' load and the prober, side by side."""
+    prober = asyncio.ensure_future(probe(port, time.monotonic() + args.seconds, latencies))
+    played = await drive(port, args.clients, args.seconds, args.max_games, args.mode, args.seed)
+    await prober
+    return played
+
+
+def robot_latency(args: argparse.Namespace) -> None:
+    """The latency of a player in no game while the other clients play against robots, with
+    ``normal`` robots then ``hard`` ones (which decide in the robots' thread), in the same run."""
+    results: dict[str, float] = {}
+    for robot in ("normal", "hard"):
+        port = free_port()
+        latencies: list[float] = []
+        with running(parlour_command(port, robot=robot), port):
+            load, elapsed = asyncio.run(_with_probe(port, args, latencies))
+        summarize(f"robots {robot}", load, elapsed)
+        ordered = sorted(latencies) or [float("nan")]
+        p50 = statistics.median(ordered) * 1000
+        p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000
+        results[robot] = p99
+        print(f"{'':14s} a player in no game, {len(ordered)} requests: p50={p50:.2f}ms p99={p99:.2f}ms")
+    value = results["hard"] / results["normal"] if results["normal"] else float("nan")
+    print(f"ratio p99 of a player in no game, hard/normal robots = {value:.2f} (target: 1 within noise)")
+
+
 def healthz(port: int) -> dict[str, object]:
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     try:
@@ -254,7 +309,16 @@ def main() -> int:
         default=",".join(SERVERS),
         help=f"comma-separated servers to run, from {', '.join(SERVERS)} (default: all)",
     )
+    parser.add_argument(
+        "--robot-latency",
+        action="store_true",
+        help="only this: a player in no game, its request latency while the others play against "
+        "normal robots, then hard ones (which think in the robots' thread), in one run",
+    )
     args = parser.parse_args()
+    if args.robot_latency:
+        robot_latency(args)
+        return 0
     chosen = [name.strip() for name in args.only.split(",") if name.strip()]
     unknown = sorted(set(chosen) - set(SERVERS))
     if unknown or not chosen:

@@ -43,7 +43,10 @@ def test_every_serve_flag_has_a_sentence_its_choices_and_its_default(
         assert " ".join(HELP[field.name].split()) in text
     for name, choices in CHOICES.items():
         assert f"One of: {', '.join(choices)}." in text, name
-    assert "--fish-robot {random,search}" in text and "--tsuro-deal {cyclic,random}" in text
+    assert (
+        "--fish-robot {random,greedy,search,shallow,alphabeta,easy,normal,hard}" in text
+        and "--tsuro-deal {cyclic,random}" in text
+    )
     assert "--websocket-idle SECONDS" in text and "--fish-port PORT" in text and "(default: 8080)" in text
 
 

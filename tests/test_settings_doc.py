@@ -70,7 +70,10 @@ def test_the_stated_bound_is_the_enforced_one(name: str) -> None:
 def test_choices_are_enforced_with_their_list() -> None:
     with pytest.raises(SettingError, match=r"^store_writer must be process or thread, not 'fork'$"):
         Settings(store_writer="fork")
-    with pytest.raises(SettingError, match=r"^robot must be one of random, greedy, search, not 'x'$"):
+    with pytest.raises(
+        SettingError,
+        match=r"^robot must be one of random, greedy, search, rollout, easy, normal, hard, not 'x'$",
+    ):
         Settings(robot="x")
     with pytest.raises(SettingError, match=r"^notify_poll must be positive, not nan$"):
         Settings(notify_poll=float("nan"))

@@ -75,7 +75,7 @@ def test_decision_times_are_credited_to_the_robot_that_decided() -> None:
 
 
 @pytest.mark.parametrize(
-    ("game", "robots"), [("fish", ["search", "random"]), ("tsuro", ["lookahead", "random", "random"])]
+    ("game", "robots"), [("fish", ["alphabeta", "greedy"]), ("tsuro", ["lookahead", "greedy", "greedy"])]
 )
 def test_every_game_has_its_own_default_line_up(
     game: str, robots: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -114,3 +114,37 @@ def test_ties_share_the_win_and_are_counted() -> None:
     assert f"{report.ties} tied (a tie shares the win)" in report.header()
     # Shares of a win show as fractions, every row alike.
     assert all(len(row.split()[2].partition(".")[2]) == 1 for row in report.table().splitlines()[2:5])
+
+
+def test_the_ladder_rates_every_robot_and_orders_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Robots drawn at random for each game, rated with OpenSkill: stronger robots rank higher."""
+    out = tmp_path / "ladder.json"
+    code = main(
+        [
+            "simulate",
+            "--ladder",
+            "apologies",
+            "--seats",
+            "a,b",
+            "--games",
+            "60",
+            "--seed",
+            "4",
+            "--quiet",
+            "--json",
+            str(out),
+        ]
+    )
+    assert code == 0
+    text = capsys.readouterr().out
+    assert text.startswith("OpenSkill ladder of apologies (STANDARD mode): 60 games of 2 seats")
+    rows = json.loads(out.read_text())["rows"]
+    names = [row["robot"] for row in rows]
+    assert sorted(names) == sorted(["random", "greedy", "easy", "search", "rollout"])
+    assert sum(row["games"] for row in rows) == 120  # two seats a game
+    assert names.index("random") == len(names) - 1  # the weakest comes last
+    assert [row["ordinal"] for row in rows] == sorted((row["ordinal"] for row in rows), reverse=True)
+    for name in names:
+        assert name in text

@@ -94,7 +94,7 @@ async def run_server(
     ledger = Ledger(settings.max_in_progress_games)  # one limit for every game of the server
     # Rules and robots draw from a Random each; every secret (ids, seeds) from the OS (secrets).
     ids = IdSource()
-    apologies = ApologiesService(settings, Random(), ledger, ids)
+    apologies = ApologiesService(settings, Random(), ledger, ids, offload=True)
     fish = FishService(settings, Random(), ledger=ledger, ids=ids) if settings.fish_port else None
     tsuro = TsuroService(settings, Random(), ledger, ids) if settings.tsuro_port else None
     services: list[Service] = [service for service in (apologies, fish, tsuro) if service is not None]
@@ -318,7 +318,9 @@ async def _start_cluster(
 
     async def own_apologies(heartbeat: float | None) -> Owned:
         # A ledger per tenure: the games of an earlier tenure are the next owner's to count.
-        service = ApologiesService(settings, Random(), Ledger(settings.max_in_progress_games), IdSource())
+        service = ApologiesService(
+            settings, Random(), Ledger(settings.max_in_progress_games), IdSource(), offload=True
+        )
         snapshot = await runtime.in_store_thread(store.load_live)
         if heartbeat is not None:
             snapshot.heartbeat = heartbeat

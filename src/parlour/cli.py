@@ -22,12 +22,12 @@ __all__ = ["build_parser", "main"]
 _DEFAULTS = Settings()
 
 
-#: The line-up ``parlour simulate`` plays when ``--seats`` is not given: each game's best robot
-#: against its simplest ones, as many seats as the game is usually played with.
+#: The line-up ``parlour simulate`` plays when ``--seats`` is not given: each game's strongest
+#: robot against its greedy baseline, as many seats as the game is usually played with.
 DEFAULT_SEATS = {
-    "apologies": "search,greedy,greedy,greedy",
-    "fish": "search,random",
-    "tsuro": "lookahead,random,random",
+    "apologies": "rollout,greedy,greedy,greedy",
+    "fish": "alphabeta,greedy",
+    "tsuro": "lookahead,greedy,greedy",
 }
 
 
@@ -121,6 +121,13 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--json", type=Path, metavar="FILE", help="Also write the results as JSON to FILE.")
     sim.add_argument("--quiet", action="store_true", help="Draw no progress bar.")
     sim.add_argument(
+        "--ladder",
+        choices=sorted(GAMES),
+        metavar="GAME",
+        help="Play every robot of GAME against the others (robots drawn at random for each game, as "
+        "many seats as --seats names or the default line-up has) and print an OpenSkill ladder.",
+    )
+    sim.add_argument(
         "--fixed-seats",
         action="store_true",
         help="Keep the line-up in its seats (default: it turns by one seat every game).",
@@ -157,6 +164,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _simulate(args: argparse.Namespace) -> int:
     from parlour.simulate import progress_bar, simulate
 
+    if args.ladder is not None:
+        args.game = args.ladder
     seats = [name.strip() for name in (args.seats or DEFAULT_SEATS[args.game]).split(",") if name.strip()]
     options: dict[str, Any] = {}
     if args.game == "apologies":
@@ -169,6 +178,8 @@ def _simulate(args: argparse.Namespace) -> int:
     if args.games < 1:
         print("parlour: --games must be at least 1", file=sys.stderr)
         return 2
+    if args.ladder is not None:
+        return _ladder(args, len(seats), options)
     try:
         report = simulate(
             args.game,
@@ -183,6 +194,24 @@ def _simulate(args: argparse.Namespace) -> int:
     except (KeyError, ValueError) as error:
         print(f"parlour: {error.args[0] if error.args else error}", file=sys.stderr)
         return 2
+    print(report.table())
+    if args.json is not None:
+        args.json.write_text(report.to_json())
+    return 0
+
+
+def _ladder(args: argparse.Namespace, seats: int, options: dict[str, Any]) -> int:
+    from parlour.simulate import ladder, progress_bar
+
+    report = ladder(
+        args.game,
+        seats,
+        args.games,
+        args.seed,
+        options,
+        workers=max(1, args.workers),
+        progress=None if args.quiet else progress_bar(),
+    )
     print(report.table())
     if args.json is not None:
         args.json.write_text(report.to_json())

@@ -19,9 +19,10 @@ from parlour.storage import is_url
 
 __all__ = ["ROBOT_CHOICES", "SettingError", "Settings", "load_settings"]
 
-ROBOT_CHOICES = ("random", "greedy", "search")
-FISH_ROBOTS = ("random", "search")
-TSURO_ROBOTS = ("random", "lookahead")
+#: Each game's robots by name, then its levels (parlour.robots.levels maps a level to a robot).
+ROBOT_CHOICES = ("random", "greedy", "search", "rollout", "easy", "normal", "hard")
+FISH_ROBOTS = ("random", "greedy", "search", "shallow", "alphabeta", "easy", "normal", "hard")
+TSURO_ROBOTS = ("random", "greedy", "careful", "lookahead", "easy", "normal", "hard")
 #: What the URL-valued settings accept (checked in Settings, stated in docs/settings.md).
 STORE_FORMS = "a file path, a postgresql:// URL or none"
 CLUSTER_SCHEMES = ("redis://", "rediss://", "unix://")

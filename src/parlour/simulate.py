@@ -25,7 +25,7 @@ from typing import Any, TextIO
 from parlour.games.registry import plugin
 from parlour.robots.registry import robot
 
-__all__ = ["GameResult", "Report", "play_game", "simulate", "wilson"]
+__all__ = ["GameResult", "Ladder", "Report", "ladder", "play_game", "simulate", "wilson"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,3 +239,113 @@ def progress_bar(stream: TextIO | None = None) -> Callable[[int, int], None]:
         out.flush()
 
     return show
+
+
+@dataclass
+class LadderRow:
+    robot: str
+    mu: float
+    sigma: float
+    ordinal: float
+    games: int
+    wins: float
+
+
+@dataclass
+class Ladder:
+    game: str
+    options: dict[str, Any]
+    seats: int
+    games: int
+    seed: int
+    rows: list[LadderRow] = field(default_factory=list)
+
+    def table(self) -> str:
+        options = ", ".join(f"{value} {key}" for key, value in self.options.items())
+        lines = [
+            f"OpenSkill ladder of {self.game}"
+            + (f" ({options})" if options else "")
+            + f": {self.games} games of {self.seats} seats, seed {self.seed}, robots drawn at random each game.",
+            f"{'rank':>4}  {'robot':10} {'ordinal':>8} {'mu':>7} {'sigma':>6} {'games':>6} {'win rate':>9}",
+        ]
+        for rank, row in enumerate(self.rows, 1):
+            rate = row.wins / row.games if row.games else 0.0
+            lines.append(
+                f"{rank:>4}  {row.robot:10} {row.ordinal:8.2f} {row.mu:7.2f} {row.sigma:6.2f} "
+                f"{row.games:>6} {rate:9.1%}"
+            )
+        return "\n".join(lines)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2)
+
+
+def ladder(
+    game: str,
+    seats: int,
+    games: int,
+    seed: int,
+    options: dict[str, Any] | None = None,
+    names: Sequence[str] | None = None,
+    workers: int = 1,
+    progress: Callable[[int, int], None] | None = None,
+) -> Ladder:
+    """Every robot of ``game`` (or ``names``) against the others: each game seats ``seats`` robots
+    drawn at random (each at most once while there are enough), and OpenSkill's Plackett-Luce model
+    rates them from the results (the winners share first place, everyone else shares second)."""
+    from openskill.models import PlackettLuce
+
+    from parlour.robots.registry import robots
+
+    options = options or {}
+    pool = list(names or robots(game))
+    draw = Random(seed)
+    jobs = []
+    for number in range(games):
+        lineup = draw.sample(pool, seats) if len(pool) >= seats else [draw.choice(pool) for _ in range(seats)]
+        jobs.append((game, tuple(lineup), options, seed * 1_000_003 + number))
+    results: list[GameResult] = []
+    if workers > 1:
+        with ProcessPoolExecutor(workers) as executor:
+            for result in executor.map(_one, jobs, chunksize=max(1, games // (workers * 20))):
+                results.append(result)
+                if progress:
+                    progress(len(results), games)
+    else:
+        for job in jobs:
+            results.append(_one(job))
+            if progress:
+                progress(len(results), games)
+    model = PlackettLuce()
+    ratings = {name: model.rating(name=name) for name in pool}
+    played = dict.fromkeys(pool, 0)
+    won = dict.fromkeys(pool, 0.0)
+    for (_, seated, _, _), result in zip(jobs, results, strict=True):
+        if not result.winners:
+            continue  # an unfinished game ranks nobody
+        for seat, name in enumerate(seated):
+            played[name] += 1
+            if seat in result.winners:
+                won[name] += 1 / len(result.winners)
+        # A robot seated twice (too few robots for the seats) is rated once, by its better seat.
+        ranks: dict[str, int] = {}
+        for seat, name in enumerate(seated):
+            ranks[name] = min(ranks.get(name, 2), 1 if seat in result.winners else 2)
+        if len(ranks) < 2:
+            continue
+        teams = model.rate([[ratings[name]] for name in ranks], ranks=[float(r) for r in ranks.values()])
+        for name, team in zip(ranks, teams, strict=True):
+            ratings[name] = team[0]
+    report = Ladder(
+        game=game,
+        options={key: str(getattr(value, "value", value)) for key, value in options.items()},
+        seats=seats,
+        games=games,
+        seed=seed,
+    )
+    for name, rating in ratings.items():
+        report.rows.append(
+            LadderRow(name, rating.mu, rating.sigma, rating.mu - 3 * rating.sigma, played[name], won[name])
+        )
+    report.rows.sort(key=lambda row: -row.ordinal)
+    return report

@@ -28,8 +28,9 @@ def test_reference_demo_client_plays_a_whole_game(parlour_port: int) -> None:
     assert "Error with connection" not in out, out[-2000:]
 
 
-async def robot_only_game(port: int, mode: str, seats: int) -> list[Message]:
-    """Advertise, start with programmatic seats, and let the server's robot choose every move."""
+async def robot_only_game(port: int, mode: str, seats: int, level: str | None = None) -> list[Message]:
+    """Advertise (with robots of ``level``, a Parlour extension), start with programmatic seats,
+    and let the server's robot choose every move."""
     received: list[Message] = []
     async with connect(f"ws://127.0.0.1:{port}/any/path?x=1") as ws:
 
@@ -51,6 +52,7 @@ async def robot_only_game(port: int, mode: str, seats: int) -> list[Message]:
         assert registered.message is MessageType.PLAYER_REGISTERED
         player_id = registered.player_id
         assert player_id is not None
+        extension = {} if level is None else {"robot_level": level}
         await send(
             "ADVERTISE_GAME",
             player_id,
@@ -59,6 +61,7 @@ async def robot_only_game(port: int, mode: str, seats: int) -> list[Message]:
             players=seats,
             visibility="PRIVATE",
             invited_handles=[],
+            **extension,
         )
         await send("START_GAME", player_id)
         while True:
@@ -85,3 +88,11 @@ def test_robot_only_games_over_the_wire(parlour_port: int, mode: str, seats: int
     states = [m for m in received if m.message is MessageType.GAME_STATE_CHANGE]
     assert len(states) > 10
     assert states[0].context.recent_history[0].action == f"Game started with mode: GameMode.{mode}"  # type: ignore[union-attr]
+
+
+def test_hard_robots_think_in_their_own_process_for_a_whole_game(parlour_port: int) -> None:
+    """The hard level's robot decides away from the event loop (a process of its own): the
+    game is played to its end all the same."""
+    received = asyncio.run(robot_only_game(parlour_port, "STANDARD", 4, level="hard"))
+    assert received[-1].message is MessageType.GAME_COMPLETED
+    assert len([m for m in received if m.message is MessageType.GAME_STATE_CHANGE]) > 10

@@ -27,8 +27,17 @@ def open_create_form(page: Any) -> None:
         page.click(tid("create-toggle"))
 
 
-def invite(page: Any, rules: str, names: list[str], robots: int = 0, clock: str = "none") -> int:
-    """Invite ``names`` (and robots) to a game of ``rules``; the new game's id."""
+def invite(
+    page: Any,
+    rules: str,
+    names: list[str],
+    robots: int = 0,
+    clock: str = "none",
+    level: str = "",
+    mode: str = "",
+) -> int:
+    """Invite ``names`` (and robots, at ``level``) to a game of ``rules`` (Apologies in ``mode``);
+    the new game's id."""
     for name in names:
         page.locator(tid(f"lobby-player-{name}")).wait_for()
     open_create_form(page)
@@ -37,6 +46,9 @@ def invite(page: Any, rules: str, names: list[str], robots: int = 0, clock: str 
     page.fill(tid("create-invite"), ", ".join(names))
     page.select_option(tid("create-robots"), str(robots))
     page.select_option(tid("create-clock"), clock)
+    page.select_option(tid("create-level"), level)
+    if mode:
+        page.select_option(tid("create-mode"), mode)
     page.click(tid("create"))
     page.locator(tid("game-title"), has_text=re.compile(r"#\d+")).wait_for()
     return current_game(page)

@@ -186,6 +186,21 @@ def whose_turn(pages: list[Any], seconds: float = 10) -> Any:
         pages[0].wait_for_timeout(10)
 
 
+def test_an_adult_apologies_game_with_hard_robots(new_page: Any, url: str) -> None:
+    """The create form's robot level and Apologies mode reach the game's configuration."""
+    gus, hal = new_page(), new_page()
+    sign_up(gus, url, "lgus")
+    sign_up(hal, url, "lhal")
+    game = invite(gus, "apologies", ["lhal"], robots=1, level="hard", mode="ADULT")
+    accept(hal, game)
+    for page in (gus, hal):
+        page.locator("[data-testid^='pawn-GREEN-']").first.wait_for()
+        meta = page.locator(tid("game-meta"))
+        meta.filter(has_text="hard robots").wait_for()
+        assert "adult" in meta.inner_text()
+    no_errors(gus, hal)
+
+
 def test_a_reload_mid_game_lands_on_the_same_game_and_turn(new_page: Any, url: str) -> None:
     # Apologies under server rules, on the classic page's board.
     eve, fay = new_page(), new_page()

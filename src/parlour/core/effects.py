@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from parlour.storage.records import Record
 
-__all__ = ["Broadcast", "Close", "ConnId", "Effect", "Relay", "Send", "Store"]
+__all__ = ["Broadcast", "Close", "ConnId", "Effect", "Relay", "Send", "Store", "Think"]
 
 #: Connections are known to the core by opaque ids handed out by the transport.
 ConnId = int
@@ -91,4 +91,15 @@ class Relay:
     data: bytes
 
 
-Effect = Send | Broadcast | Close | Store | Relay
+@dataclass(slots=True)
+class Think:
+    """Run ``job`` (a robot's decision, on copies it owns: nothing it reads changes meanwhile)
+    away from the event loop, then hand its result to the service that asked, as an input of its
+    own: ``service.thought(token, result, now)``, where ``result`` is None if the job failed. A
+    slow robot then never holds up other players' requests while it thinks."""
+
+    token: tuple[str, int]
+    job: Callable[[], int]
+
+
+Effect = Send | Broadcast | Close | Store | Relay | Think

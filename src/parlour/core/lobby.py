@@ -69,7 +69,7 @@ from parlour.core.records import (
 )
 from parlour.core.turns import Turns
 from parlour.games.registry import plugin
-from parlour.robots.registry import robot
+from parlour.robots.levels import pick
 from parlour.settings import Settings
 from parlour.storage.records import GameRow, GameSnapshotRow, MoveRow, PlayerGone, PlayerRow, Snapshot
 
@@ -102,7 +102,7 @@ class Lobby:
         #: ``ids``: robots' choices show this generator's outputs to every player.
         self.turns = Turns(
             self.plugin,
-            robot(game, settings.robot),
+            pick(game, settings.robot),
             rng,
             sink,
             self.journal,
@@ -452,6 +452,13 @@ class Lobby:
         game, seat = self._turn(player)
         self.turns.robot_move(game, seat, list(game.pending.values()), now)
         self._advance(game, now)
+
+    def thought(self, token: tuple[str, int], choice: int | None, now: float) -> None:
+        """A robot's decision made away from the event loop (Turns.thought): played, and the
+        game goes on, unless the game has moved on or is gone."""
+        game = self.games.get(token[0])
+        if game is not None and self.turns.thought(game, token, choice, now):
+            self._advance(game, now)
 
     def retrieve(self, player: Player, now: float) -> None:
         game = self._current(player)

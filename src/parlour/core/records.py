@@ -118,6 +118,8 @@ class Game:
     pending_seat: int | None = None
     #: When the game started, then when each move was played: history entries' timestamps.
     times: list[float] = field(default_factory=list)
+    #: The robot's turn being decided away from the event loop: (game id, moves played).
+    thinking: tuple[str, int] | None = None
     #: What protocol adapters keep about the game between events (e.g. encoded history).
     memo: dict[str, Any] = field(default_factory=dict)
 

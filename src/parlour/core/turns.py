@@ -11,15 +11,19 @@ journalled for the store, and every ``snapshot_every`` moves the game's state wi
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from random import Random
 from typing import Any
 
 from parlour.core.durable import SNAPSHOT_EVERY, codec_of, snapshot_row
+from parlour.core.effects import Think
 from parlour.core.events import GamePlayerTurn, GameStateChange, Sink
 from parlour.core.ids import turn_ids
 from parlour.core.journal import Journal
 from parlour.core.records import Game, GameState, PlayerType, Seat, SeatState
 from parlour.games.base import GamePlugin, Outcome, Robot, StateCodec
+from parlour.robots.levels import level_robot
+from parlour.robots.think import decide
 from parlour.storage.records import MOVE, MoveRow
 
 __all__ = ["Turns"]
@@ -43,6 +47,11 @@ class Turns:
         self.sink = sink
         self.journal = journal
         self.robot_handles = tuple(robot_handles)
+        #: Whether slow robots (``slow = True``: the hard levels) decide away from the event
+        #: loop: Think effects, answered through ``thought``. Set by a service whose transport
+        #: runs them (parlour.transport.runtime); otherwise every robot moves at once.
+        self.offload = False
+        self.thinks: list[Think] = []
         #: How the plugin encodes its states for snapshots (None: its games replay every move).
         self.codec: StateCodec[Any] | None = codec_of(plugin)
         #: Moves between two snapshots of a game (core/durable.py).
@@ -85,6 +94,11 @@ class Turns:
             seat = game.seats[seat_index]
             moves = plugin.legal_moves(game.play, seat_index)
             if seat.player is None or seat.state is SeatState.QUIT:
+                robot = self.robot_for(game)
+                if self.offload and getattr(robot, "slow", False):
+                    if game.thinking is None:
+                        self._think(game, seat_index, robot, moves)
+                    return None  # the move comes back as an input of its own (thought)
                 self.robot_move(game, seat_index, moves, now)
                 continue
             # The turn's ids derive from the game's secret and the moves so far: the same after
@@ -98,9 +112,47 @@ class Turns:
             return None
         return None
 
+    def robot_for(self, game: Game) -> Robot[Any, Any]:
+        """The robot of ``game``'s level when one was chosen (an option stored with the game),
+        else the server's robot."""
+        level = game.options.get("robot_level")
+        return self.robot if level is None else level_robot(game.game, level)
+
+    def _think(self, game: Game, seat: int, robot: Robot[Any, Any], moves: Sequence[Any]) -> None:
+        """Ask for the robot's decision away from the event loop (a Think effect), on a copy of
+        the position and with a random source of its own, so that nothing it reads changes."""
+        token = (game.id, len(game.times))
+        game.thinking = token
+        # Picklable: the transport may run it in another process (and does: a thread would
+        # still share the interpreter with the event loop).
+        job = partial(
+            decide, game.game, robot.name, game.play.copy(), seat, list(moves), self.rng.getrandbits(64)
+        )
+        self.thinks.append(Think(token, job))
+
+    def thought(self, game: Game, token: tuple[str, int], choice: int | None, now: float) -> bool:
+        """The decision asked for with ``token`` is back: played if the game still waits for it
+        (the robot's own choice, or at once by the server's robot if the job failed). False
+        when it came too late (the game ended or moved on): nothing is played."""
+        if game.thinking != token or game.state is not GameState.PLAYING:
+            return False
+        game.thinking = None
+        seat = self.plugin.to_move(game.play)
+        assert seat is not None
+        moves = self.plugin.legal_moves(game.play, seat)
+        if choice is None or not 0 <= choice < len(moves):
+            self.robot_move(game, seat, moves, now)
+        else:
+            self.apply(game, seat, choice if self.journal.recording else 0, moves[choice], now)
+        return True
+
+    def take_thinks(self) -> list[Think]:
+        thinks, self.thinks = self.thinks, []
+        return thinks
+
     def robot_move(self, game: Game, seat: int, moves: Sequence[Any], now: float) -> None:
         """The robot's choice among ``moves``, the legal moves of ``seat``, played."""
-        move = self.robot.choose(game.play, seat, moves, self.rng)
+        move = self.robot_for(game).choose(game.play, seat, moves, self.rng)
         self.apply(game, seat, moves.index(move) if self.journal.recording else 0, move, now)
 
     def apply(self, game: Game, seat: int, choice: int, move: Any, now: float) -> None:

@@ -173,11 +173,13 @@ class TimedRobot:
     """A robot (parlour.games.base.Robot) whose every decision is timed into ``tally``: the
     composition root wraps the services' robots with it, so no pure module reads a clock."""
 
-    __slots__ = ("name", "robot", "tally")
+    __slots__ = ("name", "robot", "slow", "tally")
 
     def __init__(self, robot: Any, tally: Tally) -> None:
         self.robot = robot
         self.name: str = robot.name
+        #: A slow robot decides in the robots' process (parlour.core.turns), untimed here.
+        self.slow: bool = getattr(robot, "slow", False)
         self.tally = tally
 
     def choose(self, state: Any, seat: Any, moves: Sequence[Any], rng: Any) -> Any:

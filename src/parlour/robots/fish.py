@@ -1,4 +1,5 @@
-"""Fish robots: ``random`` and ``search`` (maximin over a few plies, bounded by a node budget)."""
+"""Fish robots: ``random``, ``greedy`` (the most fish now) and ``search`` (maximin over a few plies,
+bounded by a node budget)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ from random import Random
 
 from parlour.games.base import Robot
 from parlour.games.fish.rules import FishMove, FishState, Move, _actions, _reachable, apply_move
+from parlour.robots.blunder import Blunderer
+from parlour.robots.fish_alphabeta import AlphaBetaFishRobot
 
-__all__ = ["ROBOTS", "FishSearchRobot", "RandomFishRobot"]
+__all__ = ["ROBOTS", "FishSearchRobot", "GreedyFishRobot", "RandomFishRobot"]
 
 
 class RandomFishRobot:
@@ -17,6 +20,24 @@ class RandomFishRobot:
 
     def choose(self, state: FishState, seat: int, moves: Sequence[FishMove], rng: Random) -> FishMove:
         return moves[rng.randrange(len(moves))]
+
+
+class GreedyFishRobot:
+    """The most fish now: a slide scores the fish of the tile it leaves, so the penguin on the
+    richest tile moves, to the richest tile it reaches (the fish it will score next); a placement
+    takes the richest free tile. Ties go to the first in list order."""
+
+    name = "greedy"
+
+    def choose(self, state: FishState, seat: int, moves: Sequence[FishMove], rng: Random) -> FishMove:
+        fish, penguins = state.fish, state.penguins
+
+        def gain(move: FishMove) -> tuple[int, int]:
+            if isinstance(move, Move):
+                return fish[penguins[move.penguin]], fish[move.tile]
+            return fish[move.tile], 0
+
+        return max(moves, key=gain)
 
 
 def _copy(state: FishState) -> FishState:
@@ -101,4 +122,12 @@ class FishSearchRobot:
         return value
 
 
-ROBOTS: dict[str, Robot[FishState, FishMove]] = {"random": RandomFishRobot(), "search": FishSearchRobot()}
+ROBOTS: dict[str, Robot[FishState, FishMove]] = {
+    "random": RandomFishRobot(),
+    "greedy": GreedyFishRobot(),
+    "easy": Blunderer(GreedyFishRobot(), 0.3),
+    "search": FishSearchRobot(),
+    "alphabeta": AlphaBetaFishRobot(),
+    # The same search with a tenth of the nodes: a few milliseconds a move at most.
+    "shallow": AlphaBetaFishRobot(budget=150, name="shallow"),
+}

@@ -1,4 +1,5 @@
-"""Tsuro robots: ``random`` (any legal placement) and ``lookahead`` (survive, and steer others off)."""
+"""Tsuro robots: ``random`` (any legal placement), ``greedy`` (stay on the board, one step ahead)
+and ``lookahead`` (survive, and steer others off)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from random import Random
 from parlour.games.base import Robot
 from parlour.games.tsuro.rules import ALIVE, SIZE, Placement, TsuroState, _beyond, _follow, _simulate
 from parlour.games.tsuro.tiles import MATCH, TILES, exit_port
+from parlour.robots.blunder import Blunderer
 
-__all__ = ["ROBOTS", "LookaheadRobot", "RandomTsuroRobot"]
+__all__ = ["ROBOTS", "GreedyTsuroRobot", "LookaheadRobot", "RandomTsuroRobot"]
 
 
 class RandomTsuroRobot:
@@ -19,15 +21,44 @@ class RandomTsuroRobot:
         return moves[rng.randrange(len(moves))]
 
 
+class GreedyTsuroRobot:
+    """The tile that keeps its own avatar on the board, one step ahead: a placement after which
+    it is still in play, facing an empty square on the board (so that some tile can be placed
+    next turn). Others' fates are ignored; ties are broken at random."""
+
+    name = "greedy"
+
+    def choose(self, state: TsuroState, seat: int, moves: Sequence[Placement], rng: Random) -> Placement:
+        best, best_score = moves[0], -1.0
+        for move in moves:
+            board, results = _simulate(state, move, seat)
+            where, outcome = results[seat]
+            score = 0.0
+            if outcome == ALIVE:
+                score = 2.0
+                x, y = _beyond(*where)
+                if 0 <= x < SIZE and 0 <= y < SIZE and board[y][x] is None:
+                    score = 4.0
+            score += rng.random()
+            if score > best_score:
+                best, best_score = move, score
+        return best
+
+
 class LookaheadRobot:
     """Scores each placement by what follows at once: staying in play first, opponents knocked
     out next, then its freedom: how many tiles and turns would keep it alive on its next square."""
 
     name = "lookahead"
 
+    def __init__(self, name: str = "lookahead", plans: bool = True) -> None:
+        self.name = name
+        #: Whether to weigh the hand the cyclic deal will give next turn, and the room around.
+        self.plans = plans
+
     def choose(self, state: TsuroState, seat: int, moves: Sequence[Placement], rng: Random) -> Placement:
         best, best_score = moves[0], float("-inf")
-        upcoming = self._next_hand(state, seat)
+        upcoming = self._next_hand(state, seat) if self.plans else []
         for move in moves:
             board, results = _simulate(state, move, seat)
             where, outcome = results[seat]
@@ -37,7 +68,8 @@ class LookaheadRobot:
                 if upcoming and not move.initial:
                     score += 40 * self._freedom(board, where, upcoming)
                     score += self.depth * self._best_next(board, where, upcoming)
-                score += self.space * self._space(board, where)
+                if self.plans:
+                    score += self.space * self._space(board, where)
                 # A square another avatar also faces may be filled by that player first.
                 ahead = _beyond(*where)
                 score -= 60 * sum(
@@ -126,5 +158,11 @@ class LookaheadRobot:
 
 ROBOTS: dict[str, Robot[TsuroState, Placement]] = {
     "random": RandomTsuroRobot(),
+    "greedy": GreedyTsuroRobot(),
+    "easy": Blunderer(GreedyTsuroRobot(), 0.3),
     "lookahead": LookaheadRobot(),
+    # Staying in play, knocking others off and the freedom of its next square only.
+    "careful": LookaheadRobot("careful", plans=False),
 }
+# The normal level: careful, with a random placement one time in five.
+ROBOTS["normal"] = Blunderer(ROBOTS["careful"], 0.2, "normal")

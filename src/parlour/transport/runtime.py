@@ -4,17 +4,20 @@ group commit that keeps "stored before shown" (DESIGN.md, "The central loop").""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
+import multiprocessing
 import secrets
 import time
 from collections import deque
 from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TypeVar
 
-from parlour.core.effects import Broadcast, Close, ConnId, Effect, Relay, Send, Store
+from parlour.core.effects import Broadcast, Close, ConnId, Effect, Relay, Send, Store, Think
 from parlour.core.service import Service
 from parlour.storage import Fence, Heartbeat, MetaRow, Record
 from parlour.storage import Store as StoreBackend
@@ -150,6 +153,8 @@ class Runtime:
         self._numbered = 0
         self.resolve_seconds = RESOLVE_SECONDS
         self.resolve_backoff = RESOLVE_BACKOFF
+        #: The process robots think in (Think effects), started with the first of them.
+        self._thinker: ProcessPoolExecutor | None = None
 
     @property
     def store_status(self) -> str:
@@ -178,6 +183,8 @@ class Runtime:
     ) -> None:
         """Carry out one input's effects; ``service`` and ``origin`` (the connection whose
         frame produced them) say whom to tell if their records cannot be stored."""
+        if any(type(effect) is Think for effect in effects):
+            effects = self._think(effects, service)
         if self.store is not None and (
             self._batch is not None or self._queued or self._recovering or _stores(effects)
         ):
@@ -190,6 +197,46 @@ class Runtime:
         (a cluster owner's, for this node's connections): at once, never held behind this
         node's own commits, nor refused with them if they fail."""
         self._send(effects)
+
+    def _think(self, effects: list[Effect], service: Service | None) -> list[Effect]:
+        """Start each Think's job in the robots' process; the other effects, to carry out.
+
+        A job carries copies of what it reads, so it needs no lock; its answer comes back on the
+        loop as an input of its own (``service.thought``), after everything before it. A process
+        rather than a thread: a thread would share the interpreter lock with the event loop, and
+        a thinking robot would still slow everyone down (measured: bench/server.py
+        --robot-latency). One process, so the loop keeps a core of its own on a small machine."""
+        if self._thinker is None:
+            self._thinker = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+        loop = asyncio.get_running_loop()
+        rest: list[Effect] = []
+        for effect in effects:
+            if type(effect) is Think:
+                future = self._thinker.submit(effect.job)
+                future.add_done_callback(partial(self._back, loop, service, effect.token))
+            else:
+                rest.append(effect)
+        return rest
+
+    def _back(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        service: Service | None,
+        token: tuple[str, int],
+        done: Future[int],
+    ) -> None:
+        """In the executor's thread: hand the answer to the loop."""
+        with contextlib.suppress(RuntimeError):  # the loop has closed (shutdown): not needed
+            loop.call_soon_threadsafe(self._thought, service, token, done)
+
+    def _thought(self, service: Service | None, token: tuple[str, int], done: Future[int]) -> None:
+        answer = getattr(service, "thought", None)
+        if answer is None:  # pragma: no cover - only services that think make Think effects
+            return
+        error = done.exception()
+        if error is not None:
+            log.error("a robot's decision failed; the server's robot plays instead", exc_info=error)
+        self.execute(answer(token, None if error is not None else done.result(), self.clock()), service)
 
     async def stored(
         self, effects: list[Effect], service: Service | None = None, origin: ConnId | None = None
@@ -632,7 +679,11 @@ class Runtime:
         await asyncio.gather(*(outbox.flush(timeout) for outbox in list(self.outboxes.values())))
 
     async def close_store(self) -> None:
-        """Commit what is held, record the last heartbeat, and stop the writer."""
+        """Commit what is held, record the last heartbeat, and stop the writer (and the robots'
+        process: a decision still on its way is not needed any more)."""
+        if self._thinker is not None:
+            self._thinker.shutdown(wait=False, cancel_futures=True)
+            self._thinker = None
         if self.store is None:
             return
         await self.drain_store(DRAIN_SECONDS)

@@ -8,6 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from parlour.games.apologies.model import Mode
+from parlour.robots.levels import level_robot
 from parlour.storage.sqlite import SQLiteStore
 from tests.protocols.apologies_ws.harness import T0, Client, Server, kinds
 from tests.recording import Recorder
@@ -142,3 +144,47 @@ def test_without_a_store_a_shutdown_cancels_games_as_before() -> None:
     server._take(server.service.shutdown(server.now))
     assert server.service.lobby.games[game_id].state.value == "CANCELLED"
     assert alice.last("SERVER_SHUTDOWN")
+
+
+def test_a_games_robot_level_survives_a_restart(tmp_path: Path) -> None:
+    """ADVERTISE_GAME's ``robot_level`` (a Parlour extension) is stored with the game."""
+    store = SQLiteStore(tmp_path / "p.db")
+    before = recorded(store, T0)
+    alice = before.connect(1)
+    alice.register("alice")
+    got = alice.request(
+        "ADVERTISE_GAME",
+        {
+            "name": "G",
+            "mode": "ADULT",
+            "players": 3,
+            "visibility": "PUBLIC",
+            "invited_handles": [],
+            "robot_level": "hard",
+        },
+    )
+    game_id = got[0]["context"]["game_id"]
+    alice.request("START_GAME")
+    lobby = before.service.lobby
+    assert lobby.turns.robot_for(lobby.games[game_id]) is level_robot("apologies", "hard")
+    store.heartbeat(before.now)
+    after = recorded(store, before.now + 5)
+    lobby = after.service.lobby
+    game = lobby.games[game_id]
+    assert game.options == {"mode": Mode.ADULT, "robot_level": "hard"}
+    assert lobby.turns.robot_for(game) is level_robot("apologies", "hard")
+    bob = after.connect(9)
+    bob.register("bob")
+    refused = bob.request(
+        "ADVERTISE_GAME",
+        {
+            "name": "G",
+            "mode": "ADULT",
+            "players": 3,
+            "visibility": "PUBLIC",
+            "invited_handles": [],
+            "robot_level": "expert",
+        },
+    )
+    assert refused[0]["message"] == "REQUEST_FAILED", refused
+    assert "robot_level" in str(refused[0]["context"]), refused

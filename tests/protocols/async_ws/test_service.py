@@ -805,3 +805,37 @@ def rules_of(h: Harness, game_id: int) -> ServerGame:
     game = h.service.games.game(game_id)
     assert game is not None and game.rules is not None
     return game.rules
+
+
+def test_server_rules_take_options_and_a_robot_level_that_survive_a_restart() -> None:
+    """Parlour's extensions of GameConfiguration: the plugin's options (Apologies ADULT) and the
+    level robot seats play at, stored with the game."""
+    h = Harness()
+    ann, _ = h.player("ann")
+    bob, bob_id = h.player("bob")
+    configuration = {
+        "game_type": "apologies",
+        "rules": "apologies",
+        "max_players": 3,
+        "min_players": 3,
+        "options": {"mode": "ADULT"},
+        "robot_level": "hard",
+    }
+    h.send(ann, type="EngageGameWithFriendsRequest", friend_ids=[0, bob_id], configuration=configuration)
+    game_id = h.expect(ann, "GameCreatedRequest")["game_id"]
+    h.send(bob, type="AnswerInvitationRequest", game_id=game_id, accept=True)
+    rules = rules_of(h, game_id)
+    assert rules.level == "hard" and rules.options == {"mode": "ADULT"}
+    assert msgspec.json.decode(rules.view(None))["mode"] == "ADULT"
+    restarted = h.restart()
+    again = rules_of(restarted, game_id)
+    assert again.level == "hard" and again.options == {"mode": "ADULT"}
+    assert again.actions == rules.actions and again.view(2) == rules.view(2)
+    for bad, word in (
+        ({"options": {"mode": "EXPERT"}}, "mode"),
+        ({"options": {"colour": "red"}}, "colour"),
+        ({"robot_level": "expert"}, "robot_level"),
+        ({"rules": "client", "robot_level": "hard"}, "server rules"),
+    ):
+        h.send(ann, type="LobbyCreateGameRequest", configuration={**configuration, **bad})
+        assert word in h.error(ann, "BAD_REQUEST")["message"], bad

@@ -14,6 +14,7 @@ import msgspec
 
 from parlour.core.errors import MalformedRequest
 from parlour.protocols.jsonlimits import MAX_DEPTH, too_deep
+from parlour.robots.levels import LEVELS
 
 __all__ = [
     "REQUESTS",
@@ -73,6 +74,9 @@ class AdvertiseGame(msgspec.Struct):
     players: int
     visibility: str
     invited_handles: list[str]
+    #: Parlour extension (not in the event model): the level of the robots that fill this game's
+    #: empty and abandoned seats, "easy", "normal" or "hard"; absent, the server's robot setting.
+    robot_level: str | None = None
 
     def check(self, max_chat: int) -> None:
         if not self.name.strip() or len(self.name) > MAX_NAME:
@@ -85,6 +89,8 @@ class AdvertiseGame(msgspec.Struct):
             raise MalformedRequest("'visibility' must be PRIVATE or PUBLIC")
         if not all(self.invited_handles):
             raise MalformedRequest("'invited_handles' elements must be non-empty strings")
+        if self.robot_level is not None and self.robot_level not in LEVELS:
+            raise MalformedRequest("'robot_level' must be easy, normal or hard")
 
 
 class JoinGame(msgspec.Struct):

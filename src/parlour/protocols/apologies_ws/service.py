@@ -32,6 +32,7 @@ from parlour.core.records import Player, Visibility
 from parlour.games.apologies.model import Mode
 from parlour.protocols.apologies_ws.render import Renderer, failure_reason
 from parlour.protocols.apologies_ws.requests import AdvertiseGame, Request, WithHandle, decode_request
+from parlour.robots.levels import LEVELS
 from parlour.settings import Settings
 from parlour.storage import Store as StoreBackend
 from parlour.storage.records import Record, Snapshot
@@ -70,8 +71,11 @@ ROBOT_HANDLES = [
 
 
 def decode_options(options: Mapping[str, Any]) -> dict[str, Any]:
-    """Stored game options back to the lobby's (the mode as an enum)."""
-    return {"mode": Mode(options.get("mode", Mode.STANDARD.value))}
+    """Stored game options back to the lobby's (the mode as an enum, the robot level if chosen)."""
+    decoded: dict[str, Any] = {"mode": Mode(options.get("mode", Mode.STANDARD.value))}
+    if options.get("robot_level") in LEVELS:
+        decoded["robot_level"] = options["robot_level"]
+    return decoded
 
 
 #: Close code when the connection limit is reached: "try again later".
@@ -85,10 +89,13 @@ Handler = Callable[["ApologiesService", ConnId, Player, Any, float], None]
 def _advertise(
     service: ApologiesService, conn: ConnId, player: Player, context: AdvertiseGame, now: float
 ) -> None:
+    options: dict[str, Any] = {"mode": Mode(context.mode)}
+    if context.robot_level is not None:
+        options["robot_level"] = context.robot_level  # stored with the game: survives a restart
     service.lobby.advertise(
         player,
         context.name,
-        {"mode": Mode(context.mode)},
+        options,
         context.players,
         Visibility(context.visibility),
         context.invited_handles,
@@ -122,6 +129,7 @@ class ApologiesService:
         rng: Random | None = None,
         ledger: Ledger | None = None,
         ids: IdSource | None = None,
+        offload: bool = False,
     ) -> None:
         self.settings = settings
         self.rng = rng if rng is not None else Random()
@@ -129,6 +137,10 @@ class ApologiesService:
         self.lobby: Lobby = Lobby(
             settings, self.rng, self, game="apologies", robot_handles=ROBOT_HANDLES, ledger=ledger, ids=ids
         )
+        #: Slow robots (the hard level) decide in a worker thread: the transport runs the Think
+        #: effects and calls ``thought`` (parlour.transport.runtime). Tests driving the service
+        #: by hand leave it off, and every robot moves at once.
+        self.lobby.turns.offload = offload
         self.schedule: Schedule | None = None
         self._out: list[Effect] = []
         #: REQUEST_FAILED answers by reason code, read by /metrics (parlour.metrics).
@@ -153,7 +165,14 @@ class ApologiesService:
             records = self.lobby.journal.take()
             if records:
                 out.insert(0, Store(records))
+        if self.lobby.turns.thinks:
+            out.extend(self.lobby.turns.take_thinks())
         return out
+
+    def thought(self, token: tuple[str, int], choice: int | None, now: float) -> list[Effect]:
+        """A robot's decision, made away from the event loop, is back (a Think effect's answer)."""
+        self.lobby.thought(token, choice, now)
+        return self._drain()
 
     def _fail(self, conn: ConnId, error: ParlourError, what: str) -> None:
         reason, comment = failure_reason(error)

@@ -26,7 +26,7 @@ from parlour.protocols.async_ws.messages import (
     StatusReport,
 )
 from parlour.protocols.async_ws.model import LIVE, AsyncGame, SeatInfo, decode_game
-from parlour.protocols.async_ws.rules import replay, seat_range
+from parlour.protocols.async_ws.rules import check_options, replay, seat_range
 from parlour.storage import AsyncGameRow, Record
 
 __all__ = ["Games", "public"]
@@ -140,6 +140,12 @@ class Games:
                     "BAD_REQUEST",
                     f"`{config.rules}` is played by {low} to {high} players: check min_players and max_players",
                 )
+            try:
+                check_options(config.rules, config.options)
+            except ValueError as error:
+                return Refusal("BAD_REQUEST", f"`options`: {error}")
+        elif config.options or config.robot_level is not None:
+            return Refusal("BAD_REQUEST", "`options` and `robot_level` need server rules (`rules`)")
         if self.offers(player_id) >= limits.max_offers:
             return Refusal("TOO_MANY_OFFERS", f"you have {limits.max_offers} games waiting to start")
         if self.playing(player_id) >= limits.max_games:
@@ -259,7 +265,15 @@ class Games:
         if placed is not None and placed(record):
             pass  # a copy: its rules run on its owner
         elif record.server_rules and record.status == "RUNNING":
-            rules = replay(record.config.rules, len(record.seats), record.seed, record.actions)
+            config = record.config
+            rules = replay(
+                config.rules,
+                len(record.seats),
+                record.seed,
+                record.actions,
+                config.options,
+                config.robot_level,
+            )
         game = self._games[record.id] = Game(record, rules, self.context)
         self.context.roster.track(record)
         return game

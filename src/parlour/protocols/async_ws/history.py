@@ -84,7 +84,7 @@ def replay_of(game: AsyncGame) -> dict[str, Any]:
 
     IllegalAction (or ValueError) if the record does not fit its rules: a corrupt record.
     """
-    rules = start(game.config.rules, len(game.seats), game.seed)
+    rules = start(game.config.rules, len(game.seats), game.seed, game.config.options)
     initial = _view(rules)
     moves: list[dict[str, Any]] = []
     for index, action in enumerate(game.actions, start=1):

@@ -196,6 +196,8 @@ DeviceType: TypeAlias = Literal["IOS", "IOS_SANDBOX", "OSX", "OSX_SANDBOX", "GCM
 Operation: TypeAlias = Literal["ADD", "REMOVE"]
 #: S9: "client" is the text's model; a plugin name makes Parlour authoritative.
 Rules: TypeAlias = Literal["client", "apologies", "fish", "tsuro"]
+#: Robot levels (parlour.robots.levels), a Parlour extension of server-rules games.
+RobotLevel: TypeAlias = Literal["easy", "normal", "hard"]
 
 
 # --- Shared structures -----------------------------------------------------------------------------
@@ -225,6 +227,15 @@ class GameConfiguration(_Structure, kw_only=True):
     idle_time: Annotated[Seconds, Meta(description="Idle timer in seconds; 0 = off (S7).")] = 0
     ranked: bool = False
     rules: Rules = "client"
+    #: Parlour extensions (S9): the options of the `rules` plugin, and the level robot seats play at.
+    options: Annotated[
+        dict[str, str | int],
+        Meta(max_length=8, description='Options of the `rules` plugin, e.g. `{"mode": "ADULT"}` (S9).'),
+    ] = {}
+    robot_level: (
+        Annotated[RobotLevel, Meta(description="How well robot seats (id 0) play; absent: the default.")]
+        | None
+    ) = None
 
     def __post_init__(self) -> None:
         # Cross-field checks msgspec Meta cannot express; ValueError becomes a ValidationError

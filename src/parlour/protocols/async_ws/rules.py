@@ -101,9 +101,10 @@ from parlour.games.tsuro.rules import (
 from parlour.games.tsuro.tiles import PORTS, SIDE_STEP, TILES, exit_port, port_side
 from parlour.protocols.async_ws.server_game import IllegalAction, PluginGame, ServerGame
 from parlour.robots.fish import FishSearchRobot
+from parlour.robots.levels import LEVELS
 from parlour.robots.registry import robot
 
-__all__ = ["RULES", "IllegalAction", "ServerGame", "replay", "seat_range", "start"]
+__all__ = ["RULES", "IllegalAction", "ServerGame", "check_options", "replay", "seat_range", "start"]
 
 #: The plugins a game may be played under (GameConfiguration.rules other than "client").
 RULES: tuple[str, ...] = ("apologies", "fish", "tsuro")
@@ -420,24 +421,46 @@ def _options(rules: str, options: Mapping[str, Any]) -> dict[str, Any]:
     return found
 
 
-def start(rules: str, seats: int, seed: int, options: Mapping[str, Any] | None = None) -> ServerGame:
-    """A new game of ``rules`` for ``seats`` players dealt from ``seed``.
+def check_options(rules: str, options: Mapping[str, Any]) -> None:
+    """ValueError naming the problem when ``options`` are not options of ``rules``."""
+    seat_range(rules)
+    _options(rules, options)
+
+
+def start(
+    rules: str,
+    seats: int,
+    seed: int,
+    options: Mapping[str, Any] | None = None,
+    level: str | None = None,
+) -> ServerGame:
+    """A new game of ``rules`` for ``seats`` players dealt from ``seed``, its robots playing at
+    ``level`` (parlour.robots.levels; None: each game's default robot).
 
     ValueError for an unknown rules name, a seat count the game does not allow (the message names
-    the allowed range) or a bad option.
+    the allowed range), a bad option or an unknown level.
     """
     low, high = seat_range(rules)
     if isinstance(seats, bool) or not low <= seats <= high:
         raise ValueError(f"{rules} is played by {low} to {high} players, not {seats}")
-    return _GAMES[rules](seats, seed, _options(rules, options or {}))
+    if level is not None and level not in LEVELS:
+        raise ValueError(f"unknown robot level {level!r}; choose from {', '.join(LEVELS)}")
+    game = _GAMES[rules](seats, seed, _options(rules, options or {}))
+    game.level = level
+    return game
 
 
 def replay(
-    rules: str, seats: int, seed: int, actions: Sequence[str], options: Mapping[str, Any] | None = None
+    rules: str,
+    seats: int,
+    seed: int,
+    actions: Sequence[str],
+    options: Mapping[str, Any] | None = None,
+    level: str | None = None,
 ) -> ServerGame:
     """The game rebuilt from its record: :func:`start`, then every action (and seat removal) in
     order. IllegalAction if the record does not fit the game."""
-    game = start(rules, seats, seed, options)
+    game = start(rules, seats, seed, options, level)
     for action in actions:
         if action.startswith("remove "):
             local_id = action.removeprefix("remove ")

@@ -13,6 +13,7 @@ import msgspec
 
 from parlour.games.base import GamePlugin, Robot
 from parlour.games.registry import plugin
+from parlour.robots.levels import level_robot
 
 __all__ = ["IllegalAction", "PluginGame", "ServerGame"]
 
@@ -36,6 +37,8 @@ class ServerGame(ABC):
     options: dict[str, Any]
     #: Every action applied so far, in order: with rules, seats, seed and options, the replay.
     actions: list[str]
+    #: The level its robots play at (parlour.robots.levels); None: the game's default robot.
+    level: str | None = None
 
     @abstractmethod
     def to_move(self) -> int | None:
@@ -188,7 +191,8 @@ class PluginGame(ServerGame, Generic[S, M]):
         # Derived from the position alone (not from how often robots were asked), so a replayed
         # game makes the same choices; a string seed is hashed with SHA-512, the same everywhere.
         rng = Random(f"robot:{self.rules}:{self.seed}:{len(self.actions)}")
-        choice = self._robot().choose(self._state, local_id - 1, list(legal.values()), rng)
+        robot = self._robot() if self.level is None else level_robot(self.rules, self.level)
+        choice = robot.choose(self._state, local_id - 1, list(legal.values()), rng)
         return self._encode(choice)
 
     def view(self, local_id: int | None) -> str:

@@ -24,7 +24,7 @@ from parlour.games.fish import PLUGIN
 from parlour.games.fish.rules import FishMove, FishState, legal_moves
 from parlour.protocols.fish_tcp.messages import Connect, Malformed, decode, new_game_state, player_connected
 from parlour.protocols.streamed import StreamedService, Table
-from parlour.robots.registry import robot
+from parlour.robots.levels import pick
 from parlour.settings import Settings
 from parlour.storage.records import REMOVE_SEAT, SeatRow
 
@@ -54,7 +54,7 @@ class FishService(StreamedService):
     ) -> None:
         super().__init__(settings, rng, ledger, ids)
         self.board = board or {}  # game options: rows, columns, fish (fixed boards), holes
-        self.robot = robot("fish", settings.fish_robot)
+        self.robot = pick("fish", settings.fish_robot)
         self._numbers = 0
         #: Connections that have not sent PlayerConnect yet, and when they must have.
         self.join_by: dict[ConnId, float] = {}

@@ -32,7 +32,7 @@ from parlour.protocols.tsuro_tcp.messages import (
     game_state,
     line,
 )
-from parlour.robots.registry import robot
+from parlour.robots.levels import pick
 from parlour.settings import Settings
 from parlour.storage.records import REMOVE_SEAT, SeatRow
 
@@ -60,7 +60,7 @@ class TsuroService(StreamedService):
         ids: IdSource | None = None,
     ) -> None:
         super().__init__(settings, rng, ledger, ids)
-        self.robot = robot("tsuro", settings.tsuro_robot)
+        self.robot = pick("tsuro", settings.tsuro_robot)
         self.join_by: dict[ConnId, float] = {}
         self._numbers = 0
 

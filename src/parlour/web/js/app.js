@@ -764,6 +764,7 @@ $("advertise-form").addEventListener("submit", (event) => {
     players: Number($("game-seats").value),
     visibility: $("game-visibility").value,
     invitedHandles: handles($("game-invites").value),
+    robotLevel: $("game-robots").value,
   }));
 });
 

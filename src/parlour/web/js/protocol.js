@@ -63,9 +63,12 @@ export class ApologiesClient {
   listPlayers() { this.send("LIST_PLAYERS"); }
   listGames() { this.send("LIST_AVAILABLE_GAMES"); }
 
-  /** ADVERTISE_GAME: all five keys are required (wire notes 6.5). */
-  advertise({ name, mode, players, visibility, invitedHandles }) {
-    this.send("ADVERTISE_GAME", { name, mode, players, visibility, invited_handles: invitedHandles });
+  /** ADVERTISE_GAME: all five keys are required (wire notes 6.5); `robot_level` is a Parlour
+   * extension (easy, normal or hard), sent only when chosen. */
+  advertise({ name, mode, players, visibility, invitedHandles, robotLevel }) {
+    const context = { name, mode, players, visibility, invited_handles: invitedHandles };
+    if (robotLevel) context.robot_level = robotLevel;
+    this.send("ADVERTISE_GAME", context);
   }
 
   join(gameId) { this.send("JOIN_GAME", { game_id: gameId }); }

@@ -116,7 +116,8 @@ class Game(Phases):
         game.next_players = [seat.local_id for seat in game.seats]
         if game.server_rules:
             game.seed = self.context.ids.bits(63)
-            self.rules = start(game.config.rules, len(game.seats), game.seed)
+            config = game.config
+            self.rules = start(config.rules, len(game.seats), game.seed, config.options, config.robot_level)
             game.turn = self.rules.to_move()
             game.state = self.rules.view(None)
         else:

@@ -26,6 +26,7 @@ export function setupCreateForm(state, fx) {
     $("create-form").classList.toggle("how-open", how() === "open");
     $("create-form").classList.toggle("how-invite", how() === "invite");
     $("create").textContent = how() === "open" ? "Open the game" : "Send invitations";
+    for (const element of document.querySelectorAll("#create-form .apologies-only")) element.hidden = $("create-rules").value !== "apologies";
   }
 
   /** The account ids of `names` (players in the lobby, buddies, players met in games), or an error. */
@@ -51,6 +52,9 @@ export function setupCreateForm(state, fx) {
     const [low, high] = range;
     const [clock, increment] = CLOCKS[$("create-clock").value];
     const config = { game_type: rules, rules, clock_seconds: clock, clock_increment_seconds: increment, ranked: $("create-ranked").checked };
+    // Parlour extensions: the robots' level, and the rules' options (Apologies' mode).
+    if ($("create-level").value) config.robot_level = $("create-level").value;
+    if (rules === "apologies") config.options = { mode: $("create-mode").value };
     if (how() === "open") {
       const password = $("create-password").value;
       Object.assign(config, { min_players: low, max_players: Number($("create-seats").value) });

@@ -34,6 +34,8 @@ function metaText(g) {
   if (g.config) {
     meta.push(`${g.config.max_players} seats`, clockText(g.config), g.config.ranked ? "ranked" : "not ranked");
     if (g.config.private) meta.push("password");
+    if (g.config.options?.mode === "ADULT") meta.push("adult");
+    if (g.config.robot_level) meta.push(`${g.config.robot_level} robots`);
   }
   if (g.turnIndex) meta.push(`turn ${g.turnIndex}`);
   return meta.join(" · ");

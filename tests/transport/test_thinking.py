@@ -1,0 +1,99 @@
+"""Slow robots decide away from the event loop: a Think effect runs in the robots' process while
+the loop goes on, and its answer comes back to the service as an input of its own."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+
+from parlour.core.effects import Effect, Think
+from parlour.core.records import GameState
+from parlour.robots.levels import level_robot
+from parlour.transport.runtime import Runtime
+from tests.protocols.apologies_ws.harness import Server
+
+
+class Thinker:
+    """A service that only answers thoughts."""
+
+    def __init__(self) -> None:
+        self.answers: list[tuple[tuple[str, int], int | None]] = []
+        self.done = asyncio.Event()
+
+    def thought(self, token: tuple[str, int], choice: int | None, now: float) -> list[Effect]:
+        self.answers.append((token, choice))
+        self.done.set()
+        return []
+
+
+def slow_pid() -> int:
+    """A robot taking its time; it answers with the id of the process it ran in."""
+    time.sleep(0.3)
+    return os.getpid()
+
+
+def failing() -> int:
+    raise ValueError("no move")
+
+
+def test_a_think_runs_in_another_process_while_the_loop_goes_on() -> None:
+    async def main() -> None:
+        runtime = Runtime(clock=lambda: 5.0)
+        service = Thinker()
+        try:
+            runtime.execute([Think(("g", 1), slow_pid)], service)  # type: ignore[arg-type]
+            ticks = 0
+            while not service.answers:  # the loop keeps turning while the robot thinks
+                await asyncio.sleep(0.01)
+                ticks += 1
+            assert ticks >= 10
+            token, pid = service.answers[0]
+            assert token == ("g", 1) and pid != os.getpid()
+            service.done.clear()
+            runtime.execute([Think(("g", 2), failing)], service)  # type: ignore[arg-type]
+            await asyncio.wait_for(service.done.wait(), 30)
+            assert service.answers[-1] == (("g", 2), None)  # the server's robot plays instead
+        finally:
+            await runtime.close_store()
+
+    asyncio.run(main())
+
+
+def test_hard_robots_in_the_apologies_lobby_answer_through_thoughts() -> None:
+    """With offloading on, a hard robot's turn waits for its Think's answer; the answer plays
+    the move the robot chose, a stale or repeated answer changes nothing."""
+    server = Server(seed=3, robot="hard")
+    server.service.lobby.turns.offload = True
+    thinks: list[Think] = []
+    take = server._take
+
+    def taking(effects: list[Effect]) -> None:
+        thinks.extend(e for e in effects if isinstance(e, Think))
+        take([e for e in effects if not isinstance(e, Think)])
+
+    server._take = taking  # type: ignore[method-assign]
+    alice = server.connect(1)
+    alice.register("alice")
+    game_id = alice.advertise(players=4)[0]["context"]["game_id"]
+    alice.request("START_GAME")
+    game = server.service.lobby.games[game_id]
+    assert server.service.lobby.turns.robot_for(game) is level_robot("apologies", "hard")
+    answered = 0
+    while game.state is GameState.PLAYING and answered < 25:
+        if thinks:
+            think = thinks.pop(0)
+            assert not thinks and game.thinking == think.token
+            moves = len(game.times)
+            assert moves == think.token[1]
+            choice = think.job()
+            assert len(game.times) == moves  # thinking changed nothing
+            server._take(server.service.thought(think.token, choice, server.now))
+            assert len(game.times) > moves  # the robot's move was played
+            server._take(server.service.thought(think.token, choice, server.now))  # stale: ignored
+            answered += 1
+            continue
+        turn = server.last_turn()
+        assert turn is not None and turn[0] == alice.conn, "nobody is to move"
+        alice.request("EXECUTE_MOVE", {"move_id": sorted(turn[1]["context"]["moves"])[0]})
+    assert answered == 25 or game.state is not GameState.PLAYING
