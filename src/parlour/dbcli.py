@@ -11,7 +11,7 @@ or imports back into PostgreSQL through an export), ``pg_dump`` being the databa
 An export is JSON lines, one row each: ``{"kind": KIND, "fields": {...}}``, in this order:
 ``player``, ``game``, ``move`` (the Apologies, Fish and Tsuro tables), then ``account``,
 ``async_game``, ``async_turn``, ``rating``, ``chat``, ``relation``, ``report``, ``device``,
-``notification`` (the /async protocol's) and ``meta`` (values kept in the store's metadata,
+``notification`` (the /async protocol's), ``audit`` (what admins did) and ``meta`` (values kept in the store's metadata,
 except the store's own version and heartbeat). Bytes (the /async games' and turns' documents,
 the push notifications' payloads) are base64 text. The row's fields are nested rather than spread
 beside ``kind`` because a move row has a ``kind`` field of its own (a move or a seat removed).
@@ -55,6 +55,7 @@ NAMES = {
     "report": ("report", "reports"),
     "device": ("device", "devices"),
     "notification": ("notification", "notifications"),
+    "audit": ("audit record", "audit records"),
     "meta": ("metadata value", "metadata values"),
 }
 #: The FILE argument that means stdout (export) or stdin (import).
@@ -152,6 +153,7 @@ def _report_lines(location: str, report: dict[str, Any]) -> list[str]:
         f"reports: {counts['reports']}",
         f"devices: {counts['devices']}",
         f"notifications: {counts['notifications']}",
+        f"audit records: {counts['audit']}",
         "ok" if report["ok"] else "NOT OK: see the lines above",
     ]
 

@@ -9,6 +9,7 @@ from parlour.storage import (
     REMOVE_SEAT,
     SNAPSHOT_VERSION,
     AccountRow,
+    AuditRow,
     AsyncGameRow,
     AsyncTurnRow,
     ChatRow,
@@ -240,4 +241,5 @@ def populate_social() -> list[Record]:
         notification(1),
         notification(2, account_id=2, token="apple-token", device_type="IOS"),
         notification(3, attempts=1, delivered=9600.0),
+        AuditRow("0001", 8003.0, "Player1", "mute", "Player2", "rude", '{"minutes": 5}'),
     ]

@@ -14,6 +14,7 @@ from parlour.storage.records import (
     AccountRow,
     AsyncGameRow,
     AsyncTurnRow,
+    AuditRow,
     ChatRow,
     DeviceRow,
     GameRow,
@@ -101,6 +102,29 @@ class Store(Protocol):
 
     def account_by_name(self, name: str) -> AccountRow | None:
         """The account of that name, whatever its case."""
+        ...
+
+    def account(self, account_id: int) -> AccountRow | None:
+        """The account of that id, as stored (its role included)."""
+        ...
+
+    def set_role(self, name: str, role: str, audit: AuditRow) -> AccountRow | None:
+        """Give the account of that name (whatever its case) ``role`` ("" for none) and write
+        ``audit`` in the same transaction; the account as it now is, or None (nothing written)
+        when nobody has that name."""
+        ...
+
+    def audit_log(
+        self,
+        limit: int,
+        actor: str | None = None,
+        action: str | None = None,
+        target: str | None = None,
+        since: float | None = None,
+        before: float | None = None,
+    ) -> list[AuditRow]:
+        """The latest ``limit`` audit records, newest first, of that actor, action and target
+        (each compared exactly, when given), at or after ``since`` and before ``before``."""
         ...
 
     def ensure_secret(self, key: str) -> bytes:
