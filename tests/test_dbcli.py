@@ -422,3 +422,31 @@ def test_a_postgresql_store_that_cannot_be_reached_is_one_line_without_its_passw
     assert status == 1 and out == ""
     assert err.startswith("parlour: postgresql://ann:***@127.0.0.1:1/none") and err.count("\n") == 1
     assert "s3cret" not in err
+
+
+def test_admin_grant_and_revoke_set_the_role_and_audit_it(
+    capsys: pytest.CaptureFixture[str], store_path: Path
+) -> None:
+    status, out, _ = _run(capsys, "admin", "grant", "player2", "--store", str(store_path), "--reason", "on call")
+    assert (status, out) == (0, "Player2 is now an admin\n")
+    status, out, err = _run(capsys, "admin", "grant", "nobody", "--store", str(store_path))
+    assert status == 1 and "no account is named 'nobody'" in err
+    store = SQLiteStore(store_path)
+    try:
+        found = store.account_by_name("Player2")
+        assert found is not None and found.role == "admin"
+        (granted,) = store.audit_log(10, action="grant")
+        assert (granted.actor, granted.target, granted.reason) == ("cli", "Player2", "on call")
+    finally:
+        store.close()
+    status, out, _ = _run(capsys, "admin", "revoke", "Player2", "--store", str(store_path))
+    assert (status, out) == (0, "Player2 is no longer an admin\n")
+    store = SQLiteStore(store_path)
+    try:
+        found = store.account_by_name("Player2")
+        assert found is not None and found.role == ""
+        assert [row.action for row in store.audit_log(10, actor="cli")] == ["revoke", "grant"]
+    finally:
+        store.close()
+    status, _, err = _run(capsys, "admin", "grant", "ann", "--store", str(store_path.with_name("none.db")))
+    assert status == 1 and "no such store" in err

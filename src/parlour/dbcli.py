@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import functools
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import suppress
 from pathlib import Path
@@ -33,9 +34,10 @@ from typing import IO, Any
 
 import msgspec
 
-from parlour.storage import EXPORT_KINDS, NO_STORE, Record, Store, StoreError, is_url, open_store
+from parlour.accounts.moderation import ADMIN, audit_id
+from parlour.storage import EXPORT_KINDS, NO_STORE, AuditRow, Record, Store, StoreError, is_url, open_store
 
-__all__ = ["backup", "check", "export", "import_", "run"]
+__all__ = ["backup", "check", "export", "import_", "role", "run"]
 
 #: The kinds of rows an export holds, in the order it writes them, and their records.
 ROWS: dict[str, type[Record]] = EXPORT_KINDS
@@ -294,4 +296,35 @@ def backup(args: argparse.Namespace) -> int:
     finally:
         store.close()
     print(f"backed up {store.location} to {args.file}")
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# admin grant / revoke
+
+
+@_guarded
+def role(args: argparse.Namespace) -> int:
+    """``parlour admin grant|revoke NAME``: set the account's role in the store, with an audit
+    record of the change in the same transaction. A running server reads the role from the
+    store at each admin request, so the change holds at once, on every node."""
+    granted = args.admin_command == "grant"
+    store = _open(args.store)
+    try:
+        now = time.time()
+        audit = AuditRow(
+            id=audit_id(now),
+            at=now,
+            actor="cli",
+            action="grant" if granted else "revoke",
+            target=args.name,
+            reason=args.reason,
+            detail=msgspec.json.encode({"role": ADMIN if granted else ""}).decode(),
+        )
+        account = store.set_role(args.name, ADMIN if granted else "", audit)
+    finally:
+        store.close()
+    if account is None:
+        raise _Stop(f"no account is named {args.name!r} in {args.store}")
+    print(f"{account.name} is {'now an admin' if granted else 'no longer an admin'}")
     return 0

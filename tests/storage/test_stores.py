@@ -952,7 +952,8 @@ def test_a_role_is_set_with_its_audit_record_and_kept_by_the_servers_upserts(sto
     found = store.set_role("player1", ADMIN_ROLE, granted)  # names compare whatever their case
     assert found is not None and found.role == ADMIN_ROLE and found.name == "Player1"
     assert store.set_role("nobody", ADMIN_ROLE, AuditRow("a2", 11.0, "cli", "grant", "nobody", "", "{}")) is None
-    assert [row.id for row in store.audit_log(10)] == ["a1"]  # nothing of the refused one
+    # Nothing of the refused one; the target as the account spells its name.
+    assert [(row.id, row.target) for row in store.audit_log(10)] == [("a1", "Player1")]
     # The server upserts the account whole (a ban, say): the role stays as granted.
     store.commit([msgspec.structs.replace(found, role="", revision=3, ban_reason="spam", ban_until=None)])
     again = store.account(found.id)

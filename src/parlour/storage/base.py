@@ -110,7 +110,7 @@ class Store(Protocol):
 
     def set_role(self, name: str, role: str, audit: AuditRow) -> AccountRow | None:
         """Give the account of that name (whatever its case) ``role`` ("" for none) and write
-        ``audit`` in the same transaction; the account as it now is, or None (nothing written)
+        ``audit`` (its target: the account's name as spelled) in the same transaction; the account as it now is, or None (nothing written)
         when nobody has that name."""
         ...
 

@@ -374,11 +374,13 @@ class SQLStore:
             cur.execute("UPDATE accounts SET role = ? WHERE name_key = ?", (role, name.casefold()))
             if cur.rowcount != 1:
                 return None
-            write_records(cur, [audit])
             row = cur.execute(
                 f"SELECT {ACCOUNTS.select} FROM accounts WHERE name_key = ?", (name.casefold(),)
             ).fetchone()
-            return ACCOUNTS.load(row)
+            account = ACCOUNTS.load(row)
+            # The audit names the account as it is spelled, whatever the case it was given in.
+            write_records(cur, [msgspec.structs.replace(audit, target=account.name)])
+            return account
 
         found: AccountRow | None = self._transaction(work)
         return found
