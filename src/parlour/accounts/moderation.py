@@ -10,12 +10,14 @@ import secrets
 from datetime import UTC, datetime
 from typing import Final, NamedTuple
 
+from parlour.accounts.tokens import TokenError
 from parlour.storage.records import ADMIN_ROLE
 
 __all__ = [
     "ADMIN",
     "MAX_REASON",
     "Ban",
+    "Banned",
     "acting_on_admin",
     "audit_id",
     "ban_words",
@@ -37,6 +39,14 @@ class Ban(NamedTuple):
     def active(self, now: float) -> bool:
         """Whether it holds at ``now``: a ban that ends lifts itself then, with nothing to do."""
         return self.until is None or now < self.until
+
+
+class Banned(TokenError):
+    """A sign-in refused because the account is banned; the message says why and until when."""
+
+    def __init__(self, ban: Ban) -> None:
+        super().__init__(ban_words(ban))
+        self.ban = ban
 
 
 def utc(at: float) -> str:
