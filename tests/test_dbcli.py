@@ -427,7 +427,9 @@ def test_a_postgresql_store_that_cannot_be_reached_is_one_line_without_its_passw
 def test_admin_grant_and_revoke_set_the_role_and_audit_it(
     capsys: pytest.CaptureFixture[str], store_path: Path
 ) -> None:
-    status, out, _ = _run(capsys, "admin", "grant", "player2", "--store", str(store_path), "--reason", "on call")
+    status, out, _ = _run(
+        capsys, "admin", "grant", "player2", "--store", str(store_path), "--reason", "on call"
+    )
     assert (status, out) == (0, "Player2 is now an admin\n")
     status, out, err = _run(capsys, "admin", "grant", "nobody", "--store", str(store_path))
     assert status == 1 and "no account is named 'nobody'" in err

@@ -951,7 +951,9 @@ def test_a_role_is_set_with_its_audit_record_and_kept_by_the_servers_upserts(sto
     granted = AuditRow("a1", 10.0, "cli", "grant", "player1", "", "{}")
     found = store.set_role("player1", ADMIN_ROLE, granted)  # names compare whatever their case
     assert found is not None and found.role == ADMIN_ROLE and found.name == "Player1"
-    assert store.set_role("nobody", ADMIN_ROLE, AuditRow("a2", 11.0, "cli", "grant", "nobody", "", "{}")) is None
+    assert (
+        store.set_role("nobody", ADMIN_ROLE, AuditRow("a2", 11.0, "cli", "grant", "nobody", "", "{}")) is None
+    )
     # Nothing of the refused one; the target as the account spells its name.
     assert [(row.id, row.target) for row in store.audit_log(10)] == [("a1", "Player1")]
     # The server upserts the account whole (a ban, say): the role stays as granted.

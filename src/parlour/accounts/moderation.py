@@ -72,7 +72,9 @@ def acting_on_admin(actor_id: int, target_id: int, target_role: str) -> str | No
     if actor_id == target_id:
         return "an admin does not moderate its own account"
     if target_role == ADMIN:
-        return "an admin's account is not moderated over HTTP: revoke its role first (parlour admin revoke NAME)"
+        return (
+            "an admin's account is not moderated over HTTP: revoke its role first (parlour admin revoke NAME)"
+        )
     return None
 
 

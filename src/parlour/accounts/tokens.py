@@ -158,7 +158,9 @@ class SessionTokens:
         account_id, claimed, _ = self.read(token, now, name)
         return account_id, claimed
 
-    def read(self, token: str, now: float, name: str | None = None, purpose: str = "") -> tuple[int, str, int]:
+    def read(
+        self, token: str, now: float, name: str | None = None, purpose: str = ""
+    ) -> tuple[int, str, int]:
         """The account id, name and revocation counter of a valid token (for ``name``, when
         given, compared case-insensitively; made for ``purpose``: "" is a session's);
         TokenInvalid or TokenExpired otherwise. Whether the counter is still the account's is

@@ -15,12 +15,12 @@ from typing import Any
 import msgspec
 
 __all__ = [
+    "ADMIN_ROLE",
     "ASYNC_FINISHED_STATUSES",
     "EXPORT_KINDS",
     "RELATION_KINDS",
     "SNAPSHOT_VERSION",
     "STORE_META_KEYS",
-    "ADMIN_ROLE",
     "AccountRow",
     "AsyncGameRow",
     "AsyncTurnRow",

@@ -434,8 +434,16 @@ class AsyncService:
         if found.ban is not None and found.ban.active(now):
             raise Banned(found.ban)
         if revision != found.revision:
-            raise TokenRevoked("this session was ended (signed out everywhere, or a new password): sign in again")
+            raise TokenRevoked(
+                "this session was ended (signed out everywhere, or a new password): sign in again"
+            )
         return found
+
+    def end_session(self, session: Session, now: float) -> None:
+        """Sign a session out now, its connection being closed (moderation.py): nothing it sends
+        before the socket is gone counts as the account's."""
+        if session.player_id is not None:
+            self._sign_out(session, now)
 
     def _sign_out(self, session: Session, now: float) -> None:
         hub = self.hub

@@ -158,6 +158,21 @@ class ChatLog:
         mutes = {str(player): until for player, until in self._muted_until.items() if until > now}
         return msgspec.json.encode(mutes).decode()
 
+    def mute(self, player_id: int, until: float, now: float) -> str:
+        """An admin mutes ``player_id`` until ``until`` (at or before ``now``: unmutes it); the
+        mutes in force as JSON, to store (as ``blocked`` returns them)."""
+        if until > now:
+            self._muted_until[player_id] = until
+        else:
+            self._muted_until.pop(player_id, None)
+        mutes = {str(player): end for player, end in self._muted_until.items() if end > now}
+        return msgspec.json.encode(mutes).decode()
+
+    def muted_until(self, player_id: int, now: float) -> float | None:
+        """When ``player_id``'s mute ends, if one is in force."""
+        until = self._muted_until.get(player_id)
+        return until if until is not None and until > now else None
+
     def report_wait(self, player_id: int, now: float) -> float | None:
         """Seconds before ``player_id`` may report again, or None if it may now."""
         last = self._reported.get(player_id)
