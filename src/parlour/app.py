@@ -23,6 +23,8 @@ from parlour.metrics.collector import Exporter, Watched
 from parlour.metrics.tally import Meter, TimedRobot, robot_timer
 from parlour.protocols.apologies_ws import ApologiesService
 from parlour.protocols.async_ws import devices, social
+from parlour.protocols.async_ws.account_http import AccountSelfRoutes
+from parlour.protocols.async_ws.admin_http import AdminRoutes
 from parlour.protocols.async_ws.catalogue import catalogue_routes
 from parlour.protocols.async_ws.history import ReplayRoutes, StoredGame, stored_games
 from parlour.protocols.async_ws.http import AccountRoutes
@@ -113,7 +115,12 @@ async def run_server(
     accounts = AccountRoutes(async_service, runtime, tokens, limiter)
     replays = ReplayRoutes(async_service, runtime.clock)
     exporter = _metrics(runtime, apologies, async_service, fish, tsuro)
-    http_handlers: dict[str, HttpHandler] = {**accounts.routes(), **replays.routes(), **catalogue_routes()}
+    http_handlers: dict[str, HttpHandler] = {
+        **accounts.routes(),
+        **_operator_routes(async_service, runtime, tokens, limiter),
+        **replays.routes(),
+        **catalogue_routes(),
+    }
     websocket_service: Service = apologies
     websocket_routes: dict[str, Service] = {ASYNC_PATH: async_service}
     notifier: asyncio.Task[None] | None = None
@@ -209,6 +216,15 @@ def _metrics(
             meter.watch(table, name, kinds.stream_kind)
             table.robot = TimedRobot(table.robot, meter.robot(name))
     return Exporter(runtime, meter, watched)
+
+
+def _operator_routes(
+    service: AsyncService, runtime: Runtime, tokens: SessionTokens, limiter: LoginLimiter
+) -> dict[str, HttpHandler]:
+    """A player's own account routes and the admin routes (issue 27), bound to the /async
+    service that keeps the accounts (in a cluster: the hub's owner, where they are forwarded)."""
+    own = AccountSelfRoutes(service, runtime, tokens, limiter)
+    return {**own.routes(), **AdminRoutes(service, runtime, tokens, own).routes()}
 
 
 def async_limits(settings: Settings) -> AsyncLimits:
@@ -347,6 +363,7 @@ async def _start_cluster(
         replays.stored = _stored_async_games(store, runtime)
         routes = {
             **AccountRoutes(service, runtime, tokens, limiter).routes(),
+            **_operator_routes(service, runtime, tokens, limiter),
             **replays.routes(),
             **catalogue_routes(),
         }
