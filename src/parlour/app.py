@@ -117,7 +117,9 @@ async def run_server(
     exporter = _metrics(runtime, apologies, async_service, fish, tsuro)
     http_handlers: dict[str, HttpHandler] = {
         **accounts.routes(),
-        **_operator_routes(async_service, runtime, tokens, limiter),
+        **_operator_routes(
+            async_service, runtime, tokens, limiter, LocalGames(runtime, apologies, fish, tsuro)
+        ),
         **replays.routes(),
         **catalogue_routes(),
     }
@@ -219,12 +221,58 @@ def _metrics(
 
 
 def _operator_routes(
-    service: AsyncService, runtime: Runtime, tokens: SessionTokens, limiter: LoginLimiter
+    service: AsyncService,
+    runtime: Runtime,
+    tokens: SessionTokens,
+    limiter: LoginLimiter,
+    other_games: LocalGames | None = None,
 ) -> dict[str, HttpHandler]:
     """A player's own account routes and the admin routes (issue 27), bound to the /async
-    service that keeps the accounts (in a cluster: the hub's owner, where they are forwarded)."""
+    service that keeps the accounts (in a cluster: the hub's owner, where they are forwarded;
+    there the games of the other protocols, on their own owners and nodes, are not reached)."""
     own = AccountSelfRoutes(service, runtime, tokens, limiter)
-    return {**own.routes(), **AdminRoutes(service, runtime, tokens, own).routes()}
+    return {**own.routes(), **AdminRoutes(service, runtime, tokens, own, other_games).routes()}
+
+
+class LocalGames:
+    """The Apologies games and the Fish and Tsuro tables of this server, for the admin routes
+    (admin_http.OtherGames): listed from the services, aborted through them, the effects
+    carried out by the runtime (stored before shown)."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        apologies: ApologiesService,
+        fish: FishService | None,
+        tsuro: TsuroService | None,
+    ) -> None:
+        self.runtime = runtime
+        self.apologies = apologies
+        self.tables = {name: table for name, table in (("fish", fish), ("tsuro", tsuro)) if table is not None}
+
+    def live(self) -> list[dict[str, Any]]:
+        found = self.apologies.live_games()
+        for table in self.tables.values():
+            found += table.live_tables()
+        return found
+
+    def abort(
+        self, protocol: str, game_id: str, reason: str
+    ) -> tuple[Callable[[], Awaitable[None]], str | None]:
+        now = self.runtime.clock()
+        service: Service = self.apologies
+        if protocol == "apologies":
+            effects, problem = self.apologies.abort_game(game_id, reason, now)
+        elif protocol in self.tables:
+            service = self.tables[protocol]
+            effects, problem = self.tables[protocol].abort_table(game_id, reason, now)
+        else:
+            effects, problem = [], f"this server runs no {protocol} tables"
+
+        async def carry_out() -> None:
+            await self.runtime.stored(effects, service)
+
+        return carry_out, problem
 
 
 def async_limits(settings: Settings) -> AsyncLimits:

@@ -427,3 +427,38 @@ def test_the_audit_log_is_filtered_and_a_profile_shows_the_player(site: Site) ->
         "",
     )
     assert site.call("GET", "/api/admin/player?name=nobody", admin)[0] == 404
+
+
+class Others:
+    """The other protocols' games as the app hands them in (app.LocalGames): one Fish table."""
+
+    def __init__(self) -> None:
+        self.aborted: list[tuple[str, str, str]] = []
+
+    def live(self) -> list[dict[str, Any]]:
+        return [
+            {"protocol": "fish", "game_id": "t1", "game": "fish", "state": "PLAYING", "players": ["a", "b"]}
+        ]
+
+    def abort(self, protocol: str, game_id: str, reason: str) -> tuple[Callable[[], Any], str | None]:
+        async def carry_out() -> None:
+            self.aborted.append((protocol, game_id, reason))
+
+        return carry_out, None if game_id == "t1" else "no table in play has this id"
+
+
+def test_the_other_protocols_games_are_listed_and_aborted_through_the_app(site: Site) -> None:
+    others = Others()
+    site.routes.update(
+        AdminRoutes(site.h.service, site.runtime, site.h.service.tokens, site.own, others).routes()
+    )
+    admin = site.admin_token("root")
+    games = site.call("GET", "/api/admin/games", admin)[1]["games"]
+    assert [(g["protocol"], g["game_id"]) for g in games] == [("fish", "t1")]
+    assert site.call("GET", "/api/admin/games?protocol=async", admin)[1]["games"] == []
+    body = {"protocol": "fish", "game_id": "t1", "reason": "stuck"}
+    assert site.call("POST", "/api/admin/games/abort", admin, body)[0] == 200
+    assert others.aborted == [("fish", "t1", "stuck")]
+    assert site.call("POST", "/api/admin/games/abort", admin, {**body, "game_id": "t9"})[0] == 404
+    assert site.call("POST", "/api/admin/games/abort", admin, {**body, "protocol": "chess"})[0] == 400
+    assert [row.target for row in site.store.audit_log(10, action="abort")] == ["fish:t1"]
