@@ -976,3 +976,26 @@ def test_the_audit_log_filters_by_actor_action_target_and_time(store: SQLStore) 
     assert [row.id for row in store.audit_log(10, actor="ann", action="ban")] == ["a3", "a0"]
     assert [row.id for row in store.audit_log(10, target="dan")] == ["a3", "a2"]
     assert [row.id for row in store.audit_log(10, since=1.0, before=3.0)] == ["a2", "a1"]
+
+
+def test_anonymise_account_renames_chat_drops_notifications_and_rewrites_finished_games(
+    store: SQLStore,
+) -> None:
+    store.commit([*populate_async(accounts=3, games=4, turns=0), *populate_social()])
+    live = store.load_async_games()  # live games are never rewritten
+    seen: list[bytes] = []
+
+    def rewrite(doc: bytes) -> bytes | None:
+        seen.append(doc)
+        return b"rewritten"
+
+    count = store.anonymise_account(2, "deleted-2", rewrite)
+    over = [
+        row
+        for row in (store.load_async_game(n) for n in range(1, 5))
+        if row is not None and row.status == "OVER"
+    ]
+    assert count == len(seen) == len(over) == 1 and over[0].doc == b"rewritten"
+    assert all(row.doc != b"rewritten" for row in store.load_async_games()) and live
+    assert {row.sender_name for row in store.load_chat([1], 10)[1]} == {"deleted-2"}
+    assert [row.account_id for row in store.pending_notifications(now=1e12, limit=10)] == [1]

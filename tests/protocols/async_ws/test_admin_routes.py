@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+import msgspec
 import pytest
 
 from parlour.accounts.limits import LoginLimiter
@@ -18,6 +19,8 @@ from parlour.core.effects import ConnId, Effect, Store
 from parlour.core.service import Service
 from parlour.protocols.async_ws.account_http import AccountSelfRoutes
 from parlour.protocols.async_ws.admin_http import AdminRoutes
+from parlour.protocols.async_ws.model import decode_game
+from parlour.protocols.async_ws.moderation import seats_renamed
 from parlour.storage import AuditRow, Record, StoreFailure
 from parlour.storage.sqlite import SQLiteStore
 from tests.protocols.async_ws.harness import Harness
@@ -462,3 +465,52 @@ def test_the_other_protocols_games_are_listed_and_aborted_through_the_app(site: 
     assert site.call("POST", "/api/admin/games/abort", admin, {**body, "game_id": "t9"})[0] == 404
     assert site.call("POST", "/api/admin/games/abort", admin, {**body, "protocol": "chess"})[0] == 400
     assert [row.target for row in site.store.audit_log(10, action="abort")] == ["fish:t1"]
+
+
+def test_a_deleted_account_is_anonymised_in_chat_games_and_the_push_outbox(site: Site) -> None:
+    h = site.h
+    ann, ann_id, token = site.signed_in("ann")
+    bob, _, _ = site.signed_in("bob")
+    for conn in (ann, bob):
+        h.send(conn, type="EnterLobbyRequest")
+    h.send(ann, type="MulticastChatRequest", text="hello all", game_id=0)
+    game_id = h.open_game(ann, bob)
+    h.send(ann, type="GameForfeitRequest", game_id=game_id)
+    assert site.call("POST", "/api/account/delete", token, {"password": "old password"})[0] == 200
+    alias = f"deleted-{ann_id}"
+    # The store: the chat line signed with the alias, the game's seat renamed.
+    (line,) = [row for row in site.store.load_chat([0], 10)[0] if row.sender == ann_id]
+    assert (line.sender_name, line.text) == (alias, "hello all")
+    stored = site.store.load_async_game(game_id)
+    assert stored is not None and "ann" not in [seat.name for seat in decode_game(stored.doc).seats]
+    # The hub: its history and its copy of the game.
+    assert [row.sender_name for row in h.service.hub.chat_log.history(0) if row.sender == ann_id] == [alias]
+    record = h.service.games.get(game_id)
+    assert record is not None and [seat.name for seat in record.seats] == [alias, "bob"]
+
+
+def test_finished_games_only_in_the_store_are_rewritten_there(site: Site) -> None:
+    h = site.h
+    ann, ann_id, token = site.signed_in("ann")
+    bob, _, _ = site.signed_in("bob")
+    game_id = h.open_game(ann, bob)
+    h.send(ann, type="GameForfeitRequest", game_id=game_id)
+    h.send(bob, type="GameForfeitRequest", game_id=game_id)
+    row = site.store.load_async_game(game_id)
+    assert row is not None
+    # As if retained no more in memory: only the store has it, finished.
+    over = msgspec.structs.replace(row, status="ABORTED")
+    site.store.commit([over])
+    rewritten = site.store.anonymise_account(
+        ann_id, f"deleted-{ann_id}", seats_renamed(ann_id, f"deleted-{ann_id}")
+    )
+    assert rewritten == 1
+    again = site.store.load_async_game(game_id)
+    assert again is not None and [s.name for s in decode_game(again.doc).seats] == [
+        f"deleted-{ann_id}",
+        "bob",
+    ]
+    assert (
+        site.store.anonymise_account(ann_id, f"deleted-{ann_id}", seats_renamed(ann_id, f"deleted-{ann_id}"))
+        == 0
+    )

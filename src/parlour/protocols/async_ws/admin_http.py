@@ -21,7 +21,7 @@ import math
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from http import HTTPStatus
-from typing import Any, Final, Protocol, TypeVar
+from typing import Any, Final, Protocol
 from urllib.parse import parse_qs, urlsplit
 
 import msgspec
@@ -31,18 +31,23 @@ from parlour.accounts.tokens import SessionTokens
 from parlour.api import ApiResponse, HttpRequest
 from parlour.core.effects import Store as Remember
 from parlour.protocols.async_ws import moderation
-from parlour.protocols.async_ws.account_http import RESET, AccountSelfRoutes, decoded, error, json_reply, only
+from parlour.protocols.async_ws.account_http import (
+    RESET,
+    AccountSelfRoutes,
+    StoreRuntime,
+    decoded,
+    error,
+    json_reply,
+    only,
+)
 from parlour.protocols.async_ws.accounts import Account
-from parlour.protocols.async_ws.http import Commits
 from parlour.protocols.async_ws.model import LIVE
 from parlour.protocols.async_ws.ratings import ordinal
 from parlour.protocols.async_ws.service import AsyncService
-from parlour.storage import AuditRow, ChatRow, ReportRow, Store
+from parlour.storage import AuditRow, ChatRow, ReportRow
 from parlour.storage.base import StoreFailure
 
 __all__ = ["REPORTS_READ", "RESET_TTL", "AdminRoutes", "AdminRuntime", "OtherGames", "report_id"]
-
-T = TypeVar("T")
 
 #: How long a password reset token lasts (a day: the operator hands it over by hand).
 RESET_TTL: Final = 86_400.0
@@ -56,13 +61,8 @@ REPORT_ACTION: Final = "report"
 MAX_MINUTES: Final = 10 * 366 * 24 * 60
 
 
-class AdminRuntime(Commits, Protocol):
-    """What the admin routes need of the runtime (``parlour.transport.runtime.Runtime``): the
-    time, commits to wait for, and reads on the store's thread."""
-
-    store: Store | None
-
-    async def in_store_thread(self, work: Callable[[], T]) -> T: ...
+#: What the admin routes need of the runtime: the same as a player's own account routes.
+AdminRuntime = StoreRuntime
 
 
 class OtherGames(Protocol):

@@ -11,11 +11,13 @@ connection is told why and closed, and signed out at once (not when the socket i
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from parlour.accounts.moderation import Ban, ban_words
 from parlour.protocols.async_ws.accounts import Account
 from parlour.protocols.async_ws.chat import MUTES_KEY, SERVER
 from parlour.protocols.async_ws.messages import AsyncConnectionErrorRequest, ClientChatRequest
-from parlour.protocols.async_ws.model import LIVE
+from parlour.protocols.async_ws.model import LIVE, decode_game, encode_game
 from parlour.protocols.async_ws.service import AsyncService
 from parlour.storage import DeviceGone, MetaRow, RelationGone
 
@@ -27,6 +29,7 @@ __all__ = [
     "delete_account",
     "end_sessions",
     "mute",
+    "seats_renamed",
     "set_password",
     "unban",
 ]
@@ -104,6 +107,17 @@ def delete_account(service: AsyncService, account: Account, now: float) -> str:
                 hub.store(RelationGone(owner, account.id, kind))
     alias = f"deleted-{account.id}"
     hub.accounts.rename(account, alias)
+    hub.chat_log.rename_sender(account.id, alias)
+    # The games kept in memory, live or finished, name its seat so from now on (and are stored
+    # so); the finished ones only in the store are rewritten by Store.anonymise_account.
+    for record in service.games.values():
+        if any(seat.player_id == account.id and seat.name != alias for seat in record.seats):
+            for seat in record.seats:
+                if seat.player_id == account.id:
+                    seat.name = alias
+            game = service.games.game(record.id)
+            if game is not None:
+                game.save(now)
     account.password_hash = ""
     account.role = ""
     account.ban = None
@@ -111,6 +125,20 @@ def delete_account(service: AsyncService, account: Account, now: float) -> str:
     if service.placing is not None:
         service.placing.named(account.id, alias)
     return alias
+
+
+def seats_renamed(account_id: int, alias: str) -> Callable[[bytes], bytes | None]:
+    """Rewrites a stored game's document with the account's seats named ``alias`` (None when it
+    had no seat there): what Store.anonymise_account applies to finished games."""
+
+    def rewrite(doc: bytes) -> bytes | None:
+        game = decode_game(doc)
+        seats = [seat for seat in game.seats if seat.player_id == account_id and seat.name != alias]
+        for seat in seats:
+            seat.name = alias
+        return encode_game(game) if seats else None
+
+    return rewrite
 
 
 def abort_game(service: AsyncService, game_id: int, reason: str, now: float) -> str | None:

@@ -131,6 +131,18 @@ class ChatLog:
     def history(self, scope: int) -> Sequence[ChatRow]:
         return self._history.get(scope, ())
 
+    def rename_sender(self, sender: int, name: str) -> None:
+        """A deleted account's lines kept for the history are signed ``name`` from now on."""
+        for scope, lines in self._history.items():
+            if any(row.sender == sender for row in lines):
+                self._history[scope] = deque(
+                    (
+                        msgspec.structs.replace(row, sender_name=name) if row.sender == sender else row
+                        for row in lines
+                    ),
+                    maxlen=lines.maxlen,
+                )
+
     def next_seq(self, scope: int) -> int:
         """The number of the scope's next line, taken."""
         seq = self._next_seq.get(scope, 1)
