@@ -491,7 +491,7 @@ def test_a_deleted_account_is_anonymised_in_chat_games_and_the_push_outbox(site:
 
 def test_finished_games_only_in_the_store_are_rewritten_there(site: Site) -> None:
     h = site.h
-    ann, ann_id, token = site.signed_in("ann")
+    ann, ann_id, _ = site.signed_in("ann")
     bob, _, _ = site.signed_in("bob")
     game_id = h.open_game(ann, bob)
     h.send(ann, type="GameForfeitRequest", game_id=game_id)
