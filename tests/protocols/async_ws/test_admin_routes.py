@@ -131,6 +131,7 @@ def site(tmp_path: Path) -> Site:
 
 
 ADMIN_ROUTES = [
+    ("GET", "/api/admin/dashboard"),
     ("GET", "/api/admin/players?q=a"),
     ("GET", "/api/admin/player?name=ann"),
     ("POST", "/api/admin/mute"),
@@ -514,3 +515,15 @@ def test_finished_games_only_in_the_store_are_rewritten_there(site: Site) -> Non
         site.store.anonymise_account(ann_id, f"deleted-{ann_id}", seats_renamed(ann_id, f"deleted-{ann_id}"))
         == 0
     )
+
+
+def test_the_dashboard_serves_the_sampled_columns(site: Site) -> None:
+    columns = {"at": [10.0, 20.0], "connections": [1, 2]}
+    site.routes.update(
+        AdminRoutes(
+            site.h.service, site.runtime, site.h.service.tokens, site.own, None, lambda: columns
+        ).routes()
+    )
+    admin = site.admin_token("root")
+    assert site.call("GET", "/api/admin/dashboard", admin) == (200, {"samples": columns})
+    assert site.call("GET", "/api/admin/dashboard?x=1", admin)[0] == 400

@@ -152,18 +152,22 @@ class AdminRoutes:
         tokens: SessionTokens,
         own: AccountSelfRoutes,
         other_games: OtherGames | None = None,
+        dashboard: Callable[[], dict[str, Any]] | None = None,
     ) -> None:
         self.service = service
         self.runtime = runtime
         self.tokens = tokens
         self.own = own
         self.other_games = other_games
+        #: The last hour of this node's figures as columns (metrics/history.py), if sampled.
+        self.dashboard_columns = dashboard
         #: Reports being closed right now, by the admin closing each (two admins at once: the
         #: first one wins, the other is told who did).
         self._closing: dict[str, str] = {}
 
     def routes(self) -> dict[str, Callable[[HttpRequest], Awaitable[ApiResponse]]]:
         table: dict[str, Callable[[Account, HttpRequest], Awaitable[ApiResponse]]] = {
+            "/api/admin/dashboard": self.dashboard,
             "/api/admin/players": self.players,
             "/api/admin/player": self.player,
             "/api/admin/mute": self.mute,
@@ -257,6 +261,20 @@ class AdminRoutes:
         role = await self._role(account)
         refused = acting_on_admin(admin.id, account.id, role)
         return error(HTTPStatus.FORBIDDEN, refused) if refused is not None else account
+
+    # -- Dashboard -------------------------------------------------------------------------------
+
+    async def dashboard(self, admin: Account, request: HttpRequest) -> ApiResponse:
+        """The last hour of this node's own figures, sampled every few seconds, as columns
+        (``at``, ``connections``, ``players``, ``games``, ``moves_per_second``...)."""
+        refused = only(request, "GET")
+        if refused is not None:
+            return refused
+        query = _query(request, set())
+        if isinstance(query, ApiResponse):
+            return query
+        columns = self.dashboard_columns() if self.dashboard_columns is not None else {}
+        return json_reply(HTTPStatus.OK, {"samples": columns})
 
     # -- Players ---------------------------------------------------------------------------------
 
