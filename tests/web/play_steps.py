@@ -43,7 +43,7 @@ def invite(page: Any, rules: str, names: list[str], robots: int = 0, clock: str 
 
 
 def current_game(page: Any) -> int:
-    page.wait_for_function("document.querySelector(\"[data-testid='game']\").dataset.gameId")
+    page.wait_for_function("() => document.querySelector(\"[data-testid='game']\").dataset.gameId")
     return int(page.locator(tid("game")).get_attribute("data-game-id"))
 
 

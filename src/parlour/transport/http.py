@@ -192,6 +192,8 @@ def _static_root() -> Path | None:
     return Path(str(root)) if root.is_dir() else None
 
 
+#: Paths that name a page without its file name.
+PAGES = {"": "index.html", "/": "index.html", "/admin": "admin.html"}
 #: What every page may load and do (issue 27): its own scripts, styles and images only (no
 #: inline script or style, no eval), its own origin for fetches and websockets, no framing by
 #: any site (clickjacking), no plugins, no <base> rewriting; forms post to the page's origin.
@@ -241,7 +243,7 @@ def _static(path: str, headers: Mapping[str, str] | None = None) -> Reply:
     the client has is answered 304 without the body; pages carry the security headers.
     """
     root = _static_root()
-    relative = "index.html" if path in ("", "/") else path.lstrip("/")
+    relative = PAGES.get(path) or path.lstrip("/")
     if root is not None and ".." not in Path(relative).parts:
         target = (root / relative).resolve()
         try:
