@@ -32,7 +32,7 @@ from tests.storage.rows import (
 #: What the export and import of the ``store_path`` fixture say they moved.
 SUMMARY = (
     "2 players, 6 games, 16 moves, 1 game snapshot, 3 accounts, 4 async games, 9 async turns, 4 ratings, "
-    "9 chat lines, 3 relations, 2 reports, 2 devices, 3 notifications, 2 metadata values"
+    "9 chat lines, 3 relations, 2 reports, 2 devices, 3 notifications, 1 audit record, 2 metadata values"
 )
 
 
@@ -99,6 +99,7 @@ def test_check_prints_the_report_and_succeeds_on_a_sound_store(
         "reports: 2",
         "devices: 2",
         "notifications: 3",
+        "audit records: 1",
         "ok",
     ]
     status, out, _ = _run(capsys, "db", "check", "--store", str(store_path), "--json")
@@ -120,6 +121,7 @@ def test_check_prints_the_report_and_succeeds_on_a_sound_store(
         "reports": 2,
         "devices": 2,
         "notifications": 3,
+        "audit": 1,
     }
 
 
@@ -200,6 +202,7 @@ def test_an_export_imported_into_a_new_store_exports_the_same_file(
         + ["report"] * 2
         + ["device"] * 2
         + ["notification"] * 3
+        + ["audit"]
         + ["meta"] * 2
     )
     # Bytes as base64 text; the store's own metadata (version, heartbeat) is not exported.
@@ -226,7 +229,7 @@ def test_export_and_import_through_stdout_and_stdin(
 ) -> None:
     status, out, err = _run(capsys, "db", "export", "-", "--store", str(store_path))
     assert status == 0
-    assert len(out.splitlines()) == 24 + 1 + 3 + 4 + 9 + 4 + 19 + 2
+    assert len(out.splitlines()) == 24 + 1 + 3 + 4 + 9 + 4 + 20 + 2
     assert err == f"exported {SUMMARY}\n"  # the summary keeps off stdout
     monkeypatch.setattr("sys.stdin", io.StringIO(out))
     copy = tmp_path / "copy.db"
@@ -419,3 +422,33 @@ def test_a_postgresql_store_that_cannot_be_reached_is_one_line_without_its_passw
     assert status == 1 and out == ""
     assert err.startswith("parlour: postgresql://ann:***@127.0.0.1:1/none") and err.count("\n") == 1
     assert "s3cret" not in err
+
+
+def test_admin_grant_and_revoke_set_the_role_and_audit_it(
+    capsys: pytest.CaptureFixture[str], store_path: Path
+) -> None:
+    status, out, _ = _run(
+        capsys, "admin", "grant", "player2", "--store", str(store_path), "--reason", "on call"
+    )
+    assert (status, out) == (0, "Player2 is now an admin\n")
+    status, out, err = _run(capsys, "admin", "grant", "nobody", "--store", str(store_path))
+    assert status == 1 and "no account is named 'nobody'" in err
+    store = SQLiteStore(store_path)
+    try:
+        found = store.account_by_name("Player2")
+        assert found is not None and found.role == "admin"
+        (granted,) = store.audit_log(10, action="grant")
+        assert (granted.actor, granted.target, granted.reason) == ("cli", "Player2", "on call")
+    finally:
+        store.close()
+    status, out, _ = _run(capsys, "admin", "revoke", "Player2", "--store", str(store_path))
+    assert (status, out) == (0, "Player2 is no longer an admin\n")
+    store = SQLiteStore(store_path)
+    try:
+        found = store.account_by_name("Player2")
+        assert found is not None and found.role == ""
+        assert [row.action for row in store.audit_log(10, actor="cli")] == ["revoke", "grant"]
+    finally:
+        store.close()
+    status, _, err = _run(capsys, "admin", "grant", "ann", "--store", str(store_path.with_name("none.db")))
+    assert status == 1 and "no such store" in err

@@ -20,9 +20,12 @@ from parlour.core.ledger import Ledger
 from parlour.core.service import Service
 from parlour.metrics import kinds
 from parlour.metrics.collector import Exporter, Watched
+from parlour.metrics.history import SAMPLE_SECONDS, History
 from parlour.metrics.tally import Meter, TimedRobot, robot_timer
 from parlour.protocols.apologies_ws import ApologiesService
 from parlour.protocols.async_ws import devices, social
+from parlour.protocols.async_ws.account_http import AccountSelfRoutes
+from parlour.protocols.async_ws.admin_http import AdminRoutes
 from parlour.protocols.async_ws.catalogue import catalogue_routes
 from parlour.protocols.async_ws.history import ReplayRoutes, StoredGame, stored_games
 from parlour.protocols.async_ws.http import AccountRoutes
@@ -113,7 +116,20 @@ async def run_server(
     accounts = AccountRoutes(async_service, runtime, tokens, limiter)
     replays = ReplayRoutes(async_service, runtime.clock)
     exporter = _metrics(runtime, apologies, async_service, fish, tsuro)
-    http_handlers: dict[str, HttpHandler] = {**accounts.routes(), **replays.routes(), **catalogue_routes()}
+    history = History()  # the admin dashboard's last hour, sampled by _sample_forever
+    http_handlers: dict[str, HttpHandler] = {
+        **accounts.routes(),
+        **_operator_routes(
+            async_service,
+            runtime,
+            tokens,
+            limiter,
+            LocalGames(runtime, apologies, fish, tsuro),
+            history.as_json,
+        ),
+        **replays.routes(),
+        **catalogue_routes(),
+    }
     websocket_service: Service = apologies
     websocket_routes: dict[str, Service] = {ASYNC_PATH: async_service}
     notifier: asyncio.Task[None] | None = None
@@ -123,7 +139,9 @@ async def run_server(
             # Several nodes (docs/cluster.md): imported only here, so one node never loads Redis.
             assert store is not None  # settings refuse a cluster without a store
             stack.push_async_callback(runtime.close_store)
-            node = await _start_cluster(settings, store, runtime, tokens, limiter, services, exporter)
+            node = await _start_cluster(
+                settings, store, runtime, tokens, limiter, services, exporter, history
+            )
             websocket_service = node.services["apologies"]
             websocket_routes = {ASYNC_PATH: node.services["async"]}
             http_handlers = {path: node.http_handler("async", path) for path in http_handlers}
@@ -169,6 +187,7 @@ async def run_server(
         ticker = asyncio.create_task(
             runtime.tick_forever(services, settings.tick_seconds, settings.record_retention)
         )
+        sampler = asyncio.create_task(_sample_forever(history, exporter, runtime.clock))
         if node is None:
             # Push notifications (S16): the store's outbox POSTed to notify_webhook_url, if set
             # (in a cluster, by the owner of /async only).
@@ -176,6 +195,7 @@ async def run_server(
         await stop.wait()
         log.info("shutting down")
         ticker.cancel()
+        sampler.cancel()
         await stop_notifier(notifier)
         for service in services:
             runtime.execute(service.shutdown(runtime.clock()), service)
@@ -209,6 +229,70 @@ def _metrics(
             meter.watch(table, name, kinds.stream_kind)
             table.robot = TimedRobot(table.robot, meter.robot(name))
     return Exporter(runtime, meter, watched)
+
+
+async def _sample_forever(history: History, exporter: Exporter, clock: Callable[[], float]) -> None:
+    """The dashboard's figures, read every SAMPLE_SECONDS on the loop (between inputs, so
+    what is read is consistent), for the last hour."""
+    while True:
+        history.sample(exporter.collector.reading(clock()))
+        await asyncio.sleep(SAMPLE_SECONDS)
+
+
+def _operator_routes(
+    service: AsyncService,
+    runtime: Runtime,
+    tokens: SessionTokens,
+    limiter: LoginLimiter,
+    other_games: LocalGames | None = None,
+    dashboard: Callable[[], dict[str, Any]] | None = None,
+) -> dict[str, HttpHandler]:
+    """A player's own account routes and the admin routes (issue 27), bound to the /async
+    service that keeps the accounts (in a cluster: the hub's owner, where they are forwarded;
+    there the games of the other protocols, on their own owners and nodes, are not reached)."""
+    own = AccountSelfRoutes(service, runtime, tokens, limiter)
+    return {**own.routes(), **AdminRoutes(service, runtime, tokens, own, other_games, dashboard).routes()}
+
+
+class LocalGames:
+    """The Apologies games and the Fish and Tsuro tables of this server, for the admin routes
+    (admin_http.OtherGames): listed from the services, aborted through them, the effects
+    carried out by the runtime (stored before shown)."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        apologies: ApologiesService,
+        fish: FishService | None,
+        tsuro: TsuroService | None,
+    ) -> None:
+        self.runtime = runtime
+        self.apologies = apologies
+        self.tables = {name: table for name, table in (("fish", fish), ("tsuro", tsuro)) if table is not None}
+
+    def live(self) -> list[dict[str, Any]]:
+        found = self.apologies.live_games()
+        for table in self.tables.values():
+            found += table.live_tables()
+        return found
+
+    def abort(
+        self, protocol: str, game_id: str, reason: str
+    ) -> tuple[Callable[[], Awaitable[None]], str | None]:
+        now = self.runtime.clock()
+        service: Service = self.apologies
+        if protocol == "apologies":
+            effects, problem = self.apologies.abort_game(game_id, reason, now)
+        elif protocol in self.tables:
+            service = self.tables[protocol]
+            effects, problem = self.tables[protocol].abort_table(game_id, reason, now)
+        else:
+            effects, problem = [], f"this server runs no {protocol} tables"
+
+        async def carry_out() -> None:
+            await self.runtime.stored(effects, service)
+
+        return carry_out, problem
 
 
 def async_limits(settings: Settings) -> AsyncLimits:
@@ -299,6 +383,7 @@ async def _start_cluster(
     limiter: LoginLimiter,
     services: list[Any],
     exporter: Exporter,
+    history: History,
 ) -> ClusterNode:
     """Join the cluster (docs/cluster.md): this node's Fish and Tsuro tables are its own; the
     Apologies and /async services are owned by one node at a time, each restored from the
@@ -349,6 +434,7 @@ async def _start_cluster(
         replays.stored = _stored_async_games(store, runtime)
         routes = {
             **AccountRoutes(service, runtime, tokens, limiter).routes(),
+            **_operator_routes(service, runtime, tokens, limiter, None, history.as_json),
             **replays.routes(),
             **catalogue_routes(),
         }

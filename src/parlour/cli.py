@@ -158,6 +158,17 @@ def build_parser() -> argparse.ArgumentParser:
         ("backup", "copy the whole store consistently, even while it is in use", "the file to create"),
     ):
         actions.add_parser(name, parents=[store], help=does).add_argument("file", metavar="FILE", help=where)
+    admin = commands.add_parser(
+        "admin",
+        help="grant or revoke an account's admin role",
+        description="Give an /async account the admin role, or take it back, in a store (also while a "
+        "server is serving from it: the next admin request sees the change). Each is audited.",
+    )
+    roles = admin.add_subparsers(dest="admin_command", required=True, metavar="COMMAND")
+    for name, does in (("grant", "make the account an admin"), ("revoke", "make the admin a player again")):
+        role = roles.add_parser(name, parents=[store], help=does)
+        role.add_argument("name", metavar="NAME", help="the account's name (any case)")
+        role.add_argument("--reason", default="", help="why, for the audit log")
     return parser
 
 
@@ -276,6 +287,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from parlour.dbcli import run
 
         return run(args)
+    if args.command == "admin":
+        from parlour.dbcli import role
+
+        return role(args)
     if args.command == "serve":
         overrides = {field.name: getattr(args, field.name) for field in fields(Settings)}
         try:

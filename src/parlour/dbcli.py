@@ -11,7 +11,7 @@ or imports back into PostgreSQL through an export), ``pg_dump`` being the databa
 An export is JSON lines, one row each: ``{"kind": KIND, "fields": {...}}``, in this order:
 ``player``, ``game``, ``move`` (the Apologies, Fish and Tsuro tables), then ``account``,
 ``async_game``, ``async_turn``, ``rating``, ``chat``, ``relation``, ``report``, ``device``,
-``notification`` (the /async protocol's) and ``meta`` (values kept in the store's metadata,
+``notification`` (the /async protocol's), ``audit`` (what admins did) and ``meta`` (values kept in the store's metadata,
 except the store's own version and heartbeat). Bytes (the /async games' and turns' documents,
 the push notifications' payloads) are base64 text. The row's fields are nested rather than spread
 beside ``kind`` because a move row has a ``kind`` field of its own (a move or a seat removed).
@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import functools
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import suppress
 from pathlib import Path
@@ -33,9 +34,10 @@ from typing import IO, Any
 
 import msgspec
 
-from parlour.storage import EXPORT_KINDS, NO_STORE, Record, Store, StoreError, is_url, open_store
+from parlour.accounts.moderation import ADMIN, audit_id
+from parlour.storage import EXPORT_KINDS, NO_STORE, AuditRow, Record, Store, StoreError, is_url, open_store
 
-__all__ = ["backup", "check", "export", "import_", "run"]
+__all__ = ["backup", "check", "export", "import_", "role", "run"]
 
 #: The kinds of rows an export holds, in the order it writes them, and their records.
 ROWS: dict[str, type[Record]] = EXPORT_KINDS
@@ -55,6 +57,7 @@ NAMES = {
     "report": ("report", "reports"),
     "device": ("device", "devices"),
     "notification": ("notification", "notifications"),
+    "audit": ("audit record", "audit records"),
     "meta": ("metadata value", "metadata values"),
 }
 #: The FILE argument that means stdout (export) or stdin (import).
@@ -152,6 +155,7 @@ def _report_lines(location: str, report: dict[str, Any]) -> list[str]:
         f"reports: {counts['reports']}",
         f"devices: {counts['devices']}",
         f"notifications: {counts['notifications']}",
+        f"audit records: {counts['audit']}",
         "ok" if report["ok"] else "NOT OK: see the lines above",
     ]
 
@@ -292,4 +296,35 @@ def backup(args: argparse.Namespace) -> int:
     finally:
         store.close()
     print(f"backed up {store.location} to {args.file}")
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# admin grant / revoke
+
+
+@_guarded
+def role(args: argparse.Namespace) -> int:
+    """``parlour admin grant|revoke NAME``: set the account's role in the store, with an audit
+    record of the change in the same transaction. A running server reads the role from the
+    store at each admin request, so the change holds at once, on every node."""
+    granted = args.admin_command == "grant"
+    store = _open(args.store)
+    try:
+        now = time.time()
+        audit = AuditRow(
+            id=audit_id(now),
+            at=now,
+            actor="cli",
+            action="grant" if granted else "revoke",
+            target=args.name,
+            reason=args.reason,
+            detail=msgspec.json.encode({"role": ADMIN if granted else ""}).decode(),
+        )
+        account = store.set_role(args.name, ADMIN if granted else "", audit)
+    finally:
+        store.close()
+    if account is None:
+        raise _Stop(f"no account is named {args.name!r} in {args.store}")
+    print(f"{account.name} is {'now an admin' if granted else 'no longer an admin'}")
     return 0

@@ -11,6 +11,7 @@ from parlour.storage import (
     AccountRow,
     AsyncGameRow,
     AsyncTurnRow,
+    AuditRow,
     ChatRow,
     DeviceRow,
     GameRow,
@@ -240,4 +241,5 @@ def populate_social() -> list[Record]:
         notification(1),
         notification(2, account_id=2, token="apple-token", device_type="IOS"),
         notification(3, attempts=1, delivered=9600.0),
+        AuditRow("0001", 8003.0, "Player1", "mute", "Player2", "rude", '{"minutes": 5}'),
     ]

@@ -268,6 +268,7 @@ def test_a_version_1_store_is_upgraded_with_its_data_and_finished_games_indexed_
             "reports": 0,
             "devices": 0,
             "notifications": 0,
+            "audit": 0,
         }
     finally:
         store.close()
@@ -408,12 +409,18 @@ def _version_3_store(path: Path) -> list[Record]:
     db.commit()
     db.close()
     records = [*populate(games=4, moves=3), *populate_async(accounts=3, games=5, turns=2)]
-    # The v4 store's write path over the v3 schema: these rows touch no v4 table.
+    # The v4 store's write path over the v3 schema: these rows touch no v4 table; accounts
+    # are written with the v3 columns (v5 added the role, revocation counter and ban).
     store = sqlite3.connect(path, isolation_level=None)
     try:
         cur = store.cursor()
         cur.execute("BEGIN")
-        SQLiteStore._write(_Before5(cur), records)
+        accounts = [r for r in records if isinstance(r, AccountRow)]
+        cur.executemany(
+            "INSERT INTO accounts (id, name, name_key, password_hash, created) VALUES (?, ?, ?, ?, ?)",
+            [(a.id, a.name, a.name.casefold(), a.password_hash, a.created) for a in accounts],
+        )
+        SQLiteStore._write(_Before5(cur), [r for r in records if not isinstance(r, AccountRow)])
         cur.execute("COMMIT")
     finally:
         store.close()
@@ -431,7 +438,7 @@ def test_a_version_3_store_is_upgraded_to_the_social_tables_with_its_data_intact
         before.close()
     store = SQLiteStore(path)
     try:
-        assert store.schema_version == LATEST == 5
+        assert store.schema_version == LATEST == 6
         assert store.accounts() == [r for r in records if isinstance(r, AccountRow)]
         live = [r for r in records if isinstance(r, AsyncGameRow) and r.status not in ("OVER", "ABORTED")]
         assert store.load_async_games() == live
@@ -512,7 +519,7 @@ def test_a_version_4_store_is_upgraded_to_game_snapshots_and_its_live_games_repl
     db.close()
     store = SQLiteStore(path)
     try:
-        assert store.schema_version == LATEST == 5
+        assert store.schema_version == LATEST == 6
         live = store.load_live()
         # No snapshot yet: a live game comes back with every one of its moves.
         assert live.states == {}

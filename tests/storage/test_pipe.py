@@ -12,6 +12,7 @@ import pytest
 
 from parlour.storage import (
     EXPORT_KINDS,
+    AuditRow,
     DeviceGone,
     Fence,
     GameRow,
@@ -194,6 +195,7 @@ def test_every_tag_decodes_to_its_record(name: str) -> None:
             DeviceGone: DeviceGone(1, "STEAM", "t"),
             Fence: Fence("cluster_epoch_async", "1:1:ab"),
             Heartbeat: Heartbeat(1234.5),
+            AuditRow: AuditRow("01", 5.0, "ann", "ban", "bob", "spam", "{}"),
         }
     )
     samples[GameRow] = GameRow(

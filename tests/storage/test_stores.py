@@ -15,10 +15,12 @@ import msgspec
 import pytest
 
 from parlour.storage import (
+    ADMIN_ROLE,
     EXPORT_KINDS,
     LIVE_STATES,
     AccountRow,
     AsyncTurnRow,
+    AuditRow,
     ChatRow,
     DeviceGone,
     DeviceRow,
@@ -59,7 +61,7 @@ from tests.storage.rows import (
 )
 
 #: The counts of ``check`` of a store without schema v4's rows.
-NO_SOCIAL = {"chat": 0, "relations": 0, "reports": 0, "devices": 0, "notifications": 0}
+NO_SOCIAL = {"chat": 0, "relations": 0, "reports": 0, "devices": 0, "notifications": 0, "audit": 0}
 
 
 @pytest.fixture
@@ -314,6 +316,7 @@ def test_check_counts_every_kind_of_row(store: SQLStore) -> None:
             "reports": 2,
             "devices": 2,
             "notifications": 3,
+            "audit": 1,
         },
         "games_by_state": {"ADVERTISED": 2, "COMPLETED": 3, "PLAYING": 1},
         "async_games_by_status": {"NOT_STARTED": 1, "OUTCOME": 1, "OVER": 1, "RUNNING": 1},
@@ -381,6 +384,7 @@ def test_an_export_imported_into_a_new_store_exports_the_same(store: SQLStore, t
             "report": 2,
             "device": 2,
             "notification": 3,
+            "audit": 1,
             "meta": 2,
         }
         assert copy.ensure_secret("session_secret") == secret
@@ -940,3 +944,58 @@ def test_purge_forgets_lobby_chat_older_than_the_cutoff(store: SQLStore) -> None
     store.commit(lines)
     store.purge(finished_before=6002.5)
     assert store.load_chat([0], 10) == {0: lines[2:]}
+
+
+def test_a_role_is_set_with_its_audit_record_and_kept_by_the_servers_upserts(store: SQLStore) -> None:
+    store.commit(populate_async(accounts=2, games=0, turns=0))
+    granted = AuditRow("a1", 10.0, "cli", "grant", "player1", "", "{}")
+    found = store.set_role("player1", ADMIN_ROLE, granted)  # names compare whatever their case
+    assert found is not None and found.role == ADMIN_ROLE and found.name == "Player1"
+    assert (
+        store.set_role("nobody", ADMIN_ROLE, AuditRow("a2", 11.0, "cli", "grant", "nobody", "", "{}")) is None
+    )
+    # Nothing of the refused one; the target as the account spells its name.
+    assert [(row.id, row.target) for row in store.audit_log(10)] == [("a1", "Player1")]
+    # The server upserts the account whole (a ban, say): the role stays as granted.
+    store.commit([msgspec.structs.replace(found, role="", revision=3, ban_reason="spam", ban_until=None)])
+    again = store.account(found.id)
+    assert again is not None and (again.role, again.revision, again.ban_reason) == (ADMIN_ROLE, 3, "spam")
+    assert store.account(99) is None
+
+
+def test_the_audit_log_filters_by_actor_action_target_and_time(store: SQLStore) -> None:
+    rows = [
+        AuditRow(f"a{n}", float(n), actor, action, target, "", "{}")
+        for n, (actor, action, target) in enumerate(
+            [("ann", "ban", "bob"), ("ann", "mute", "bob"), ("cid", "ban", "dan"), ("ann", "ban", "dan")]
+        )
+    ]
+    store.commit(rows)
+    assert [row.id for row in store.audit_log(10)] == ["a3", "a2", "a1", "a0"]
+    assert [row.id for row in store.audit_log(2)] == ["a3", "a2"]
+    assert [row.id for row in store.audit_log(10, actor="ann", action="ban")] == ["a3", "a0"]
+    assert [row.id for row in store.audit_log(10, target="dan")] == ["a3", "a2"]
+    assert [row.id for row in store.audit_log(10, since=1.0, before=3.0)] == ["a2", "a1"]
+
+
+def test_anonymise_account_renames_chat_drops_notifications_and_rewrites_finished_games(
+    store: SQLStore,
+) -> None:
+    store.commit([*populate_async(accounts=3, games=4, turns=0), *populate_social()])
+    live = store.load_async_games()  # live games are never rewritten
+    seen: list[bytes] = []
+
+    def rewrite(doc: bytes) -> bytes | None:
+        seen.append(doc)
+        return b"rewritten"
+
+    count = store.anonymise_account(2, "deleted-2", rewrite)
+    over = [
+        row
+        for row in (store.load_async_game(n) for n in range(1, 5))
+        if row is not None and row.status == "OVER"
+    ]
+    assert count == len(seen) == len(over) == 1 and over[0].doc == b"rewritten"
+    assert all(row.doc != b"rewritten" for row in store.load_async_games()) and live
+    assert {row.sender_name for row in store.load_chat([1], 10)[1]} == {"deleted-2"}
+    assert [row.account_id for row in store.pending_notifications(now=1e12, limit=10)] == [1]

@@ -15,6 +15,7 @@ from parlour.storage import (
     AccountRow,
     AsyncGameRow,
     AsyncTurnRow,
+    AuditRow,
     ChatRow,
     DeviceGone,
     DeviceRow,
@@ -63,7 +64,9 @@ SAMPLES: dict[type[Any], Any] = {
     GameRow: finished_game(1, finished=300.0, moves=1),
     MoveRow: move_rows("game-0009", 1)[0],
     GameSnapshotRow: game_snapshot("game-0009", 1),
-    AccountRow: account(3, password_hash=""),
+    AccountRow: msgspec.structs.replace(
+        account(3, password_hash=""), role="admin", revision=2, ban_reason="spam", ban_until=5000.0
+    ),
     AsyncGameRow: async_game(2, "OVER"),
     AsyncTurnRow: async_turns(1, 1)[0],
     RatingRow: rating(1),
@@ -74,6 +77,7 @@ SAMPLES: dict[type[Any], Any] = {
     ReportRow: report(1, at=8001.0),
     DeviceRow: device(1),
     NotificationRow: notification(1, delivered=None),
+    AuditRow: AuditRow("0001", 8000.5, "Player1", "ban", "Player2", "spam", '{"until": null}'),
 }
 
 
@@ -116,6 +120,7 @@ READS: dict[type[Any], Callable[[SQLStore, Any], Any]] = {
     ReportRow: lambda store, row: _one(store.reports(10), reporter=row.reporter, at=row.at),
     DeviceRow: lambda store, row: _one(store.devices(), account_id=row.account_id, token=row.token),
     NotificationRow: lambda store, row: _one(store.pending_notifications(row.next_attempt, 10), id=row.id),
+    AuditRow: lambda store, row: _one(store.audit_log(10), id=row.id),
 }
 
 
@@ -152,6 +157,7 @@ def test_every_record_the_store_takes_has_exactly_one_declaration() -> None:
         "reports",
         "devices",
         "notifications",
+        "audit",
     )
     # Every record type has a round trip below.
     assert set(SAMPLES) | {record for record, write in WRITES.items() if write.action == DELETE} == set(

@@ -349,6 +349,42 @@ def test_static_files_are_served_and_no_path_leaves_their_folder() -> None:
     run(test)
 
 
+def test_pages_carry_the_security_headers_and_files_their_validators() -> None:
+    async def test() -> None:
+        async with running() as listener:
+            for page in ("/", "/play.html", "/admin"):
+                response = await exchange(listener.port, get(page))
+                policy = response.headers["content-security-policy"]
+                assert "script-src 'self'" in policy and "frame-ancestors 'none'" in policy
+                assert "unsafe-inline" not in policy and "unsafe-eval" not in policy
+                assert response.headers["x-content-type-options"] == "nosniff"
+                assert response.headers["referrer-policy"] == "no-referrer"
+                assert response.headers["x-frame-options"] == "DENY"
+                # The pages run no inline script (the policy would block it): every <script>
+                # names its file, and no element carries an event handler attribute.
+                text = response.body.decode()
+                assert text.count("<script") == text.count('<script type="module" src=')
+                assert " onclick=" not in text and " onload=" not in text
+            script = await exchange(listener.port, get("/js/app.js"))
+            assert script.headers["x-content-type-options"] == "nosniff"
+            assert "content-security-policy" not in script.headers
+            etag, modified = script.headers["etag"], script.headers["last-modified"]
+            for validator in (f"If-None-Match: {etag}", f"If-Modified-Since: {modified}", "If-None-Match: *"):
+                cached = await exchange(listener.port, get("/js/app.js", "GET", validator))
+                assert (cached.status, cached.body, cached.headers["etag"]) == (304, b"", etag), validator
+                assert "content-length" not in cached.headers
+            for stale in ('If-None-Match: "other"', "If-Modified-Since: Thu, 01 Jan 1970 00:00:00 GMT"):
+                fresh = await exchange(listener.port, get("/js/app.js", "GET", stale))
+                assert fresh.status == 200 and fresh.body == script.body, stale
+            # If-None-Match decides when both are sent; a date that does not parse is ignored.
+            both = get("/js/app.js", "GET", 'If-None-Match: "other"', f"If-Modified-Since: {modified}")
+            assert (await exchange(listener.port, both)).status == 200
+            odd = await exchange(listener.port, get("/js/app.js", "GET", "If-Modified-Since: yesterday"))
+            assert odd.status == 200
+
+    run(test)
+
+
 def test_healthz_merges_the_stats_of_every_routed_service() -> None:
     class Other(Quiet):
         def stats(self) -> dict[str, int]:

@@ -137,6 +137,9 @@ def test_errors_come_from_each_protocols_own_failure_boundary() -> None:
     assert find(families, "parlour_errors_total", protocol="async", reason="BAD_REQUEST") == 1
     assert find(families, "parlour_errors_total", protocol="fish", reason="MALFORMED") == 1
     assert find(families, "parlour_errors_total", protocol="store", reason="COMMIT_FAILED") == 2
+    # The dashboard's reading adds every protocol's up (metrics/history.py).
+    read = exporter.collector.reading(1010.0)
+    assert (read.at, read.connections, read.errors) == (1010.0, 2, 8)  # Fish's sender was removed
 
 
 def test_histograms_and_counters_come_from_the_meter() -> None:

@@ -55,7 +55,7 @@ def invite(
 
 
 def current_game(page: Any) -> int:
-    page.wait_for_function("document.querySelector(\"[data-testid='game']\").dataset.gameId")
+    page.wait_for_function("() => document.querySelector(\"[data-testid='game']\").dataset.gameId")
     return int(page.locator(tid("game")).get_attribute("data-game-id"))
 
 

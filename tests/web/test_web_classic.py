@@ -111,7 +111,7 @@ def test_robot_moves_one_at_a_time_on_a_phone(new_page: Any, web_server: Any) ->
             page.locator(".pawn.selected").dispatch_event("click")  # unpick
         before = page.evaluate("document.getElementById('last-move').dataset.seq")
         page.click(tid("optimal-move"))
-        page.wait_for_function(f"document.getElementById('last-move').dataset.seq !== '{before}'")
+        page.wait_for_function(f"() => document.getElementById('last-move').dataset.seq !== '{before}'")
     shown = page.evaluate("window.shown")
     # The robots' moves came one at a time, each on screen for about the pace before the next,
     # with its player's seat highlighted while it is shown.

@@ -216,7 +216,7 @@ def test_a_reload_mid_game_lands_on_the_same_game_and_turn(new_page: Any, url: s
         before = turn_index(page)
         play_apologies(page, legal_actions(page)[-1])
         page.wait_for_function(
-            f"Number(document.querySelector(\"[data-testid='game']\").dataset.turnIndex) > {before}"
+            f"() => Number(document.querySelector(\"[data-testid='game']\").dataset.turnIndex) > {before}"
         )
     mover = whose_turn([eve, fay])
     screenshot(mover, "play-apologies.png")
@@ -230,7 +230,7 @@ def test_a_reload_mid_game_lands_on_the_same_game_and_turn(new_page: Any, url: s
     # The game goes on from there.
     play_apologies(mover, legal[-1])
     mover.wait_for_function(
-        f"Number(document.querySelector(\"[data-testid='game']\").dataset.turnIndex) > {turn}"
+        f"() => Number(document.querySelector(\"[data-testid='game']\").dataset.turnIndex) > {turn}"
     )
     no_errors(eve, fay)
 
@@ -306,7 +306,7 @@ def test_open_games_passwords_errors_keyboard_and_tap_targets(new_page: Any, url
     before = turn_index(gus)
     play_fish(gus, legal_actions(gus)[0])
     gus.wait_for_function(
-        f"Number(document.querySelector(\"[data-testid='game']\").dataset.turnIndex) >= {before + 2}"
+        f"() => Number(document.querySelector(\"[data-testid='game']\").dataset.turnIndex) >= {before + 2}"
     )
     gus.locator(".turn.mine").wait_for()
     screenshot(gus, "play-forfeit.png")

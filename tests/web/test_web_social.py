@@ -149,7 +149,8 @@ def test_apologies_on_async_against_a_robot_with_a_clock(new_page: Any, url: str
             ann.locator(tid("clock-1")).wait_for()
             first = ann.locator(tid("clock-1")).inner_text()
             ann.wait_for_function(
-                f"document.querySelector(\"[data-testid='clock-1']\").textContent !== '{first}'", timeout=3000
+                f"() => document.querySelector(\"[data-testid='clock-1']\").textContent !== '{first}'",
+                timeout=3000,
             )
             screenshot(ann, "play-apologies-robot-phone.png")
             assert ann.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
@@ -164,7 +165,7 @@ def test_apologies_on_async_against_a_robot_with_a_clock(new_page: Any, url: str
         before = turn_index(ann)
         play_apologies(ann, legal_actions(ann)[-1])
         ann.wait_for_function(
-            f"Number(document.querySelector(\"[data-testid='game']\").dataset.turnIndex) > {before}"
+            f"() => Number(document.querySelector(\"[data-testid='game']\").dataset.turnIndex) > {before}"
         )
     # ann leaves too: nobody is left, the game is aborted, and its replay ends on its last board.
     ann.locator(".turn.mine").wait_for()

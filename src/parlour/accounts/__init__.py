@@ -20,7 +20,14 @@ from parlour.accounts.names import (
     password_problem,
 )
 from parlour.accounts.passwords import hash_password, make_hasher, needs_rehash, verify_password
-from parlour.accounts.tokens import ExternalJwt, SessionTokens, TokenError, TokenExpired, TokenInvalid
+from parlour.accounts.tokens import (
+    ExternalJwt,
+    SessionTokens,
+    TokenError,
+    TokenExpired,
+    TokenInvalid,
+    TokenRevoked,
+)
 
 __all__ = [
     "NAME_MAX",
@@ -34,6 +41,7 @@ __all__ = [
     "TokenError",
     "TokenExpired",
     "TokenInvalid",
+    "TokenRevoked",
     "check_name",
     "check_password",
     "hash_password",

@@ -32,6 +32,7 @@ __all__ = [
     "TokenError",
     "TokenExpired",
     "TokenInvalid",
+    "TokenRevoked",
 ]
 
 #: The ``iss`` of Parlour's own tokens.
@@ -54,6 +55,11 @@ class TokenError(Exception):
 
 class TokenExpired(TokenError):
     """A token that was valid, but is no more: log in again."""
+
+
+class TokenRevoked(TokenExpired):
+    """A token issued before its account's revocation counter moved on (sign out everywhere, a
+    ban, a new password): as good as expired, sign in again."""
 
 
 class TokenInvalid(TokenError):
@@ -116,16 +122,22 @@ class SessionTokens:
     def __repr__(self) -> str:
         return f"SessionTokens(ttl={self.ttl})"  # never the secret
 
-    def issue(self, account_id: int, name: str, now: float) -> tuple[str, float]:
+    def issue(
+        self, account_id: int, name: str, now: float, revision: int = 0, purpose: str = "", ttl: float = 0.0
+    ) -> tuple[str, float]:
         """A token for the account, and when it expires.
 
         The times are whole seconds, as most JWT readers expect; the expiry is rounded down,
-        so a token never lasts longer than ``ttl``.
+        so a token never lasts longer than ``ttl``. ``revision`` is the account's revocation
+        counter (the ``rev`` claim): the token holds only while the counter has that value.
+        ``purpose`` (the ``use`` claim) marks a token for one thing alone (``"reset"``: a
+        password reset); a session token has none, and a token with one never signs in.
+        ``ttl``, when given, is this token's life instead of the sessions'.
         """
         if account_id <= 0:
             raise ValueError(f"account ids are positive, not {account_id}")
-        expiry = float(math.floor(now + self.ttl))
-        claims = {
+        expiry = float(math.floor(now + (ttl or self.ttl)))
+        claims: dict[str, Any] = {
             "sub": str(account_id),
             "name": name,
             "iat": math.floor(now),
@@ -134,22 +146,45 @@ class SessionTokens:
             # A random id: two tokens issued in the same second still differ (and one could be
             # revoked by its id).
             "jti": secrets.token_urlsafe(16),
+            "rev": revision,
         }
+        if purpose:
+            claims["use"] = purpose
         return jwt.encode(claims, self._secret, algorithm=SESSION_ALGORITHM), expiry
 
     def verify(self, token: str, name: str, now: float) -> tuple[int, str]:
         """The account id and name (as the token spells it) of a valid token for ``name``
         (compared case-insensitively); TokenInvalid or TokenExpired otherwise."""
+        account_id, claimed, _ = self.read(token, now, name)
+        return account_id, claimed
+
+    def read(
+        self, token: str, now: float, name: str | None = None, purpose: str = ""
+    ) -> tuple[int, str, int]:
+        """The account id, name and revocation counter of a valid token (for ``name``, when
+        given, compared case-insensitively; made for ``purpose``: "" is a session's);
+        TokenInvalid or TokenExpired otherwise. Whether the counter is still the account's is
+        the caller's to check (it keeps the accounts)."""
         claims = _decode(token, self._secret, [SESSION_ALGORITHM], SESSION_CLAIMS, ISSUER)
         subject = claims["sub"]
         if not isinstance(subject, str) or not subject.isdecimal() or int(subject) <= 0:
             raise TokenInvalid("invalid token: it names no account")
-        claimed = _same_name(claims["name"], name)
+        claimed = claims["name"]
+        if name is not None:
+            claimed = _same_name(claimed, name)
+        elif not isinstance(claimed, str) or not claimed:
+            raise TokenInvalid("invalid token: it names no account")
+        if claims.get("use", "") != purpose:
+            raise TokenInvalid("invalid token: not made for this")
+        # Tokens issued before revocation counters existed carry none: the counter's first value.
+        revision = claims.get("rev", 0)
+        if isinstance(revision, bool) or not isinstance(revision, int):
+            raise TokenInvalid("invalid token: the rev claim is not a number")
         expiry = _number(claims, "exp")
         assert expiry is not None  # required above
         if now >= expiry:
             raise TokenExpired("the token has expired: log in again")
-        return int(subject), claimed
+        return int(subject), claimed, revision
 
 
 class ExternalJwt:

@@ -22,6 +22,8 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
+from parlour.core.records import GameState
+from parlour.metrics.history import Reading, merged
 from parlour.metrics.tally import Meter, Tally
 from parlour.protocols.apologies_ws import ApologiesService
 from parlour.protocols.async_ws.service import AsyncService
@@ -109,6 +111,54 @@ class ParlourCollector(Collector):
         yield games
         yield from self._shards()
 
+    def reading(self, now: float) -> Reading:
+        """What the dashboard samples (metrics/history.py): the gauges of every watched
+        service added up, games in play only, and the running totals."""
+        connections = players = games = 0
+        for watched in self.watched:
+            service = watched.service
+            if isinstance(service, ApologiesService):
+                lobby = service.lobby
+                connections += len(lobby.connections)
+                players += len(lobby.players)
+                games += sum(1 for game in lobby.games.values() if game.state is GameState.PLAYING)
+            elif isinstance(service, AsyncService):
+                hub = service.hub
+                connections += len(hub.sessions)
+                players += len(hub.online)
+                games += sum(1 for game in hub.games.values() if game.status == "RUNNING")
+            elif isinstance(service, StreamedService):
+                connections += len(service.streams)
+                players += len(service.seated)
+                games += sum(1 for table in service.tables if table.state is not None and not table.over)
+        return Reading(
+            at=now,
+            connections=connections,
+            players=players,
+            games=games,
+            moves=self.meter.moves,
+            commits=self.runtime.transactions,
+            errors=sum(self._error_counts().values()),
+            requests=merged(tally for probe in self.meter.probes for tally in probe.latency.values()),
+            store=merged([self.meter.commit_seconds]),
+        )
+
+    def _error_counts(self) -> Counter[tuple[str, str]]:
+        counts: Counter[tuple[str, str]] = Counter()
+        for probe in self.meter.probes:
+            for reason, count in probe.errors.items():
+                counts[probe.protocol, reason] += count
+        for watched in self.watched:
+            service = watched.service
+            failures: dict[str, int] = (
+                service.hub.errors if isinstance(service, AsyncService) else getattr(service, "failures", {})
+            )
+            for reason, count in failures.items():
+                counts[watched.protocol, reason] += count
+        if self.meter.commit_failures:
+            counts["store", "COMMIT_FAILED"] += self.meter.commit_failures
+        return counts
+
     def _shards(self) -> Iterator[Metric]:
         """A cluster node's share of the /async games (docs/cluster.md "Placement")."""
         shards = self.shards()
@@ -138,23 +188,11 @@ class ParlourCollector(Collector):
             "Requests refused or failed, by protocol and reason (the protocol's own error codes)",
             labels=["protocol", "reason"],
         )
-        counts: Counter[tuple[str, str]] = Counter()
         for probe in self.meter.probes:
             opened.add_metric([probe.protocol], probe.opened)
             for kind, tally in sorted(probe.latency.items()):
                 _histogram(latency, [probe.protocol, kind], tally)
-            for reason, count in probe.errors.items():
-                counts[probe.protocol, reason] += count
-        for watched in self.watched:
-            service = watched.service
-            failures: dict[str, int] = (
-                service.hub.errors if isinstance(service, AsyncService) else getattr(service, "failures", {})
-            )
-            for reason, count in failures.items():
-                counts[watched.protocol, reason] += count
-        if self.meter.commit_failures:
-            counts["store", "COMMIT_FAILED"] += self.meter.commit_failures
-        for (protocol, reason), count in sorted(counts.items()):
+        for (protocol, reason), count in sorted(self._error_counts().items()):
             errors.add_metric([protocol, reason], count)
         yield latency
         yield opened

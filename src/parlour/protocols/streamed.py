@@ -199,6 +199,42 @@ class StreamedService:
             self.tables.remove(table)
             self.ledger.closed()
 
+    def live_tables(self) -> list[dict[str, Any]]:
+        """Every table in play, for an admin (issue 27): its id as stored, and who sits there."""
+        return [
+            {
+                "protocol": self.protocol,
+                "game_id": table.log.id,
+                "game": self.protocol,
+                "state": table.status,
+                "players": [self.seat_row(seat).handle for seat in table.seats],
+            }
+            for table in self.tables
+            if table.log is not None and not table.over
+        ]
+
+    def abort_table(self, game_id: str, reason: str, now: float) -> tuple[list[Effect], str | None]:
+        """An admin ends a table (issue 27): its players are told why where the protocol has
+        words for it, and removed; it is stored ABORTED with the reason. The effects, or why
+        it cannot be."""
+        table = next((t for t in self.tables if t.log is not None and t.log.id == game_id), None)
+        if table is None or table.over:
+            return [], "no table in play has this id"
+        words = f"an admin aborted this table: {reason}"
+        for seat in table.seats:
+            if seat.conn is not None and not seat.gone:
+                seat.gone = True
+                self.seated.pop(seat.conn, None)
+                self.streams.pop(seat.conn, None)
+                self.goodbye(seat.conn, words)
+        table.over, table.deadline = True, None
+        self.tables.remove(table)
+        if self.open is table:
+            self.open = None
+        self.ledger.closed()
+        self._ended(table, "ABORTED", now, reason="ABORTED", comment=words)
+        return self._drain(), None
+
     def goodbye(self, conn: ConnId, reason: str) -> None:
         """Tell a removed player why, if the protocol has words for it, and close."""
         self._close(conn)

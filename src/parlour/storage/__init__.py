@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from parlour.storage.base import Fenced, Store, StoreError, StoreFailure, StoreRefused
 from parlour.storage.records import (
+    ADMIN_ROLE,
     ASYNC_FINISHED_STATUSES,
     EXPORT_KINDS,
     LIVE_STATES,
@@ -19,6 +20,7 @@ from parlour.storage.records import (
     AccountRow,
     AsyncGameRow,
     AsyncTurnRow,
+    AuditRow,
     ChatRow,
     DeviceGone,
     DeviceRow,
@@ -41,6 +43,7 @@ from parlour.storage.records import (
 )
 
 __all__ = [
+    "ADMIN_ROLE",
     "ASYNC_FINISHED_STATUSES",
     "EXPORT_KINDS",
     "LIVE_STATES",
@@ -51,6 +54,7 @@ __all__ = [
     "AccountRow",
     "AsyncGameRow",
     "AsyncTurnRow",
+    "AuditRow",
     "ChatRow",
     "DeviceGone",
     "DeviceRow",

@@ -7,13 +7,14 @@ never waits for a disk. Every method is one transaction. The SQL behind them sta
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Protocol
 
 from parlour.storage.records import (
     AccountRow,
     AsyncGameRow,
     AsyncTurnRow,
+    AuditRow,
     ChatRow,
     DeviceRow,
     GameRow,
@@ -101,6 +102,36 @@ class Store(Protocol):
 
     def account_by_name(self, name: str) -> AccountRow | None:
         """The account of that name, whatever its case."""
+        ...
+
+    def account(self, account_id: int) -> AccountRow | None:
+        """The account of that id, as stored (its role included)."""
+        ...
+
+    def set_role(self, name: str, role: str, audit: AuditRow) -> AccountRow | None:
+        """Give the account of that name (whatever its case) ``role`` ("" for none) and write
+        ``audit`` (its target: the account's name as spelled) in the same transaction; the account as it now is, or None (nothing written)
+        when nobody has that name."""
+        ...
+
+    def anonymise_account(self, account_id: int, alias: str, rewrite: Callable[[bytes], bytes | None]) -> int:
+        """What a deleted account leaves behind, in one transaction: its public chat lines are
+        signed ``alias``, its undelivered push notifications go, and each finished /async game
+        whose document ``rewrite`` changes (None: unchanged; the store cannot read documents)
+        is saved so. How many games were rewritten."""
+        ...
+
+    def audit_log(
+        self,
+        limit: int,
+        actor: str | None = None,
+        action: str | None = None,
+        target: str | None = None,
+        since: float | None = None,
+        before: float | None = None,
+    ) -> list[AuditRow]:
+        """The latest ``limit`` audit records, newest first, of that actor, action and target
+        (each compared exactly, when given), at or after ``since`` and before ``before``."""
         ...
 
     def ensure_secret(self, key: str) -> bytes:

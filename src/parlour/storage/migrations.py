@@ -155,6 +155,20 @@ def _v5_game_snapshots(cur: Cursor) -> None:
     )
 
 
+def _v6_admin(cur: Cursor) -> None:
+    """Operators and moderation (issue 27): each account's role, revocation counter and ban,
+    and the audit log of what admins did (filtered by when, who, what and whom)."""
+    cur.execute("ALTER TABLE accounts ADD COLUMN role VARCHAR(16) NOT NULL DEFAULT ''")
+    cur.execute("ALTER TABLE accounts ADD COLUMN revision INTEGER NOT NULL DEFAULT 0")
+    cur.execute("ALTER TABLE accounts ADD COLUMN ban_reason TEXT NOT NULL DEFAULT ''")
+    cur.execute("ALTER TABLE accounts ADD COLUMN ban_until DOUBLE PRECISION")
+    cur.execute(
+        "CREATE TABLE audit (id VARCHAR(64) PRIMARY KEY, at DOUBLE PRECISION NOT NULL, actor TEXT NOT NULL, "
+        "action VARCHAR(32) NOT NULL, target TEXT NOT NULL, reason TEXT NOT NULL, detail TEXT NOT NULL)"
+    )
+    cur.execute("CREATE INDEX audit_by_at ON audit (at, id)")
+
+
 #: (version, what it does, the migration). Versions are 1, 2, ... with no gaps.
 MIGRATIONS: list[tuple[int, str, Callable[[Cursor], None]]] = [
     (1, "players, games and moves", _v1_base),
@@ -162,5 +176,6 @@ MIGRATIONS: list[tuple[int, str, Callable[[Cursor], None]]] = [
     (3, "accounts, games and turns of /async, ratings", _v3_async),
     (4, "chat, buddy and ignore lists, reports, devices, push notifications", _v4_social),
     (5, "snapshots of live games' states", _v5_game_snapshots),
+    (6, "account roles, revocation counters and bans; the audit log", _v6_admin),
 ]
 LATEST = MIGRATIONS[-1][0]

@@ -30,6 +30,7 @@ from parlour.storage.records import (
     AccountRow,
     AsyncGameRow,
     AsyncTurnRow,
+    AuditRow,
     ChatRow,
     DeviceGone,
     DeviceRow,
@@ -71,6 +72,7 @@ KINDS: dict[str, type[Record]] = {
     "device": DeviceRow,
     "device_gone": DeviceGone,
     "notification": NotificationRow,
+    "audit": AuditRow,
     "fence": Fence,
     "heartbeat": Heartbeat,
 }

@@ -15,6 +15,7 @@ from typing import Any
 import msgspec
 
 __all__ = [
+    "ADMIN_ROLE",
     "ASYNC_FINISHED_STATUSES",
     "EXPORT_KINDS",
     "RELATION_KINDS",
@@ -23,6 +24,7 @@ __all__ = [
     "AccountRow",
     "AsyncGameRow",
     "AsyncTurnRow",
+    "AuditRow",
     "ChatRow",
     "DeviceGone",
     "DeviceRow",
@@ -154,6 +156,35 @@ class AccountRow(msgspec.Struct, frozen=True):
     name: str
     password_hash: str
     created: float
+    #: ``"admin"`` for an operator (``parlour admin grant``), else "". The store keeps it as
+    #: first written: only ``Store.set_role`` changes it, so the server's own upserts of an
+    #: account (a ban, a new password) never undo a grant made on its store meanwhile.
+    role: str = ""
+    #: The account's revocation counter: a session token carries the value it was issued under
+    #: and is refused once the counter has moved on (sign out everywhere, a ban, a new password).
+    revision: int = 0
+    #: Why the account is banned ("" when it is not), and until when (None: for good).
+    ban_reason: str = ""
+    ban_until: float | None = None
+
+
+#: The role of an operator's account (``AccountRow.role``).
+ADMIN_ROLE = "admin"
+
+
+class AuditRow(msgspec.Struct, frozen=True):
+    """One thing an admin did (issue 27): who (``actor``, an account's name, or ``cli`` for
+    ``parlour admin``), what (``action``, e.g. ``ban``), to whom or what (``target``: a name, a
+    game, a report), when, why (``reason``, as given) and the rest as JSON text (``detail``).
+    ``id`` is unique and sorts as ``at`` does. Only ever inserted."""
+
+    id: str
+    at: float
+    actor: str
+    action: str
+    target: str
+    reason: str
+    detail: str
 
 
 class AsyncGameRow(msgspec.Struct, frozen=True):
@@ -331,6 +362,7 @@ Record = (
     | DeviceRow
     | DeviceGone
     | NotificationRow
+    | AuditRow
     | Fence
     | Heartbeat
 )
@@ -352,6 +384,7 @@ EXPORT_KINDS: dict[str, type[Record]] = {
     "report": ReportRow,
     "device": DeviceRow,
     "notification": NotificationRow,
+    "audit": AuditRow,
     "meta": MetaRow,
 }
 

@@ -11,7 +11,7 @@ built from the tables' declarations (storage/tables.py).
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
 import msgspec
@@ -27,6 +27,7 @@ from parlour.storage.records import (
     AccountRow,
     AsyncGameRow,
     AsyncTurnRow,
+    AuditRow,
     ChatRow,
     DeviceRow,
     Fence,
@@ -47,6 +48,7 @@ from parlour.storage.tables import (
     ACCOUNTS,
     ASYNC_GAMES,
     ASYNC_TURNS,
+    AUDIT,
     CHAT,
     DECLARED,
     DEVICES,
@@ -362,6 +364,70 @@ class SQLStore:
     def account_by_name(self, name: str) -> AccountRow | None:
         rows = self._load(ACCOUNTS, "WHERE name_key = ?", (name.casefold(),))
         return rows[0] if rows else None
+
+    def account(self, account_id: int) -> AccountRow | None:
+        rows = self._load(ACCOUNTS, "WHERE id = ?", (account_id,))
+        return rows[0] if rows else None
+
+    def set_role(self, name: str, role: str, audit: AuditRow) -> AccountRow | None:
+        def work(cur: Cursor) -> AccountRow | None:
+            cur.execute("UPDATE accounts SET role = ? WHERE name_key = ?", (role, name.casefold()))
+            if cur.rowcount != 1:
+                return None
+            row = cur.execute(
+                f"SELECT {ACCOUNTS.select} FROM accounts WHERE name_key = ?", (name.casefold(),)
+            ).fetchone()
+            account = ACCOUNTS.load(row)
+            # The audit names the account as it is spelled, whatever the case it was given in.
+            write_records(cur, [msgspec.structs.replace(audit, target=account.name)])
+            return account
+
+        found: AccountRow | None = self._transaction(work)
+        return found
+
+    def anonymise_account(self, account_id: int, alias: str, rewrite: Callable[[bytes], bytes | None]) -> int:
+        over = ", ".join("?" for _ in ASYNC_FINISHED_STATUSES)
+
+        def work(cur: Cursor) -> int:
+            cur.execute("UPDATE chat SET sender_name = ? WHERE sender = ?", (alias, account_id))
+            cur.execute("DELETE FROM notifications WHERE account_id = ?", (account_id,))
+            found = cur.execute(
+                f"SELECT id, doc FROM async_games WHERE status IN ({over}) ORDER BY id",
+                ASYNC_FINISHED_STATUSES,
+            ).fetchall()
+            changed = [(new, game_id) for game_id, doc in found if (new := rewrite(bytes(doc))) is not None]
+            if changed:
+                cur.executemany("UPDATE async_games SET doc = ? WHERE id = ?", changed)
+            return len(changed)
+
+        count: int = self._transaction(work)
+        return count
+
+    def audit_log(
+        self,
+        limit: int,
+        actor: str | None = None,
+        action: str | None = None,
+        target: str | None = None,
+        since: float | None = None,
+        before: float | None = None,
+    ) -> list[AuditRow]:
+        if limit < 0:
+            raise ValueError(f"an audit log's limit must not be negative, not {limit}")
+        where: list[str] = []
+        params: list[Any] = []
+        for column, value in (("actor", actor), ("action", action), ("target", target)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(value)
+        if since is not None:
+            where.append("at >= ?")
+            params.append(since)
+        if before is not None:
+            where.append("at < ?")
+            params.append(before)
+        clause = f"WHERE {' AND '.join(where)} " if where else ""
+        return self._load(AUDIT, f"{clause}ORDER BY at DESC, id DESC LIMIT ?", (*params, limit))
 
     def ensure_secret(self, key: str) -> bytes:
         MetaRow(key, "")  # the same keys as a MetaRow: ValueError for the store's own

@@ -27,6 +27,7 @@ from parlour.storage.records import (
     AccountRow,
     AsyncGameRow,
     AsyncTurnRow,
+    AuditRow,
     ChatRow,
     DeviceGone,
     DeviceRow,
@@ -48,6 +49,7 @@ __all__ = [
     "ACCOUNTS",
     "ASYNC_GAMES",
     "ASYNC_TURNS",
+    "AUDIT",
     "CHAT",
     "DECLARED",
     "DELETE",
@@ -226,7 +228,8 @@ ACCOUNTS = Table(
     AccountRow,
     ("id",),
     "id",
-    kept=("created",),
+    # The role is changed only by Store.set_role (records.py, AccountRow.role).
+    kept=("created", "role"),
     # Names are unique whatever their case (a unique index on the casefolded name).
     derived=(("name_key", lambda account: account.name.casefold()),),
 )
@@ -240,6 +243,7 @@ DEVICES = Table(
     "devices", DeviceRow, ("account_id", "device_type", "token"), "account_id, device_type, token"
 )
 NOTIFICATIONS = Table("notifications", NotificationRow, ("id",), "created, id", kept=("created",))
+AUDIT = Table("audit", AuditRow, ("id",), "at, id")
 META = Table("parlour_meta", MetaRow, ("key",), "key")
 
 #: Every table, in the order rows are written.
@@ -258,6 +262,7 @@ DECLARED: tuple[Table[Any], ...] = (
     REPORTS,
     DEVICES,
     NOTIFICATIONS,
+    AUDIT,
     META,
 )
 #: The table whose rows read back as each record type.
@@ -323,4 +328,5 @@ WRITES: Mapping[type[Any], Write] = {
     DeviceRow: _write(DEVICES, UPSERT),
     DeviceGone: _write(DEVICES, DELETE, DeviceGone),
     NotificationRow: _write(NOTIFICATIONS, UPSERT),
+    AuditRow: _write(AUDIT, INSERT),
 }

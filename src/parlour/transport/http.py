@@ -25,12 +25,14 @@ it, to the ``upgrade`` callback (parlour.transport.websocket), which takes the c
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 import mimetypes
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
+from email.utils import formatdate, parsedate_to_datetime
 from functools import cache
 from http import HTTPStatus
 from importlib.resources import files
@@ -149,7 +151,7 @@ class HttpSite:
             return self.metrics()
         if path == "/async/schema.json":
             return Reply(HTTPStatus.OK, _async_schema(), "application/schema+json")
-        return _static(path)
+        return _static(path, request.headers)
 
     def health(self) -> dict[str, Any]:
         runtime = self.runtime
@@ -190,24 +192,81 @@ def _static_root() -> Path | None:
     return Path(str(root)) if root.is_dir() else None
 
 
-def _static(path: str) -> Reply:
+#: Paths that name a page without its file name.
+PAGES = {"": "index.html", "/": "index.html", "/admin": "admin.html"}
+#: What every page may load and do (issue 27): its own scripts, styles and images only (no
+#: inline script or style, no eval), its own origin for fetches and websockets, no framing by
+#: any site (clickjacking), no plugins, no <base> rewriting; forms post to the page's origin.
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self' ws: wss:; object-src 'none'; base-uri 'none'; form-action 'self'; "
+    "frame-ancestors 'none'"
+)
+#: On every static file: no type sniffing; on pages, the policy above, no framing (for browsers
+#: that predate frame-ancestors) and no address of a page sent to other sites.
+STATIC_HEADERS: tuple[tuple[str, str], ...] = (("X-Content-Type-Options", "nosniff"),)
+PAGE_HEADERS: tuple[tuple[str, str], ...] = (
+    ("Content-Security-Policy", CONTENT_SECURITY_POLICY),
+    ("X-Frame-Options", "DENY"),
+    ("Referrer-Policy", "no-referrer"),
+)
+
+
+@cache
+def _validators(target: Path, mtime_ns: int, size: int) -> tuple[str, str]:
+    """A file's ETag (a hash of its bytes) and Last-Modified, computed once per version of it."""
+    digest = hashlib.blake2b(target.read_bytes(), digest_size=12).hexdigest()
+    return f'"{digest}"', formatdate(mtime_ns / 1e9, usegmt=True)
+
+
+def _not_modified(headers: Mapping[str, str], etag: str, modified: str) -> bool:
+    """Whether the client's copy is current (RFC 9110 13.1.2, 13.1.3): If-None-Match wins over
+    If-Modified-Since when both are sent."""
+    wanted = headers.get("if-none-match")
+    if wanted is not None:
+        tags = [tag.strip().removeprefix("W/") for tag in wanted.split(",")]
+        return "*" in tags or etag in tags
+    since = headers.get("if-modified-since")
+    if since is None:
+        return False
+    try:
+        return parsedate_to_datetime(since) >= parsedate_to_datetime(modified)
+    except (TypeError, ValueError):
+        return False  # a date that does not parse is ignored, as the RFC says
+
+
+def _static(path: str, headers: Mapping[str, str] | None = None) -> Reply:
     """A file of the packaged web client; ``/`` is ``index.html``. No path leaves the folder.
 
     The path is not percent-decoded: ``%2e%2e`` names no file, and ``..`` is refused outright.
+    Every file carries an ETag and a Last-Modified, and a conditional request for the version
+    the client has is answered 304 without the body; pages carry the security headers.
     """
     root = _static_root()
-    relative = "index.html" if path in ("", "/") else path.lstrip("/")
+    relative = PAGES.get(path) or path.lstrip("/")
     if root is not None and ".." not in Path(relative).parts:
         target = (root / relative).resolve()
         try:
             found = target.is_file() and target.is_relative_to(root.resolve())
+            info = target.stat() if found else None
         except OSError:  # a name too long for the file system, or a path that cannot be
-            found = False  # a file: whatever the request asked for, it names no file here
-        if found:
+            found, info = False, None  # a file: whatever the request asked for, it names no file here
+        if found and info is not None:
             kind = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
             if kind.startswith("text/") or kind.endswith("javascript"):
                 kind += "; charset=utf-8"
-            return Reply(HTTPStatus.OK, target.read_bytes(), kind)
+            etag, modified = _validators(target, info.st_mtime_ns, info.st_size)
+            extra = (
+                ("ETag", etag),
+                ("Last-Modified", modified),
+                # Revalidated at each use: the files change with each release of the server.
+                ("Cache-Control", "no-cache"),
+                *STATIC_HEADERS,
+                *(PAGE_HEADERS if kind.startswith("text/html") else ()),
+            )
+            if headers is not None and _not_modified(headers, etag, modified):
+                return Reply(HTTPStatus.NOT_MODIFIED, b"", kind, extra)
+            return Reply(HTTPStatus.OK, target.read_bytes(), kind, extra)
     return error_reply(HTTPStatus.NOT_FOUND, "Not found", False)
 
 
@@ -414,6 +473,10 @@ class HttpConnection(asyncio.Protocol):
             ("Content-Length", str(len(reply.body))),
             *reply.headers,
         ]
+        if reply.status == HTTPStatus.NOT_MODIFIED:
+            # No body, and no length of one: a cache would take a Content-Length: 0 as the
+            # length of the copy it keeps (RFC 9110 8.6, 15.4.5).
+            headers = list(reply.headers)
         if close:
             headers.append(("Connection", "close"))
         try:

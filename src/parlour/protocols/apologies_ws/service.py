@@ -23,12 +23,12 @@ from parlour.core.errors import (
     StoreUnavailable,
     UnknownPlayer,
 )
-from parlour.core.events import Event, RequestFailed
+from parlour.core.events import Event, GameCancelled, RequestFailed
 from parlour.core.ids import IdSource
 from parlour.core.ledger import Ledger
 from parlour.core.lobby import Lobby
 from parlour.core.ratelimit import TokenBucket
-from parlour.core.records import Player, Visibility
+from parlour.core.records import GameState, Player, Visibility
 from parlour.games.apologies.model import Mode
 from parlour.protocols.apologies_ws.render import Renderer, failure_reason
 from parlour.protocols.apologies_ws.requests import AdvertiseGame, Request, WithHandle, decode_request
@@ -286,6 +286,31 @@ class ApologiesService:
         for conn in conns:
             self._fail(conn, StoreUnavailable(), "request")
         return self._drain()
+
+    def live_games(self) -> list[dict[str, Any]]:
+        """Every advertised or running game, for an admin (issue 27)."""
+        return [
+            {
+                "protocol": "apologies",
+                "game_id": game.id,
+                "game": "apologies",
+                "state": game.state.value,
+                "players": [seat.handle for seat in game.seats if seat.handle],
+            }
+            for game in self.lobby.games.values()
+            if game.state in (GameState.ADVERTISED, GameState.PLAYING)
+        ]
+
+    def abort_game(self, game_id: str, reason: str, now: float) -> tuple[list[Effect], str | None]:
+        """An admin ends a game (issue 27), as its advertiser cancels one: its players get
+        GAME_CANCELLED with the admin's reason as the comment. The effects, or why it cannot be."""
+        game = self.lobby.games.get(game_id)
+        if game is None or game.state not in (GameState.ADVERTISED, GameState.PLAYING):
+            return [], "no advertised or running Apologies game has this id"
+        comment = f"An admin aborted this game: {reason}"
+        self.lobby.broadcast(game, GameCancelled(game, "CANCELLED", comment))
+        self.lobby.finish(game, GameState.CANCELLED, now, comment=comment)
+        return self._drain(), None
 
     def shutdown(self, now: float) -> list[Effect]:
         self.lobby.shutdown(now)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator, ValuesView
 from dataclasses import dataclass, field
 
+from parlour.accounts.moderation import Ban
 from parlour.storage import AccountRow, RatingRow
 
 __all__ = ["Account", "Accounts"]
@@ -23,6 +24,28 @@ class Account:
     password_hash: str = ""
     #: Ratings by game type: (mu, sigma, games rated).
     ratings: dict[str, tuple[float, float, int]] = field(default_factory=dict)
+    created: float = 0.0
+    #: As loaded: admin requests read the role from the store (``parlour admin`` changes it there).
+    role: str = ""
+    #: The revocation counter (AccountRow.revision): tokens of another value are refused.
+    revision: int = 0
+    #: The ban, if any (it may have ended: ``Ban.active``).
+    ban: Ban | None = None
+    #: When it was last seen signed in on this hub (not stored: since this hub started).
+    last_seen: float | None = None
+
+    def row(self) -> AccountRow:
+        """The account as stored (its role is the store's to keep: tables.ACCOUNTS)."""
+        return AccountRow(
+            id=self.id,
+            name=self.name,
+            password_hash=self.password_hash,
+            created=self.created,
+            role=self.role,
+            revision=self.revision,
+            ban_reason=self.ban.reason if self.ban is not None else "",
+            ban_until=self.ban.until if self.ban is not None else None,
+        )
 
 
 class Accounts:
@@ -63,7 +86,15 @@ class Accounts:
         return account.name if account else f"player {account_id}"
 
     def add(self, row: AccountRow) -> Account:
-        account = Account(row.id, row.name, row.password_hash)
+        account = Account(
+            row.id,
+            row.name,
+            row.password_hash,
+            created=row.created,
+            role=row.role,
+            revision=row.revision,
+            ban=Ban(row.ban_reason, row.ban_until) if row.ban_reason else None,
+        )
         self._by_id[row.id] = account
         self._by_name[row.name.casefold()] = row.id
         self.next_id = max(self.next_id, row.id + 1)
@@ -74,6 +105,12 @@ class Accounts:
         account = self._by_id.pop(account_id, None)
         if account is not None:
             self._by_name.pop(account.name.casefold(), None)
+
+    def rename(self, account: Account, name: str) -> None:
+        """The account is known by ``name`` from now on (its old name is free again)."""
+        self._by_name.pop(account.name.casefold(), None)
+        account.name = name
+        self._by_name[name.casefold()] = account.id
 
     def rate(self, row: RatingRow) -> None:
         """An account's rating for a game type (unknown accounts are skipped)."""

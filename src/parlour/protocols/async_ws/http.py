@@ -4,7 +4,8 @@
   is taken (names compare case-insensitively), 400 naming what is wrong with the name or password.
 - ``POST /api/sessions {"name", "password"}`` -> 200 ``{"token", "expires", "player_id", "name"}``;
   401 for a wrong name or password (the same answer for both), 429 with ``Retry-After`` once a
-  name or an address failed too often.
+  name or an address failed too often, 403 ``{"error", "reason", "until"}`` for a banned
+  account (the right password: why, and until when; ``until`` null: for good).
 - ``GET /api/players?name=`` -> 200 ``{"player_id", "name"}`` (names compare case-insensitively),
   404 when nobody has that name: how a client finds whom to invite.
 - ``GET /api/leaderboard?game_type=&limit=`` -> 200 ``{"game_type", "players": [{"player_id",
@@ -29,6 +30,7 @@ from urllib.parse import parse_qs, urlsplit
 import msgspec
 
 from parlour.accounts.limits import LoginLimiter
+from parlour.accounts.moderation import ban_words
 from parlour.accounts.names import name_problem, password_problem
 from parlour.accounts.passwords import hash_password, verify_password
 from parlour.accounts.tokens import SessionTokens
@@ -170,7 +172,14 @@ class AccountRoutes:
             self.limiter.failed(found.name, request.client, now)
             return _error(HTTPStatus.UNAUTHORIZED, "wrong name or password")
         self.limiter.succeeded(found.name, request.client, now)
-        token, expires = self.tokens.issue(account.id, account.name, now)
+        if account.ban is not None and account.ban.active(now):
+            # The right password: the player may know why, and until when (issue 27).
+            return _json(
+                HTTPStatus.FORBIDDEN,
+                {"error": ban_words(account.ban), "reason": account.ban.reason, "until": account.ban.until},
+            )
+        # The token holds while the account's revocation counter stays where it is now.
+        token, expires = self.tokens.issue(account.id, account.name, now, account.revision)
         return _json(
             HTTPStatus.OK, {"token": token, "expires": expires, "player_id": account.id, "name": account.name}
         )

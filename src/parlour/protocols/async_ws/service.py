@@ -19,7 +19,8 @@ from typing import Any, Final
 import msgspec
 
 from parlour.accounts.limits import LoginLimiter
-from parlour.accounts.tokens import ExternalJwt, SessionTokens, TokenExpired, TokenInvalid
+from parlour.accounts.moderation import Banned
+from parlour.accounts.tokens import ExternalJwt, SessionTokens, TokenExpired, TokenInvalid, TokenRevoked
 from parlour.core.effects import ConnId, Effect
 from parlour.core.effects import Store as StoreFirst
 from parlour.core.ids import IdSource
@@ -206,6 +207,11 @@ class AsyncService:
         self._dispatch(session, message, now, text, hops)
         return message
 
+    def effects(self, now: float) -> list[Effect]:
+        """The effects of a change made from outside an input (an admin's, a player's own
+        account routes): the same as an input's."""
+        return self._take(now)
+
     def _take(self, now: float) -> list[Effect]:
         """This input's effects; in a cluster's hub, each game that started goes to its shard."""
         effects = self.hub.take(now)
@@ -351,6 +357,10 @@ class AsyncService:
             return refuse("RATE_LIMITED", f"too many failed sign-ins; try again in {wait:.0f} s")
         try:
             account = self._verify(msg, now)
+        except Banned as banned:
+            return refuse("BAD_CREDENTIALS", str(banned))
+        except TokenRevoked as revoked:
+            return refuse("EXPIRED_TOKEN", str(revoked))
         except TokenExpired:
             return refuse("EXPIRED_TOKEN", "the session token has expired; sign in again")
         except TokenInvalid:
@@ -370,6 +380,7 @@ class AsyncService:
                 hub.connections.unbind(old)
         digest = hashlib.blake2b(msg.sessionToken.encode(), digest_size=12).hexdigest()
         hub.connections.bind(session, account.id, digest)
+        account.last_seen = now
         if self.placing is not None:
             self.placing.online(account.id, session.conn, True)
         player = Player(
@@ -407,18 +418,41 @@ class AsyncService:
                 hub.store(row)
                 if self.placing is not None:
                     self.placing.named(account.id, name)
+            if account.ban is not None and account.ban.active(now):
+                raise Banned(account.ban)
             return account
-        account_id, _ = self.tokens.verify(msg.sessionToken, msg.name, now)
-        found = hub.accounts.get(account_id)
-        if found is None:
-            raise TokenInvalid("no such account")
+        return self.token_account(msg.sessionToken, now, msg.name)
+
+    def token_account(self, token: str, now: float, name: str | None = None) -> Account:
+        """The account a session token of ours signs in, checked against what the hub keeps:
+        the account still has the token's name and revocation counter (TokenRevoked: signed
+        out everywhere, banned, a new password), and is not banned (Banned: why, until when)."""
+        account_id, claimed, revision = self.tokens.read(token, now, name)
+        found = self.hub.accounts.get(account_id)
+        if found is None or found.name.casefold() != claimed.casefold():
+            raise TokenInvalid("no such account")  # deleted (its name is gone with it)
+        if found.ban is not None and found.ban.active(now):
+            raise Banned(found.ban)
+        if revision != found.revision:
+            raise TokenRevoked(
+                "this session was ended (signed out everywhere, or a new password): sign in again"
+            )
         return found
+
+    def end_session(self, session: Session, now: float) -> None:
+        """Sign a session out now, its connection being closed (moderation.py): nothing it sends
+        before the socket is gone counts as the account's."""
+        if session.player_id is not None:
+            self._sign_out(session, now)
 
     def _sign_out(self, session: Session, now: float) -> None:
         hub = self.hub
         hub.lobby.move(session, False)
         player_id = hub.connections.unbind(session)
         if player_id is not None:
+            account = hub.accounts.get(player_id)
+            if account is not None:
+                account.last_seen = now
             if self.placing is not None:
                 self.placing.online(player_id, session.conn, False)
             observe.signed_out(hub, player_id)

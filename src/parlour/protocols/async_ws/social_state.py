@@ -131,6 +131,18 @@ class ChatLog:
     def history(self, scope: int) -> Sequence[ChatRow]:
         return self._history.get(scope, ())
 
+    def rename_sender(self, sender: int, name: str) -> None:
+        """A deleted account's lines kept for the history are signed ``name`` from now on."""
+        for scope, lines in self._history.items():
+            if any(row.sender == sender for row in lines):
+                self._history[scope] = deque(
+                    (
+                        msgspec.structs.replace(row, sender_name=name) if row.sender == sender else row
+                        for row in lines
+                    ),
+                    maxlen=lines.maxlen,
+                )
+
     def next_seq(self, scope: int) -> int:
         """The number of the scope's next line, taken."""
         seq = self._next_seq.get(scope, 1)
@@ -157,6 +169,21 @@ class ChatLog:
         del self._blocks[player_id]  # a mute served starts a clean slate
         mutes = {str(player): until for player, until in self._muted_until.items() if until > now}
         return msgspec.json.encode(mutes).decode()
+
+    def mute(self, player_id: int, until: float, now: float) -> str:
+        """An admin mutes ``player_id`` until ``until`` (at or before ``now``: unmutes it); the
+        mutes in force as JSON, to store (as ``blocked`` returns them)."""
+        if until > now:
+            self._muted_until[player_id] = until
+        else:
+            self._muted_until.pop(player_id, None)
+        mutes = {str(player): end for player, end in self._muted_until.items() if end > now}
+        return msgspec.json.encode(mutes).decode()
+
+    def muted_until(self, player_id: int, now: float) -> float | None:
+        """When ``player_id``'s mute ends, if one is in force."""
+        until = self._muted_until.get(player_id)
+        return until if until is not None and until > now else None
 
     def report_wait(self, player_id: int, now: float) -> float | None:
         """Seconds before ``player_id`` may report again, or None if it may now."""

@@ -8,7 +8,9 @@ export function node(tag, attrs = {}, ...children) {
     if (value === null || value === undefined || value === false) continue;
     if (key === "class") element.className = value;
     else if (key === "onclick") element.addEventListener("click", value);
-    else if (key.startsWith("data-") || key.startsWith("aria-") || key === "title" || key === "type" || key === "style") element.setAttribute(key, value);
+    // Through the CSSOM: the pages' Content-Security-Policy refuses style attributes.
+    else if (key === "style") element.style.cssText = value;
+    else if (key.startsWith("data-") || key.startsWith("aria-") || key === "title" || key === "type") element.setAttribute(key, value);
     else element[key] = value;
   }
   for (const child of children) if (child !== null && child !== undefined) element.append(child);
