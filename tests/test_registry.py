@@ -17,5 +17,5 @@ def test_every_registered_game_is_named_by_its_plugin_and_has_robots() -> None:
 
 
 def test_unknown_robot_names_the_choices() -> None:
-    with pytest.raises(KeyError, match="choose from greedy, random, search"):
+    with pytest.raises(KeyError, match="choose from easy, greedy, random, rollout, search"):
         robot("apologies", "genius")

@@ -97,3 +97,32 @@ def test_hard_robots_in_the_apologies_lobby_answer_through_thoughts() -> None:
         assert turn is not None and turn[0] == alice.conn, "nobody is to move"
         alice.request("EXECUTE_MOVE", {"move_id": sorted(turn[1]["context"]["moves"])[0]})
     assert answered == 25 or game.state is not GameState.PLAYING
+
+
+def dies() -> int:
+    """A robot whose process dies under it (as a crash, or an object that does not unpickle)."""
+    os._exit(3)
+
+
+def test_a_robots_process_that_dies_is_replaced_and_the_server_robot_plays() -> None:
+    async def main() -> None:
+        runtime = Runtime(clock=lambda: 5.0)
+        service = Thinker()
+        try:
+            runtime.execute([Think(("g", 1), dies)], service)  # type: ignore[arg-type]
+            await asyncio.wait_for(service.done.wait(), 30)
+            assert service.answers == [(("g", 1), None)]  # the server's robot plays instead
+            service.done.clear()
+            # The pool is broken now: the next decision starts another process.
+            runtime.execute([Think(("g", 2), failing)], service)  # type: ignore[arg-type]
+            await asyncio.wait_for(service.done.wait(), 30)
+            service.done.clear()
+            runtime.execute([Think(("g", 3), slow_pid)], service)  # type: ignore[arg-type]
+            await asyncio.wait_for(service.done.wait(), 30)
+            assert service.answers[1] == (("g", 2), None)
+            token, pid = service.answers[2]
+            assert token == ("g", 3) and pid != os.getpid()
+        finally:
+            await runtime.close_store()
+
+    asyncio.run(main())

@@ -23,7 +23,7 @@ from parlour.core.journal import Journal
 from parlour.core.records import Game, GameState, PlayerType, Seat, SeatState
 from parlour.games.base import GamePlugin, Outcome, Robot, StateCodec
 from parlour.robots.levels import level_robot
-from parlour.robots.think import decide
+from parlour.robots.think import decide, decide_encoded
 from parlour.storage.records import MOVE, MoveRow
 
 __all__ = ["Turns"]
@@ -125,9 +125,13 @@ class Turns:
         game.thinking = token
         # Picklable: the transport may run it in another process (and does: a thread would
         # still share the interpreter with the event loop).
-        job = partial(
-            decide, game.game, robot.name, game.play.copy(), seat, list(moves), self.rng.getrandbits(64)
-        )
+        seed = self.rng.getrandbits(64)
+        if self.codec is not None:  # the position as bytes: compiled states do not pickle
+            job = partial(
+                decide_encoded, game.game, robot.name, self.codec.encode_state(game.play), seat, seed
+            )
+        else:
+            job = partial(decide, game.game, robot.name, game.play.copy(), seat, list(moves), seed)
         self.thinks.append(Think(token, job))
 
     def thought(self, game: Game, token: tuple[str, int], choice: int | None, now: float) -> bool:

@@ -8,12 +8,23 @@ from collections.abc import Sequence
 from random import Random
 from typing import Any
 
+from parlour.games.base import StateCodec
+from parlour.games.registry import plugin
 from parlour.robots.registry import robot
 
-__all__ = ["decide"]
+__all__ = ["decide", "decide_encoded"]
 
 
 def decide(game: str, name: str, state: Any, seat: int, moves: Sequence[Any], seed: int) -> int:
     """The index in ``moves`` of the move robot ``name`` of ``game`` chooses."""
     chosen = robot(game, name).choose(state, seat, moves, Random(seed))
     return list(moves).index(chosen)
+
+
+def decide_encoded(game: str, name: str, state: bytes, seat: int, seed: int) -> int:
+    """As ``decide``, from the position as its plugin encodes it (a game whose state is built of
+    compiled classes, which do not pickle): the index in the legal moves the position gives."""
+    rules = plugin(game)
+    assert isinstance(rules, StateCodec)
+    position = rules.decode_state(state)
+    return decide(game, name, position, seat, rules.legal_moves(position, seat), seed)

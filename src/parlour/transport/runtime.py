@@ -13,6 +13,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TypeVar
@@ -212,7 +213,17 @@ class Runtime:
         rest: list[Effect] = []
         for effect in effects:
             if type(effect) is Think:
-                future = self._thinker.submit(effect.job)
+                future: Future[int]
+                try:
+                    future = self._thinker.submit(effect.job)
+                except (BrokenProcessPool, RuntimeError) as error:
+                    # The robots' process died: a new one for the next decisions; this one is
+                    # the server's robot's to play, on the next turn of the loop.
+                    log.error("the robots' process is gone; starting another: %s", error)
+                    self._thinker.shutdown(wait=False)
+                    self._thinker = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+                    future = Future()
+                    future.set_exception(error)
                 future.add_done_callback(partial(self._back, loop, service, effect.token))
             else:
                 rest.append(effect)
