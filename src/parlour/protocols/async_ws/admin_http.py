@@ -21,7 +21,7 @@ import math
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from http import HTTPStatus
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, TypeVar
 from urllib.parse import parse_qs, urlsplit
 
 import msgspec
@@ -103,6 +103,22 @@ class Abort(msgspec.Struct, forbid_unknown_fields=True):
     protocol: str
     game_id: str
     reason: str
+
+
+Posted = TypeVar("Posted", Named, Timed, Act, Abort)
+
+
+def posted(request: HttpRequest, kind: type[Posted]) -> Posted | ApiResponse:
+    """An admin action's body as ``kind``, with a reason its audit record can keep; or the
+    answer that refuses it (not a POST, not that body, no reason)."""
+    refused = only(request, "POST")
+    if refused is not None:
+        return refused
+    body = decoded(request, kind)
+    if isinstance(body, ApiResponse):
+        return body
+    bad = _reason(body.reason)
+    return body if bad is None else bad
 
 
 def report_id(report: ReportRow) -> str:
@@ -365,15 +381,9 @@ class AdminRoutes:
         }
 
     async def mute(self, admin: Account, request: HttpRequest) -> ApiResponse:
-        refused = only(request, "POST")
-        if refused is not None:
-            return refused
-        body = decoded(request, Timed)
+        body = posted(request, Timed)
         if isinstance(body, ApiResponse):
             return body
-        bad = _reason(body.reason)
-        if bad is not None:
-            return bad
         if body.minutes is None or not 0 <= body.minutes <= MAX_MINUTES:
             return error(
                 HTTPStatus.BAD_REQUEST, f"'minutes' is a whole number from 0 (unmute) to {MAX_MINUTES}"
@@ -403,15 +413,9 @@ class AdminRoutes:
         )
 
     async def ban(self, admin: Account, request: HttpRequest) -> ApiResponse:
-        refused = only(request, "POST")
-        if refused is not None:
-            return refused
-        body = decoded(request, Timed)
+        body = posted(request, Timed)
         if isinstance(body, ApiResponse):
             return body
-        bad = _reason(body.reason)
-        if bad is not None:
-            return bad
         if body.minutes is not None and not 1 <= body.minutes <= MAX_MINUTES:
             return error(
                 HTTPStatus.BAD_REQUEST,
@@ -444,15 +448,9 @@ class AdminRoutes:
         return json_reply(HTTPStatus.OK, {"name": account.name, "banned_until": until, "reason": reason})
 
     async def unban(self, admin: Account, request: HttpRequest) -> ApiResponse:
-        refused = only(request, "POST")
-        if refused is not None:
-            return refused
-        body = decoded(request, Named)
+        body = posted(request, Named)
         if isinstance(body, ApiResponse):
             return body
-        bad = _reason(body.reason)
-        if bad is not None:
-            return bad
         account = await self._target_checked(admin, body.name)
         if isinstance(account, ApiResponse):
             return account
@@ -469,15 +467,9 @@ class AdminRoutes:
         return json_reply(HTTPStatus.OK, {"name": account.name, "banned": False})
 
     async def reset(self, admin: Account, request: HttpRequest) -> ApiResponse:
-        refused = only(request, "POST")
-        if refused is not None:
-            return refused
-        body = decoded(request, Named)
+        body = posted(request, Named)
         if isinstance(body, ApiResponse):
             return body
-        bad = _reason(body.reason)
-        if bad is not None:
-            return bad
         account = await self._target_checked(admin, body.name)
         if isinstance(account, ApiResponse):
             return account
@@ -550,15 +542,9 @@ class AdminRoutes:
         return json_reply(HTTPStatus.OK, {"reports": listed})
 
     async def act(self, admin: Account, request: HttpRequest) -> ApiResponse:
-        refused = only(request, "POST")
-        if refused is not None:
-            return refused
-        body = decoded(request, Act)
+        body = posted(request, Act)
         if isinstance(body, ApiResponse):
             return body
-        bad = _reason(body.reason)
-        if bad is not None:
-            return bad
         if body.action not in ("dismiss", "mute", "ban"):
             return error(HTTPStatus.BAD_REQUEST, "'action' is dismiss, mute or ban")
         reports = {report_id(report): report for report in await self._read_reports()}
@@ -640,15 +626,9 @@ class AdminRoutes:
         return json_reply(HTTPStatus.OK, {"games": found})
 
     async def abort(self, admin: Account, request: HttpRequest) -> ApiResponse:
-        refused = only(request, "POST")
-        if refused is not None:
-            return refused
-        body = decoded(request, Abort)
+        body = posted(request, Abort)
         if isinstance(body, ApiResponse):
             return body
-        bad = _reason(body.reason)
-        if bad is not None:
-            return bad
         target = f"{body.protocol}:{body.game_id}"
         if body.protocol == "async":
             if not (body.game_id.isascii() and body.game_id.isdigit() and len(body.game_id) <= 18):
