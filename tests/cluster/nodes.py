@@ -36,13 +36,15 @@ class Cluster:
     redis: str
     store: str
     nodes: list[RestartableServer] = field(default_factory=list)
+    #: The lease every node of this cluster is started with.
+    lease: float = LEASE
 
     def start(self, count: int = 2, *extra: str) -> list[RestartableServer]:
         for _ in range(count):
             node = RestartableServer(
                 self.store if "://" in self.store else Path(self.store),
                 self.folder / f"node{len(self.nodes) + 1}.log",
-                ("--cluster", self.redis, "--cluster-lease", str(LEASE), *extra),
+                ("--cluster", self.redis, "--cluster-lease", str(self.lease), *extra),
             )
             node.start()
             self.nodes.append(node)
@@ -70,9 +72,11 @@ class Cluster:
 
 
 @contextmanager
-def cluster_of(folder: Path, redis: str, store: str | None = None, count: int = 2) -> Iterator[Cluster]:
+def cluster_of(
+    folder: Path, redis: str, store: str | None = None, count: int = 2, lease: float = LEASE
+) -> Iterator[Cluster]:
     """``count`` nodes on ``store`` (a fresh SQLite file by default, or a PostgreSQL URL)."""
-    cluster = Cluster(folder, redis, store or str(folder / "parlour.db"))
+    cluster = Cluster(folder, redis, store or str(folder / "parlour.db"), lease=lease)
     try:
         cluster.start(count)
         yield cluster
