@@ -134,6 +134,19 @@ class AccountSelfRoutes:
             "/api/account/reset": self.reset,
         }
 
+    def _signed_post(self, request: HttpRequest, kind: type[T]) -> tuple[Account, T] | ApiResponse:
+        """A signed-in player's POST with a body of ``kind``; or the answer that refuses it."""
+        refused = only(request, "POST")
+        if refused is not None:
+            return refused
+        account = self.signed_in(request)
+        if isinstance(account, ApiResponse):
+            return account
+        body = decoded(request, kind)
+        if isinstance(body, ApiResponse):
+            return body
+        return account, body
+
     def signed_in(self, request: HttpRequest) -> Account | ApiResponse:
         """The account of the request's session token, or 401 saying why not."""
         token = bearer(request)
@@ -177,15 +190,10 @@ class AccountSelfRoutes:
         return json_reply(HTTPStatus.OK, {"token": token, "expires": expires, "name": account.name})
 
     async def password(self, request: HttpRequest) -> ApiResponse:
-        refused = only(request, "POST")
-        if refused is not None:
-            return refused
-        account = self.signed_in(request)
-        if isinstance(account, ApiResponse):
-            return account
-        body = decoded(request, PasswordChange)
-        if isinstance(body, ApiResponse):
-            return body
+        posted = self._signed_post(request, PasswordChange)
+        if isinstance(posted, ApiResponse):
+            return posted
+        account, body = posted
         problem = password_problem(body.new_password)
         if problem is not None:
             return error(HTTPStatus.BAD_REQUEST, problem)
@@ -201,30 +209,20 @@ class AccountSelfRoutes:
         return failed or self._new_session(account)
 
     async def sign_out(self, request: HttpRequest) -> ApiResponse:
-        refused = only(request, "POST")
-        if refused is not None:
-            return refused
-        account = self.signed_in(request)
-        if isinstance(account, ApiResponse):
-            return account
-        body = decoded(request, Nothing)
-        if isinstance(body, ApiResponse):
-            return body
+        posted = self._signed_post(request, Nothing)
+        if isinstance(posted, ApiResponse):
+            return posted
+        account, _ = posted
         before = _copy(account)
         moderation.end_sessions(self.service, account, "signed out everywhere", self.runtime.clock())
         failed = await self._commit(account, before)
         return failed or json_reply(HTTPStatus.OK, {"signed_out": True})
 
     async def delete(self, request: HttpRequest) -> ApiResponse:
-        refused = only(request, "POST")
-        if refused is not None:
-            return refused
-        account = self.signed_in(request)
-        if isinstance(account, ApiResponse):
-            return account
-        body = decoded(request, PasswordOnly)
-        if isinstance(body, ApiResponse):
-            return body
+        posted = self._signed_post(request, PasswordOnly)
+        if isinstance(posted, ApiResponse):
+            return posted
+        account, body = posted
         wrong = await self._password_ok(account, body.password, request)
         if wrong is not None:
             return wrong
