@@ -16,7 +16,7 @@ import math
 import statistics
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from random import Random
@@ -147,6 +147,28 @@ def _one(job: tuple[str, tuple[str, ...], dict[str, Any], int]) -> GameResult:
     return play_game(game, seats, options, seed)
 
 
+def _played(
+    jobs: list[tuple[str, tuple[str, ...], dict[str, Any], int]],
+    workers: int,
+    progress: Callable[[int, int], None] | None,
+) -> list[GameResult]:
+    """Every job's game, in order, on ``workers`` processes (1: this one), telling ``progress``."""
+    results: list[GameResult] = []
+
+    def collect(played: Iterable[GameResult]) -> None:
+        for result in played:
+            results.append(result)
+            if progress:
+                progress(len(results), len(jobs))
+
+    if workers > 1:
+        with ProcessPoolExecutor(workers) as pool:
+            collect(pool.map(_one, jobs, chunksize=max(1, len(jobs) // (workers * 20))))
+    else:
+        collect(map(_one, jobs))
+    return results
+
+
 def _lineup(seats: Sequence[str], number: int, rotate: bool) -> tuple[str, ...]:
     """Who sits where in game ``number``: entry i of ``seats`` moves to seat (i + number) % n."""
     if not rotate:
@@ -174,18 +196,7 @@ def simulate(
     jobs = [
         (game, _lineup(seats, number, rotate), options, seed * 1_000_003 + number) for number in range(games)
     ]
-    results: list[GameResult] = []
-    if workers > 1:
-        with ProcessPoolExecutor(workers) as pool:
-            for result in pool.map(_one, jobs, chunksize=max(1, games // (workers * 20))):
-                results.append(result)
-                if progress:
-                    progress(len(results), games)
-    else:
-        for job in jobs:
-            results.append(_one(job))
-            if progress:
-                progress(len(results), games)
+    results = _played(jobs, workers, progress)
     wins = [0.0] * len(seats)
     by_color = [0.0] * len(seats)
     for number, result in enumerate(results):
@@ -300,22 +311,11 @@ def ladder(
     options = options or {}
     pool = list(names or robots(game))
     draw = Random(seed)
-    jobs = []
+    jobs: list[tuple[str, tuple[str, ...], dict[str, Any], int]] = []
     for number in range(games):
         lineup = draw.sample(pool, seats) if len(pool) >= seats else [draw.choice(pool) for _ in range(seats)]
         jobs.append((game, tuple(lineup), options, seed * 1_000_003 + number))
-    results: list[GameResult] = []
-    if workers > 1:
-        with ProcessPoolExecutor(workers) as executor:
-            for result in executor.map(_one, jobs, chunksize=max(1, games // (workers * 20))):
-                results.append(result)
-                if progress:
-                    progress(len(results), games)
-    else:
-        for job in jobs:
-            results.append(_one(job))
-            if progress:
-                progress(len(results), games)
+    results = _played(jobs, workers, progress)
     model = PlackettLuce()
     ratings = {name: model.rating(name=name) for name in pool}
     played = dict.fromkeys(pool, 0)
