@@ -163,7 +163,8 @@ class ClusterNode:
                 service.owner, service.epoch = holder
             if name not in self.shards:
                 await self._step(name)
-        await self._balance()
+        # The renewals run from now on: taking the shards below (a claim in the store and a
+        # restore each) may outlast a lease's validity on a busy machine.
         loop = asyncio.get_running_loop()
         self._tasks = [
             loop.create_task(self._lease_loop(name)) for name in self.services if name not in self.shards
@@ -172,6 +173,7 @@ class ClusterNode:
             self._tasks.append(loop.create_task(self._shards_loop()))
             self._tasks.append(loop.create_task(self._renewals_loop()))
         self._tasks.append(loop.create_task(self._node_loop()))
+        await self._balance()  # the first node restores every shard before it listens
         log.info("cluster node %d on Redis at %s", self.node, _where(self.url))
 
     async def stop(self) -> None:
