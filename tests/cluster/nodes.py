@@ -56,16 +56,29 @@ class Cluster:
                 node.stop()
 
     async def owner_is(self, node: RestartableServer, timeout: float = 10.0, shards: int = 0) -> None:
-        """Until ``node`` reports it owns both stateful services (and ``shards`` shards of
-        /async games: all of them once the other nodes are gone)."""
+        """Until ``node`` reports it owns both stateful services, and ``shards`` shards of /async
+        games (all of them once the other nodes are gone); with none asked for, until the live
+        nodes hold the shards in fair shares."""
         deadline = asyncio.get_running_loop().time() + timeout
         while True:
             state = await asyncio.to_thread(health, node.port)
             owns = state.get("cluster_owns", [])
-            if owns == ["apologies", "async"] and len(state.get("cluster_shards", [])) >= shards:
+            held = len(state.get("cluster_shards", []))
+            if (
+                owns == ["apologies", "async"]
+                and held >= shards
+                and (shards or await asyncio.to_thread(self.settled))
+            ):
                 return
             assert asyncio.get_running_loop().time() < deadline, f"node on {node.port} owns only {owns}"
             await asyncio.sleep(0.1)
+
+    def settled(self) -> bool:
+        """Whether the live nodes hold every shard in fair shares: no handover is under way, so a
+        game does not change owner while a test plays it (unless the test makes it)."""
+        live = [node for node in self.nodes if node.process is not None and node.process.poll() is None]
+        counts = [len(health(node.port).get("cluster_shards", [])) for node in live]
+        return sum(counts) == SHARDS and all(count <= -(-SHARDS // len(live)) for count in counts)
 
     def logs(self) -> str:
         return "\n".join(node.log.read_text(errors="replace") for node in self.nodes if node.log.exists())
