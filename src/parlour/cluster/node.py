@@ -15,6 +15,7 @@ import logging
 import math
 import secrets
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
@@ -130,6 +131,9 @@ class ClusterNode:
         self.fences: dict[str, Fence] = {}
         self._calls = itertools.count(1)
         self._waiting: dict[int, asyncio.Future[HttpAnswer]] = {}
+        #: Notes this node sent itself, still to take (see send_note).
+        self._notes_here: deque[Note] = deque()
+        self._taking_notes = False
         self._tasks: list[asyncio.Task[None]] = []
         self._stopping = False
 
@@ -511,7 +515,8 @@ class ClusterNode:
             if waiter is not None and not waiter.done():
                 waiter.set_result(message)
         elif type(message) is Note:
-            self._noted(message)
+            if message.to != "*" or message.sender != self.node:  # its own: taken already
+                self._noted(message)
         elif type(message) is Takeover:
             service = self.services.get(message.service)
             if service is not None:
@@ -539,12 +544,34 @@ class ClusterNode:
             self._unheard(note.to, note.data)
 
     def send_note(self, to: str, data: bytes) -> None:
-        """A note for the owner of ``to`` (``"*"``: every node, this one too), through Redis,
-        even when this node owns ``to`` (see docs/cluster.md, "What it costs")."""
+        """A note for the owner of ``to`` (``"*"``: every node, this one too).
+
+        What this node itself takes is handed over here, without a round trip through Redis
+        (it would cost each routed request two messages and a loop iteration, even on one
+        node: see docs/cluster.md, "What it costs"); the rest is published. Both keep the
+        order in which notes were sent: notes to this node's services are taken one at a
+        time, in order, never inside one another, as Redis would deliver them."""
         if to == "*":
-            self.bus.publish(CLUSTER_CHANNEL, encode(Note(to, data)))
+            self.bus.publish(CLUSTER_CHANNEL, encode(Note(to, data, self.node)))
+            self._here(Note(to, data, self.node))
             return
-        self.bus.publish(owner_channel(to), encode(Note(to, data)), lambda: self._unheard(to, data))
+        owner = self.services.get(to)
+        if owner is not None and owner.acting() is not None:
+            self._here(Note(to, data, self.node))
+            return
+        self.bus.publish(owner_channel(to), encode(Note(to, data, self.node)), lambda: self._unheard(to, data))
+
+    def _here(self, note: Note) -> None:
+        """Take a note of this node's own, after those it is already taking."""
+        self._notes_here.append(note)
+        if self._taking_notes:
+            return
+        self._taking_notes = True
+        try:
+            while self._notes_here:
+                self._noted(self._notes_here.popleft())
+        finally:
+            self._taking_notes = False
 
     def _unheard(self, to: str, data: bytes) -> None:
         if self.unheard is not None:

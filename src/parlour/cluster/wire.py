@@ -128,10 +128,12 @@ class Released(msgspec.Struct, tag="released", array_like=True):
 
 
 class Note(msgspec.Struct, tag="note", array_like=True):
-    """A service's note for the owner of ``to`` (``"*"``: every node)."""
+    """A service's note for the owner of ``to`` (``"*"``: every node), from node ``sender``
+    (which hands its own copy of a ``"*"`` note to itself, and skips the one Redis echoes)."""
 
     to: str
     data: bytes
+    sender: int = 0
 
 
 Message = Input | Output | HttpCall | HttpAnswer | Takeover | Released | Note

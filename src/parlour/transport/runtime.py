@@ -411,7 +411,8 @@ class Runtime:
             batch.fences |= self.fences
         batch.records.extend(records)
         batch.effects.extend(effects)
-        batch.inputs.append((service, origin, records, refusals))
+        if effects:  # an input that changed nothing and said nothing has nothing to take back
+            batch.inputs.append((service, origin, records, refusals))
 
     def _flush(self) -> None:
         if self._recovering:
