@@ -559,7 +559,9 @@ class ClusterNode:
         if owner is not None and owner.acting() is not None:
             self._here(Note(to, data, self.node))
             return
-        self.bus.publish(owner_channel(to), encode(Note(to, data, self.node)), lambda: self._unheard(to, data))
+        self.bus.publish(
+            owner_channel(to), encode(Note(to, data, self.node)), lambda: self._unheard(to, data)
+        )
 
     def _here(self, note: Note) -> None:
         """Take a note of this node's own, after those it is already taking."""
