@@ -1164,7 +1164,7 @@ def test_players_are_found_by_name(port: int) -> None:
 
 def test_quick_play_pairs_two_players_in_one_started_game(port: int) -> None:
     """Quick play over the wire (a Parlour extension, docs/async.md "Quick play"): two players
-    queue for Fish and are both told the one game they landed in, which they then play; a third
+    queue for Fish and are both told the one game they landed in, where the first turn waits; a third
     queues with robots allowed at once and gets a game of its own with a robot."""
 
     async def scenario(table: Table) -> None:
@@ -1186,7 +1186,8 @@ def test_quick_play_pairs_two_players_in_one_started_game(port: int) -> None:
             a.player_id,
             b.player_id,
         }
-        assert await play_first_legal_actions(a, {1: a, 2: b}, game_id) > 0
+        first = await a.client.expect("ActionRequiredRequest", game_id=game_id)  # a waited longest: seat 1
+        assert first["legal_actions"], first
         await refused(c, {"type": "QuickPlayLeaveRequest"}, "NOT_QUEUED")
         await c.client.send(
             {"type": "QuickPlayJoinRequest", "game_type": "fish", "seats": 2, "robots_after": 0}
