@@ -36,7 +36,9 @@ export const QUICK_UPDATES = {
     state.queues = new Map();
     for (const q of again) {
       const fields = state.quickJoins.get(queueKey(q)) ?? { game_type: q.game_type, seats: q.seats, ranked: Boolean(q.ranked) };
-      fx.send("QuickPlayJoinRequest", fields);
+      // A connection that replaced one the server had not seen close yet keeps its queues:
+      // that answer (ALREADY_QUEUED) is not shown, and the next push shows them.
+      fx.send("QuickPlayJoinRequest", fields, { kind: "requeue" });
     }
     return ["quick"];
   },
