@@ -1160,3 +1160,39 @@ def test_players_are_found_by_name(port: int) -> None:
     assert http_json(port, "GET", "/api/players?name=nobody-at-all").status == 404
     assert http_json(port, "GET", "/api/players").status == 400
     assert http_json(port, "POST", f"/api/players?name={name}", {}).status == 405
+
+
+def test_quick_play_pairs_two_players_in_one_started_game(port: int) -> None:
+    """Quick play over the wire (a Parlour extension, docs/async.md "Quick play"): two players
+    queue for Fish and are both told the one game they landed in, where the first turn waits; a third
+    queues with robots allowed at once and gets a game of its own with a robot."""
+
+    async def scenario(table: Table) -> None:
+        a, b, c = (await table.player("qa")), (await table.player("qb")), (await table.player("qc"))
+        rid = request_id("queue")
+        await a.client.send(
+            {"type": "QuickPlayJoinRequest", "game_type": "fish", "seats": 2, "request_id": rid}
+        )
+        status = await a.client.expect("QuickPlayStatusRequest", request_id=rid)
+        [queue] = status["queues"]
+        assert queue["game_type"] == "fish" and queue["window_low"] < queue["rating"] < queue["window_high"]
+        await refused(a, {"type": "QuickPlayJoinRequest", "game_type": "fish", "seats": 2}, "ALREADY_QUEUED")
+        await b.client.send({"type": "QuickPlayJoinRequest", "game_type": "fish", "seats": 2})
+        matched = [await player.client.expect("QuickPlayMatchedRequest") for player in (a, b)]
+        game_id = matched[0]["game_id"]
+        assert matched[1]["game_id"] == game_id
+        created = await b.client.expect("GameCreatedRequest", game_id=game_id)
+        assert {seat["player_id"] for seat in created["status_report"]["players"]} == {
+            a.player_id,
+            b.player_id,
+        }
+        first = await a.client.expect("ActionRequiredRequest", game_id=game_id)  # a waited longest: seat 1
+        assert first["legal_actions"], first
+        await refused(c, {"type": "QuickPlayLeaveRequest"}, "NOT_QUEUED")
+        await c.client.send(
+            {"type": "QuickPlayJoinRequest", "game_type": "fish", "seats": 2, "robots_after": 0}
+        )
+        alone = await c.client.expect("QuickPlayMatchedRequest")
+        assert alone["robots"] == 1 and alone["game_id"] != game_id
+
+    play(port, scenario)

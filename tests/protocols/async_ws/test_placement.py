@@ -19,6 +19,7 @@ from tests.protocols.async_ws import (
     test_notify,
     test_observe,
     test_phases,
+    test_quickplay,
     test_service,
     test_social,
 )
@@ -56,7 +57,7 @@ def _scenarios(*modules: ModuleType) -> list[tuple[ModuleType, Callable[[], None
 
 
 SCENARIOS = _scenarios(
-    test_service, test_phases, test_observe, test_social, test_lobby, test_notify, test_forget
+    test_service, test_phases, test_observe, test_social, test_lobby, test_notify, test_forget, test_quickplay
 )
 
 
@@ -235,3 +236,24 @@ def test_a_new_owner_restores_its_shard_and_asks_the_players_again() -> None:
     h.expect(bob, "ActionRequiredRequest", game_id=game_id, turn_index=2)
     h.send(bob, type="CommitActionRequest", game_id=game_id, next_state="y", next_players=[1])
     h.expect(bob, "ActionCommitedRequest", turn_index=3)
+
+
+def test_a_quick_play_game_is_placed_on_its_shard_like_any_game_that_starts() -> None:
+    """Queue requests carry no game id: the router sends them to the hub, whose matchmaker makes
+    the game; it starts there and runs on its shard's owner, robots included."""
+    h = ClusterHarness(shards=3)
+    ann, _ = h.player("ann")
+    bob, _ = h.player("bob")
+    h.send(ann, type="QuickPlayJoinRequest", game_type="fish", seats=3, robots_after=5)
+    h.send(bob, type="QuickPlayJoinRequest", game_type="fish", seats=3, robots_after=5)
+    assert h.routed == 0  # both went to the hub
+    h.none(ann, "QuickPlayMatchedRequest")
+    h.advance(5.0)
+    game_id = h.expect(ann, "QuickPlayMatchedRequest", robots=1)["game_id"]
+    assert h.expect(bob, "QuickPlayMatchedRequest")["game_id"] == game_id
+    owner = h.shard_of(game_id)
+    assert h.service.games.is_placed(game_id) and game_id in owner.games
+    prompt = h.expect(ann, "ActionRequiredRequest", game_id=game_id)
+    h.send(ann, type="CommitActionRequest", game_id=game_id, turn_index=1, action=prompt["legal_actions"][0])
+    h.expect(ann, "ActionCommitedRequest", game_id=game_id)
+    assert h.routed == 1 and owner.games[game_id].turn_index > 1

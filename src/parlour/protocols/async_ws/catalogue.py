@@ -56,6 +56,8 @@ ERRORS: Final[Mapping[str, str]] = MappingProxyType(
         "YOU_FORFEITED": "You forfeited this game",
         "YOU_LEFT": "You left this game",
         "YOU_RAN_OUT_OF_TIME": "You ran out of time in this game",
+        "ALREADY_QUEUED": "You are waiting for that game already",
+        "NOT_QUEUED": "You are not waiting for that game",
     }
 )
 #: LobbyJoinDeniedRequest.cause, to follow "Cannot join: ".

@@ -355,6 +355,20 @@ def multicast(scene: _Scene) -> None:
 
 
 #: (title, the scene).
+def quick_play(scene: _Scene) -> None:
+    for name in ("ann", "bob", "cid"):
+        scene.player(name)
+    scene.send("ann", type="QuickPlayJoinRequest", game_type="fish", seats=2, request_id="q1")
+    scene.send("ann", type="QuickPlayJoinRequest", game_type="apologies", seats=2, request_id="q2")
+    scene.send("ann", type="QuickPlayJoinRequest", game_type="fish", seats=2, request_id="q3")
+    scene.wait(5)
+    scene.note("bob's rating is ann's (new players: 25); the match ends ann's other queue")
+    scene.send("bob", type="QuickPlayJoinRequest", game_type="fish", seats=2)
+    scene.send("ann", type="QuickPlayLeaveRequest", request_id="l1")
+    scene.send("cid", type="QuickPlayJoinRequest", game_type="tsuro", seats=3, robots_after=10)
+    scene.wait(10)
+
+
 EXAMPLES: Final[list[tuple[str, Callable[[_Scene], None]]]] = [
     ("Authentication, heartbeat, logging out", authentication),
     ("Lobby: entering, creating, joining, starting early", lobby),
@@ -374,6 +388,7 @@ EXAMPLES: Final[list[tuple[str, Callable[[_Scene], None]]]] = [
     ("Simultaneous turn", simultaneous),
     ("Interruptions", interruptions),
     ("Multicast", multicast),
+    ("Quick play (Parlour extension): queues, a match, robots after a wait", quick_play),
 ]
 
 

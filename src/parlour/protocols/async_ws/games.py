@@ -16,7 +16,7 @@ from parlour.core.ids import IdSource
 from parlour.protocols.async_ws.game.base import GameContext, RobotTimer
 from parlour.protocols.async_ws.game.host import GameHost
 from parlour.protocols.async_ws.game.machine import Game
-from parlour.protocols.async_ws.game.plans import Create, Invite, Refusal
+from parlour.protocols.async_ws.game.plans import Create, Invite, Matched, Refusal, Start
 from parlour.protocols.async_ws.limits import AsyncLimits
 from parlour.protocols.async_ws.messages import (
     EngageGameWithFriendsRequest,
@@ -238,6 +238,49 @@ class Games:
             game.refuse_invitation(plan.request_id, now)
         else:
             game.invite(plan.request_id, now)
+        return game
+
+    def plan_match(
+        self, config: GameConfiguration, players: tuple[int, ...], robots: int
+    ) -> Matched | Refusal:
+        """A game quick play found: its configuration is checked as a creator's would be (the
+        rules and their seats), and each player may take one more game (S8); a refusal names
+        the first player who may not (``Refusal.message``: the account id)."""
+        if config.rules == "client":
+            return Refusal("BAD_REQUEST", "quick play needs server rules")
+        try:
+            low, high = seat_range(config.rules)
+        except ValueError as error:
+            return Refusal("BAD_REQUEST", str(error))
+        if not low <= config.max_players <= high or len(players) + robots != config.max_players:
+            return Refusal("BAD_REQUEST", f"`{config.rules}` is played by {low} to {high} players")
+        limit = self.context.limits.max_games
+        for player_id in players:
+            if self.playing(player_id) >= limit:
+                return Refusal("TOO_MANY_OFFERS", str(player_id))
+        return Matched(config, players, robots)
+
+    def match(self, plan: Matched, now: float) -> Game:
+        """Quick play's game: every seat taken at once (the players, then robots), started as an
+        invitation does when its last invitee accepts; from then on it is like any other game
+        (placed on its shard in a cluster, robots and clocks as configured)."""
+        seats = [
+            SeatInfo(local_id=index, player_id=player_id, name=self._name(player_id), accepted=True)
+            for index, player_id in enumerate(plan.players, 1)
+        ]
+        for robot in range(1, plan.robots + 1):
+            seats.append(SeatInfo(local_id=len(seats) + 1, name=f"Robot {robot}", robot=True, accepted=True))
+        record = AsyncGame(
+            id=self._new_id(),
+            config=plan.config,
+            status="NOT_STARTED",
+            creator=plan.players[0],
+            seats=seats,
+            created=now,
+            updated=now,
+        )
+        game = self._add(record)
+        game.start(Start(), now)
         return game
 
     def _name(self, player_id: int) -> str:

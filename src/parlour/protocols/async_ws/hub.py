@@ -24,6 +24,7 @@ from parlour.protocols.async_ws.game.ledger import NEXT_GAME_KEY
 from parlour.protocols.async_ws.games import Games, public
 from parlour.protocols.async_ws.limits import AsyncLimits
 from parlour.protocols.async_ws.lobby_members import Lobby
+from parlour.protocols.async_ws.matchmaking import Matchmaker
 from parlour.protocols.async_ws.messages import (
     GameConfiguration,
     ServerMessage,
@@ -94,6 +95,8 @@ class Hub:
         self.presence_state = Presence()
         self.statistics = Statistics()
         self.devices = Devices()
+        #: Quick play's queues (matchmaking.py): who waits for which game, at what rating.
+        self.matchmaker = Matchmaker()
 
     @property
     def errors(self) -> dict[str, int]:

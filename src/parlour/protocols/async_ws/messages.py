@@ -117,6 +117,11 @@ __all__ = [
     "PlayerReplacedRequest",
     "PlayerTimeoutRequest",
     "PresenceUpdate",
+    "QueueEntry",
+    "QuickPlayJoinRequest",
+    "QuickPlayLeaveRequest",
+    "QuickPlayMatchedRequest",
+    "QuickPlayStatusRequest",
     "RegisterPresenceRequest",
     "ServerMessage",
     "ServerStatisticsRequest",
@@ -185,6 +190,9 @@ ErrorCode: TypeAlias = Literal[
     "TOO_LARGE",
     "INTERNAL_ERROR",
     "TRY_AGAIN",
+    # Parlour extensions (quick play, QuickPlayJoinRequest): already in that queue; in no such queue.
+    "ALREADY_QUEUED",
+    "NOT_QUEUED",
 ]
 #: Catalogue §3.7 names all but the running status, which it implies: Parlour calls it RUNNING.
 GameStatus: TypeAlias = Literal["NOT_STARTED", "RUNNING", "OUTCOME", "OVER", "ABORTING", "ABORTED"]
@@ -1204,6 +1212,96 @@ class ClocksStatusRequest(_Reply, tag="ClocksStatusRequest", kw_only=True):
     clocks: list[PlayerClock]
 
 
+# --- Quick play: matchmaking queues (Parlour extensions; docs/async.md "Quick play") ---------------
+
+#: The rating scale of the queues: OpenSkill's mu, what the ratings of Player hold before the
+#: ordinal is taken (docs/async.md "Quick play").
+QueueRating = Annotated[
+    float, Meta(description="OpenSkill mu for this game type (25 before any rated game).")
+]
+
+
+class QueueEntry(_Structure, kw_only=True):
+    """Parlour extension: one queue a player waits in, as QuickPlayStatusRequest shows it."""
+
+    game_type: Annotated[str, Meta(description="The game (a server-rules plugin, as `rules`).")]
+    seats: Annotated[int, Meta(ge=2, le=8)]
+    ranked: bool = False
+    waited_seconds: Annotated[float, Meta(ge=0, description="Since the player joined this queue.")]
+    rating: QueueRating
+    window_low: Annotated[float, Meta(description="The lowest rating a partner may have now.")]
+    window_high: Annotated[float, Meta(description="The highest rating a partner may have now.")]
+    robots_in_seconds: (
+        Annotated[
+            float,
+            Meta(ge=0, description="When robots may fill the empty seats (0: now); absent: never."),
+        ]
+        | None
+    ) = None
+
+
+class QuickPlayJoinRequest(_Request, tag="QuickPlayJoinRequest", kw_only=True):
+    """Parlour extension (not in the text): wait in a queue for a game of `game_type` with `seats` seats.
+
+    Answered by QuickPlayStatusRequest (every queue one is in). Players are paired by their rating
+    for `game_type` within a window that widens as they wait; a player may wait in several queues
+    at once, and the first match ends all of them (QuickPlayMatchedRequest). With `robots_after`,
+    robots take the seats no partner took once the player has waited that many seconds; absent:
+    only people. Refused: an unknown `game_type` or a seat count it is not played by
+    (BAD_REQUEST), a queue one is in already (ALREADY_QUEUED), too many games or queues
+    (TOO_MANY_OFFERS). A queue lives as long as the player stays signed in: signing out, or a
+    server restart, ends it, and the client queues again.
+    """
+
+    game_type: Annotated[
+        str, Meta(pattern=r"^[a-z0-9_-]{1,32}$", description="A server-rules game (`rules`): fish, tsuro...")
+    ]
+    seats: Annotated[int, Meta(ge=2, le=8)]
+    ranked: bool = False
+    robots_after: Annotated[Seconds, Meta(description="Robots may fill seats after this wait.")] | None = None
+
+
+class QuickPlayLeaveRequest(_Request, tag="QuickPlayLeaveRequest", kw_only=True):
+    """Parlour extension (not in the text): leave the queues that match the fields given (none: every queue).
+
+    Answered by QuickPlayStatusRequest (the queues one is still in); NOT_QUEUED if one was in none
+    of them.
+    """
+
+    game_type: Annotated[str, Meta(pattern=r"^[a-z0-9_-]{1,32}$")] | None = None
+    seats: Annotated[int, Meta(ge=2, le=8)] | None = None
+    ranked: bool | None = None
+
+
+class QuickPlayStatusRequest(_Reply, tag="QuickPlayStatusRequest", kw_only=True):
+    """Parlour extension (not in the text): the queues a player waits in.
+
+    The answer to QuickPlayJoinRequest and QuickPlayLeaveRequest (with their `request_id`), and
+    pushed every few seconds while one waits (the time waited, the rating window as it widens).
+    `ended` says why the server took a player out of every queue without being asked:
+    SERVER_STOPPING (a restart: queue again once connected), TOO_MANY_GAMES (the player's
+    games reached the limit while waiting).
+    """
+
+    queues: list[QueueEntry] = []
+    ended: Literal["SERVER_STOPPING", "TOO_MANY_GAMES"] | None = None
+
+
+class QuickPlayMatchedRequest(_Push, tag="QuickPlayMatchedRequest", kw_only=True):
+    """Parlour extension (not in the text): a queue found a game; every other queue of the player ended.
+
+    Follows the game's GameCreatedRequest (the game has started, every seat taken: partners from
+    the queue, then robots for the rest).
+    """
+
+    game_id: GameId
+    game_type: str
+    seats: Annotated[int, Meta(ge=2, le=8)]
+    ranked: bool = False
+    waited_seconds: Annotated[float, Meta(ge=0)]
+    robots: Annotated[int, Meta(ge=0, description="How many seats robots took.")] = 0
+
+
 # --- Unions, decoding, encoding --------------------------------------------------------------------
 
 #: Client to server, in catalogue order; PingRequest goes both ways (row 7).
@@ -1245,6 +1343,8 @@ ClientMessage: TypeAlias = (
     | GameOutcomeConfirmationRequest
     | GameAbortedConfirmationRequest
     | GetClocksRequest
+    | QuickPlayJoinRequest
+    | QuickPlayLeaveRequest
 )
 
 #: Server to client, in catalogue order; PingRequest goes both ways (row 7).
@@ -1302,6 +1402,8 @@ ServerMessage: TypeAlias = (
     | GameOutcomeRequest
     | GameAbortedRequest
     | ClocksStatusRequest
+    | QuickPlayStatusRequest
+    | QuickPlayMatchedRequest
 )
 
 
@@ -1310,7 +1412,14 @@ def _members(union: Any) -> tuple[type[msgspec.Struct], ...]:
 
 
 #: The messages Parlour adds to the text's 87 (each says so in its first line).
-EXTENSIONS: Final[tuple[type[msgspec.Struct], ...]] = (GetLobbyListsRequest, LobbyListDeltaRequest)
+EXTENSIONS: Final[tuple[type[msgspec.Struct], ...]] = (
+    GetLobbyListsRequest,
+    LobbyListDeltaRequest,
+    QuickPlayJoinRequest,
+    QuickPlayLeaveRequest,
+    QuickPlayStatusRequest,
+    QuickPlayMatchedRequest,
+)
 
 #: Every message class, each once: the client ones, then the server-only ones.
 MESSAGES: Final[tuple[type[msgspec.Struct], ...]] = tuple(

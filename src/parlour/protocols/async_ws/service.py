@@ -25,7 +25,7 @@ from parlour.core.effects import ConnId, Effect
 from parlour.core.effects import Store as StoreFirst
 from parlour.core.ids import IdSource
 from parlour.core.ratelimit import TokenBucket
-from parlour.protocols.async_ws import devices, lobby, observe, phases, play, social
+from parlour.protocols.async_ws import devices, lobby, observe, phases, play, quickplay, social
 from parlour.protocols.async_ws.games import Games
 from parlour.protocols.async_ws.hub import Account, AsyncLimits, Handler, Hub, Session
 from parlour.protocols.async_ws.hubhost import HubHost
@@ -68,6 +68,7 @@ HANDLERS: Final[dict[str, Handler]] = {
     **phases.PHASE_HANDLERS,
     **observe.HANDLERS,
     **social.HANDLERS,
+    **quickplay.HANDLERS,
 }
 
 #: Close codes (RFC 6455): a flood past the rate limit is a policy violation (S3).
@@ -153,10 +154,13 @@ class AsyncService:
             hub.observers.forget(game_id)  # a forgotten game has nothing more to show
         observe.tick(hub, now)
         social.tick(hub, now)
+        quickplay.tick(hub, now)
         return self._take(now)
 
     def shutdown(self, now: float) -> list[Effect]:
-        """Games stay stored; connections are told the server is going away."""
+        """Games stay stored; connections are told the server is going away, and players who
+        wait for quick play that their queues end (they are not stored)."""
+        quickplay.stopping(self.hub)
         for conn in list(self.hub.sessions):
             self.hub.close(conn, GOING_AWAY, "server stopping")
         return self._take(now)
@@ -457,6 +461,7 @@ class AsyncService:
                 self.placing.online(player_id, session.conn, False)
             observe.signed_out(hub, player_id)
             social.signed_out(hub, player_id, now)
+            quickplay.signed_out(hub, player_id)
             for game in self.games.here(player_id):
                 game.hand_over(player_id, now)
 

@@ -19,11 +19,13 @@ import { ALL, createState } from "./play/model.js";
 import { showError } from "./play/notices.js";
 import { GAME_UPDATES } from "./play/updates-game.js";
 import { LOBBY_UPDATES } from "./play/updates-lobby.js";
+import { QUICK_UPDATES } from "./play/updates-quick.js";
 import { createChatView } from "./play/views/chat.js";
 import { createGameView } from "./play/views/game.js";
 import { createLeadersView } from "./play/views/leaders.js";
 import { createLobbyView } from "./play/views/lobby.js";
 import { createMyGamesView } from "./play/views/my-games.js";
+import { createQuickView } from "./play/views/quick.js";
 import { createClocksView } from "./play/views/seats.js";
 import { setupSignIn, showSignIn } from "./play/views/session.js";
 import { createStatsView } from "./play/views/stats.js";
@@ -49,7 +51,9 @@ function main() {
   });
   const form = setupCreateForm(state, fx);
   const clocks = createClocksView(state);
+  const quick = createQuickView(state, fx);
   views.push(
+    quick,
     createMyGamesView(state, fx),
     createLobbyView(state, fx, form.invite),
     createWatchView(state, fx),
@@ -63,18 +67,26 @@ function main() {
   const start = (session) => loaded.then(() => fx.start(session));
   setupSignIn(start);
 
-  for (const [type, update] of Object.entries(UPDATES)) {
-    client.on(type, (message) => {
-      const changed = update(state, message, fx);
-      // Most updates are immediate; those that inflate a lobby list finish later.
-      if (changed instanceof Promise) changed.then(fx.draw);
-      else fx.draw(changed);
-    });
+  // Quick play's updates are registered beside the others (a message may have one of each).
+  for (const updates of [UPDATES, QUICK_UPDATES]) {
+    for (const [type, update] of Object.entries(updates)) {
+      client.on(type, (message) => {
+        const changed = update(state, message, fx);
+        // Most updates are immediate; those that inflate a lobby list finish later.
+        if (changed instanceof Promise) changed.then(fx.draw);
+        else fx.draw(changed);
+      });
+    }
   }
   setInterval(clocks.render, 250);
+  // The time waited in quick play's queues runs on between the server's pushes.
+  setInterval(() => {
+    if (state.queues.size) quick.render();
+  }, 1000);
 
   loaded.then(() => {
     form.showGames();
+    quick.showGames();
     showLeaderGames();
     // Game names come from the catalogue: the lists drawn before it came are drawn again.
     fx.draw([...ALL, "leaders"]);

@@ -23,6 +23,7 @@ __all__ = [
     "Invite",
     "Join",
     "Leave",
+    "Matched",
     "Multicast",
     "Refusal",
     "Start",
@@ -162,3 +163,12 @@ class Invite(NamedTuple):
     friends: tuple[int, ...]
     ignored: bool
     request_id: str | None
+
+
+class Matched(NamedTuple):
+    """A game quick play found (matchmaking.py): ``players`` in their seats in this order, then
+    ``robots`` robot seats; it starts at once (everyone asked for it by queueing)."""
+
+    config: GameConfiguration
+    players: tuple[int, ...]
+    robots: int

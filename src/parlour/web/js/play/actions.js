@@ -150,6 +150,8 @@ export function createActions(client, state, draw) {
       state.session = null;
       state.me = null;
       state.games.clear();
+      state.queues.clear(); // signing out ends every queue (the server's side too)
+      state.quickJoins.clear();
       state.current = null;
       fx.showSignIn();
       return ["game"];

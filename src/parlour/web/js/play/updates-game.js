@@ -227,6 +227,7 @@ export const GAME_UPDATES = {
     const purpose = state.pending.get(m.request_id);
     state.pending.delete(m.request_id);
     if (m.code === "PLAYER_ALREADY_IN_LOBBY") return []; // coming back to the lobby we are in
+    if (m.code === "ALREADY_QUEUED" && purpose?.kind === "requeue") return []; // quick play kept it
     if (purpose?.kind === "commit") {
       const g = state.games.get(purpose.game);
       if (g) {
