@@ -219,7 +219,8 @@ class Bus:
         CPU a message against 50), and a batch is one message whenever the node is not busy."""
         connection = self._publisher
         if connection is None:
-            connection = self._publisher = await self.client.connection_pool.get_connection("PUBLISH")
+            pool: Any = self.client.connection_pool  # its methods are untyped
+            connection = self._publisher = await pool.get_connection("PUBLISH")
         try:
             await connection.send_packed_command(
                 connection.pack_commands([("PUBLISH", channel, data) for channel, data, _ in batch])
