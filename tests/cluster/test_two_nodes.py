@@ -322,13 +322,15 @@ def test_an_owner_paused_past_its_lease_commits_nothing_when_it_wakes(tmp_path: 
         run(cluster, scenario)
 
 
-def test_an_owner_whose_service_was_claimed_in_the_store_stores_nothing_and_steps_down(
+def test_an_owner_whose_shard_was_claimed_in_the_store_stores_nothing_and_steps_down(
     tmp_path: Path, redis_url: str
 ) -> None:
-    """The store's fence (docs/cluster.md): another node's claim is written into the store while
-    the owner still holds its lease (as when the owner was cut off and a commit of its own was
-    late). The owner's next commit is refused whole, and the owner stops acting for the service
-    at once, without waiting for its lease to lapse; the game is as the store had it."""
+    """The store's fence (docs/cluster.md): another node's claim of a game's shard is written
+    into the store while its owner still holds the lease (as when the owner was cut off and a
+    commit of its own was late). The owner's next commit in that game is refused whole, echoing
+    its request_id, and the owner stops acting for the shard at once, without waiting for its
+    lease to lapse; the game is as the store had it once the shard has an owner again. The
+    other services of the node are not touched: they carry fences of their own."""
     with cluster_of(tmp_path, redis_url) as cluster:
         owner, gateway = cluster.nodes
 
@@ -337,20 +339,42 @@ def test_an_owner_whose_service_was_claimed_in_the_store_stores_nothing_and_step
             a = await player_on(owner.port, clients, "A")
             b = await player_on(gateway.port, clients, "B")
             game_id = await start_open_game(a, [b], initial_state="s0")
-            await asyncio.to_thread(claim, cluster.store, "async", "9:9:intruder")
-            await send_first_commit(a, game_id, "refused")
+            shard = game_id % SHARDS
+            [holder] = [
+                node for node in cluster.nodes if shard in health(node.port).get("cluster_shards", [])
+            ]
+            await asyncio.to_thread(claim, cluster.store, f"async/{shard}", "9:9:intruder")
+            rid = request_id("commit")
+            await a.client.send(
+                {
+                    "type": "CommitActionRequest",
+                    "game_id": game_id,
+                    "turn_index": 1,
+                    "next_state": "refused",
+                    "next_players": [2, 1],
+                    "request_id": rid,
+                }
+            )
+            refused = await a.client.expect(("ActionCommitedRequest", "ErrorRequest"), request_id=rid)
+            assert (refused["type"], refused.get("code")) == ("ErrorRequest", "INTERNAL_ERROR"), refused
+            assert "nothing changed" in refused["message"], refused
             claimed = asyncio.get_running_loop().time()
-            await a.client.wait_closed(LEASE)  # the owner stepped down: its clients reconnect
-            assert a.client.ws.close_code == 1012, a.client.ws.close_code
-            assert asyncio.get_running_loop().time() - claimed < LEASE / 2, "stepped down at once"
-            # Whoever owns the service next (once the lease in Redis has lapsed) restores it
-            # from the store: turn 1, state s0.
-            await b.client.wait_closed(4 * LEASE)
+            while shard in health(holder.port).get("cluster_shards", []):
+                assert asyncio.get_running_loop().time() - claimed < LEASE / 2, "stepped down at once"
+                await asyncio.sleep(0.05)
+            # The rest of the node goes on: its hub and its players' connections.
+            assert "async" in health(owner.port)["cluster_owns"]
+            assert not a.client.closed and not b.client.closed
+            # Whoever owns the shard next (once the lease in Redis has lapsed) restores its
+            # games from the store: turn 1, state s0; the turn can be played again.
             deadline = asyncio.get_running_loop().time() + 4 * LEASE
-            while not any("async" in health(node.port).get("cluster_owns", []) for node in (owner, gateway)):
-                assert asyncio.get_running_loop().time() < deadline, "nobody took the service over"
+            while not any(shard in health(node.port).get("cluster_shards", []) for node in cluster.nodes):
+                assert asyncio.get_running_loop().time() < deadline, "nobody took the shard over"
                 await asyncio.sleep(0.1)
-            await as_stored_before_the_commit(a, b, game_id, gateway.port, clients)
+            assert not [m for m in a.client.history if m.get("type") == "ActionCommitedRequest"]
+            report = await b.client.report(game_id)
+            assert (report["turn_index"], report.get("state")) == (1, "s0"), report
+            await commit(a, game_id, 1, "played again", [2, 1])
 
         run(cluster, scenario)
 

@@ -50,7 +50,7 @@ def test_nothing_made_under_a_claimed_fence_is_stored_or_shown(tmp_path: Path, w
         service = Told()
         mine = Fence(KEY, "1:1:aaaa")
         await runtime.stored([Store([MetaRow(KEY, mine.value)])])  # this node's claim
-        runtime.fences.add(mine)
+        runtime.fences[service] = mine
         lost: list[Fence] = []
         runtime.on_fenced = lost.append
         runtime.execute([Store([account(1)]), Send(1, b"one")], service)
@@ -66,11 +66,45 @@ def test_nothing_made_under_a_claimed_fence_is_stored_or_shown(tmp_path: Path, w
         assert [record for records in service.failed for record in records] == [account(2)]
         # The failed commit's fence is read back: claimed, so it is dropped and the node told
         # (a cluster node demotes the service at once); what follows is no longer fenced.
-        assert lost == [mine] and runtime.fences == set()
+        assert lost == [mine] and runtime.fences == {}
         runtime.execute([Store([account(3)]), Send(1, b"three")], service)
         await runtime.drain_store(10)
         assert wire.writes[1][-1] == [text_message(b"three")]
         assert [row.id for row in store.accounts()] == [1, 3]
+        wire.stop()
+        await runtime.close_store()
+
+    asyncio.run(scenario())
+
+
+def test_a_claimed_fence_refuses_only_what_its_own_service_made_in_the_batch(tmp_path: Path) -> None:
+    """Each service's records carry its own fence only: once a shard is claimed by another
+    node, the records of a service that holds no fence (a table, this node's alone) are still
+    stored, and the shard's are refused."""
+
+    async def scenario() -> None:
+        path = tmp_path / "p.db"
+        store = SQLiteStore(path)
+        runtime = Runtime(store=store)
+        wire = Wire(runtime)
+        wire.add(1)
+        shard, table = Told(), Told()
+        mine = Fence(KEY, "1:1:aaaa")
+        await runtime.stored([Store([MetaRow(KEY, mine.value)])])
+        runtime.fences[shard] = mine
+        other = SQLiteStore(path)
+        other.commit([MetaRow(KEY, "2:2:bbbb")])
+        other.close()
+        # The table's commit alone: not fenced, stored although the shard was claimed.
+        runtime.execute([Store([account(1)]), Send(1, b"table")], table)
+        await runtime.drain_store(10)
+        assert wire.writes[1] == [[text_message(b"table")]]
+        runtime.execute([Store([account(2)]), Send(1, b"shard")], shard)
+        await runtime.drain_store(10)
+        assert wire.writes[1] == [[text_message(b"table")]]
+        assert [record for records in shard.failed for record in records] == [account(2)]
+        assert table.failed == [] and runtime.fences == {}
+        assert [row.id for row in store.accounts()] == [1]
         wire.stop()
         await runtime.close_store()
 

@@ -378,7 +378,9 @@ class ClusterNode:
             return
         self.owned[name] = owned
         self.fences[name] = fence
-        self.runtime.fences.add(fence)
+        # Its inputs are executed as the gateway's (this node's ClusterService), its restores
+        # and robots' answers as the service's own.
+        self.runtime.fences[service] = self.runtime.fences[owned.service] = fence
         service.on_lost = lambda: self._lost(name)
         service.promote(owned.service, epoch)
         await self.bus.subscribe(owner_channel(name))
@@ -408,7 +410,8 @@ class ClusterNode:
         """What this node makes from now on is not the service's: it carries its token no more."""
         fence = self.fences.pop(name, None)
         if fence is not None:
-            self.runtime.fences.discard(fence)
+            for guarded in [service for service, held in self.runtime.fences.items() if held == fence]:
+                del self.runtime.fences[guarded]
 
     async def _disown(self, name: str) -> None:
         self._unfence(name)

@@ -139,10 +139,12 @@ class Runtime:
         self.remote: Callable[[list[Effect]], None] | None = None
         #: What /metrics reports (the app hands in parlour.metrics' Meter); None records nothing.
         self.meter: RuntimeMeter | None = None
-        #: A cluster node's fencing tokens, one per service it owns (parlour.cluster): every
-        #: record is committed with the fences in force when it was made, so that nothing made
-        #: by an owner another node has since replaced is stored.
-        self.fences: set[Fence] = set()
+        #: A cluster node's fencing tokens, by the service each guards (as it is handed to
+        #: ``execute``; parlour.cluster): a service's records are committed with its fence in
+        #: force when they were made, so that nothing made by an owner another node has since
+        #: replaced is stored. Only its own: a shard claimed elsewhere must not refuse the
+        #: records of the other services committed in the same batch.
+        self.fences: dict[object, Fence] = {}
         #: Told of each fence a failed commit found claimed by another node (the cluster
         #: node demotes that service at once); the fence is dropped from ``fences`` first.
         self.on_fenced: Callable[[Fence], None] | None = None
@@ -408,7 +410,9 @@ class Runtime:
                 if effect.refused is not None:
                     refusals.append(effect.refused)
         if records and self.fences:
-            batch.fences |= self.fences
+            fence = self.fences.get(service)
+            if fence is not None:
+                batch.fences.add(fence)
         batch.records.extend(records)
         batch.effects.extend(effects)
         if effects:  # an input that changed nothing and said nothing has nothing to take back
@@ -517,9 +521,10 @@ class Runtime:
                 self._accept(batch)
             failed = [batch for batch in failed if batch.number > mark]
         reloads: dict[Service, object] = {}
+        claimed: list[Fence] = []
         if failed:
             try:
-                reloads = await self._read_back(failed)
+                reloads, claimed = await self._read_back(failed)
             except Exception:  # a service's read that fails must not leave commits paused
                 log.exception("the services could not read the store back")
         if self._batch is not None and (failed or mark is None):
@@ -529,6 +534,11 @@ class Runtime:
         self._recovering = False
         self._generation += 1  # the services are back on stored ground: write again
         self._refuse(failed, reloads, confirmed=mark is not None)
+        # Told once the refused requests are answered: a service the node then stops acting
+        # for (and whose players stay connected, a shard's) would answer nothing after.
+        if self.on_fenced is not None:
+            for fence in claimed:
+                self.on_fenced(fence)
         if self._batch is not None:
             self._flush()
         self._settle()
@@ -558,9 +568,9 @@ class Runtime:
             await asyncio.sleep(wait)
             wait = min(wait * 2, longest)
 
-    async def _read_back(self, failed: list[_Batch]) -> dict[Service, object]:
-        """What each service touched by ``failed`` needs read back; fences found claimed by
-        another node are dropped (and the cluster told)."""
+    async def _read_back(self, failed: list[_Batch]) -> tuple[dict[Service, object], list[Fence]]:
+        """What each service touched by ``failed`` needs read back, and the fences found
+        claimed by another node (dropped: nothing made from now on carries them)."""
         touched: dict[Service, list[Record]] = {}
         for batch in failed:
             for service, _, records, _ in batch.inputs:
@@ -577,11 +587,10 @@ class Runtime:
         )
         for fence in claimed:
             log.warning("%s was claimed by another node: this node stops acting for it", fence.key)
-            self.fences.discard(fence)
-            if self.on_fenced is not None:
-                self.on_fenced(fence)
+            for guarded in [service for service, held in self.fences.items() if held == fence]:
+                del self.fences[guarded]
         result: dict[Service, object] = reloads
-        return result
+        return result, claimed
 
     def _refuse(self, batches: list[_Batch], reloads: dict[Service, object], confirmed: bool) -> None:
         """Refuse ``batches``: nothing of them was stored (``confirmed``: the store said so;
