@@ -2,7 +2,7 @@
 
 ``GET /api/profile?name=NAME`` (names compare case-insensitively) -> 200 ``{"player_id", "name",
 "presence", "ratings": [{"game_type", "rating", "provisional", "games"}], "history": {game_type:
-[{"game_id", "at", "rating", "provisional"}]}, "recent": [{"game_id", "game_type", "at", "rank",
+[{"game_id", "at", "games", "rating", "provisional", "change"}]}, "recent": [{"game_id", "game_type", "at", "rank",
 "score", "rating", "change", "players": [{"seat", "name", "robot", "rank", "score"}]}],
 "opponents": [{"name", "robot", "wins", "losses", "draws"}]}``; 404 ``{"error"}`` when nobody has
 that name, 400 without a name.
@@ -10,7 +10,9 @@ that name, 400 without a name.
 - ``ratings``: the account's rating per game type now, on the scale people read
   (parlour.core.rating_scale; provisional until 5 games).
 - ``history``: its rating after each of its last HISTORY_POINTS rated games, oldest first, per
-  game type: the points of the profile's chart.
+  game type: the points of the profile's chart, each with the count of games rated so far
+  (``games``) and what that game changed (``change``; null for the oldest point when the
+  history does not reach back to the first game).
 - ``recent``: its last RECENT_GAMES ended games, newest first, with every seat; ``rank`` and
   ``score`` are null for an aborted game, ``rating`` and ``change`` (what the game changed of
   the shown rating) null for a game that did not rate it. Their replays are
@@ -98,11 +100,19 @@ def _history(rows: list[GameResultRow]) -> tuple[dict[str, list[dict[str, Any]]]
             continue
         seen = shown_rating(row.mu, row.games)
         previous = before.get(row.game_type, MU0 if row.games == 1 else None)
-        if previous is not None:
-            changes[row.game_id] = seen.rating - shown_rating(previous, 0).rating
+        change = None if previous is None else seen.rating - shown_rating(previous, 0).rating
+        if change is not None:
+            changes[row.game_id] = change
         before[row.game_type] = row.mu
         points.setdefault(row.game_type, []).append(
-            {"game_id": row.game_id, "at": row.at, "rating": seen.rating, "provisional": seen.provisional}
+            {
+                "game_id": row.game_id,
+                "at": row.at,
+                "games": row.games,
+                "rating": seen.rating,
+                "provisional": seen.provisional,
+                "change": change,
+            }
         )
     return points, changes
 
