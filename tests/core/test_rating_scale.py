@@ -36,7 +36,7 @@ def test_400_points_are_ten_to_one_odds_for_settled_players() -> None:
     assert shown_rating(mu_a, 50).rating - shown_rating(MU0, 50).rating == 400
     odds = math.exp(mu_a / c) / math.exp(MU0 / c)
     assert odds == pytest.approx(10.0)
-    assert SCALE == pytest.approx(29.48, abs=0.01)
+    assert pytest.approx(29.48, abs=0.01) == SCALE
 
 
 def test_the_first_game_between_new_players_moves_them_about_78_points() -> None:

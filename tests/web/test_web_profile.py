@@ -68,7 +68,9 @@ def test_a_profile_opened_from_the_leaderboard(new_page: Any, stored_web_server:
     profile.locator(f"{tid('chart-fish')} canvas").first.wait_for()
     # The recent games, newest first, each with its opponent and rating change.
     listed = profile.locator(f"{tid('recent-games')} > li")
-    assert [item.get_attribute("data-testid") for item in listed.all()] == [f"recent-{g}" for g in reversed(games)]
+    assert [item.get_attribute("data-testid") for item in listed.all()] == [
+        f"recent-{g}" for g in reversed(games)
+    ]
     assert bob in profile.locator(tid(f"recent-{games[-1]}")).inner_text()
     # The record against the opponent: two games, each won or lost or drawn.
     cells = profile.locator(f"{tid(f'opponent-{bob}')} td").all_inner_texts()
