@@ -1273,6 +1273,13 @@ class QueueEntry(_Structure, kw_only=True):
         ]
         | None
     ) = None
+    shown_low: (
+        Annotated[
+            int, Meta(description="`window_low` on the scale people read (docs/ratings.md: 1500 = mu 25).")
+        ]
+        | None
+    ) = None
+    shown_high: Annotated[int, Meta(description="`window_high` on the scale people read.")] | None = None
 
 
 class QuickPlayJoinRequest(_Request, tag="QuickPlayJoinRequest", kw_only=True):
