@@ -32,7 +32,7 @@ from tests.storage.rows import (
 #: What the export and import of the ``store_path`` fixture say they moved.
 SUMMARY = (
     "2 players, 6 games, 16 moves, 1 game snapshot, 3 accounts, 4 async games, 9 async turns, 4 ratings, "
-    "9 chat lines, 3 relations, 2 reports, 2 devices, 3 notifications, 1 audit record, 2 metadata values"
+    "9 chat lines, 3 relations, 2 reports, 2 devices, 3 notifications, 1 audit record, 4 game results, 2 metadata values"
 )
 
 
@@ -100,6 +100,7 @@ def test_check_prints_the_report_and_succeeds_on_a_sound_store(
         "devices: 2",
         "notifications: 3",
         "audit records: 1",
+        "game results: 4",
         "ok",
     ]
     status, out, _ = _run(capsys, "db", "check", "--store", str(store_path), "--json")
@@ -122,6 +123,7 @@ def test_check_prints_the_report_and_succeeds_on_a_sound_store(
         "devices": 2,
         "notifications": 3,
         "audit": 1,
+        "game_results": 4,
     }
 
 
@@ -203,6 +205,7 @@ def test_an_export_imported_into_a_new_store_exports_the_same_file(
         + ["device"] * 2
         + ["notification"] * 3
         + ["audit"]
+        + ["game_result"] * 4
         + ["meta"] * 2
     )
     # Bytes as base64 text; the store's own metadata (version, heartbeat) is not exported.
@@ -229,7 +232,7 @@ def test_export_and_import_through_stdout_and_stdin(
 ) -> None:
     status, out, err = _run(capsys, "db", "export", "-", "--store", str(store_path))
     assert status == 0
-    assert len(out.splitlines()) == 24 + 1 + 3 + 4 + 9 + 4 + 20 + 2
+    assert len(out.splitlines()) == 24 + 1 + 3 + 4 + 9 + 4 + 20 + 4 + 2
     assert err == f"exported {SUMMARY}\n"  # the summary keeps off stdout
     monkeypatch.setattr("sys.stdin", io.StringIO(out))
     copy = tmp_path / "copy.db"

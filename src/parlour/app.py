@@ -39,6 +39,7 @@ from parlour.protocols.async_ws.placement import (
     shard_name,
     unheard,
 )
+from parlour.protocols.async_ws.profile_http import ProfileRoutes, stored_profiles
 from parlour.protocols.async_ws.service import AsyncService
 from parlour.protocols.async_ws.shard import ShardService
 from parlour.protocols.fish_tcp import FishService
@@ -115,6 +116,7 @@ async def run_server(
     )
     accounts = AccountRoutes(async_service, runtime, tokens, limiter)
     replays = ReplayRoutes(async_service, runtime.clock)
+    profiles = ProfileRoutes(async_service)
     exporter = _metrics(runtime, apologies, async_service, fish, tsuro)
     history = History()  # the admin dashboard's last hour, sampled by _sample_forever
     http_handlers: dict[str, HttpHandler] = {
@@ -129,6 +131,7 @@ async def run_server(
         ),
         **replays.routes(),
         **catalogue_routes(),
+        **profiles.routes(),
     }
     websocket_service: Service = apologies
     websocket_routes: dict[str, Service] = {ASYNC_PATH: async_service}
@@ -158,6 +161,7 @@ async def run_server(
                 await _restore(store, runtime, services, settings)
                 _restore_async(store, runtime, async_service)
                 replays.stored = _stored_async_games(store, runtime)
+                profiles.read = stored_profiles(runtime.in_store_thread, store)
             services.append(async_service)
         listener = await stack.enter_async_context(
             serve_websocket(
@@ -437,6 +441,7 @@ async def _start_cluster(
             **_operator_routes(service, runtime, tokens, limiter, None, history.as_json),
             **replays.routes(),
             **catalogue_routes(),
+            **ProfileRoutes(service, stored_profiles(runtime.in_store_thread, store)).routes(),
         }
         notifier = start_notifier(runtime, store, settings)
         unreport = _reported(exporter, "async", service, placeholder)

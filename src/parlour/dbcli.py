@@ -58,6 +58,7 @@ NAMES = {
     "device": ("device", "devices"),
     "notification": ("notification", "notifications"),
     "audit": ("audit record", "audit records"),
+    "game_result": ("game result", "game results"),
     "meta": ("metadata value", "metadata values"),
 }
 #: The FILE argument that means stdout (export) or stdin (import).
@@ -156,6 +157,7 @@ def _report_lines(location: str, report: dict[str, Any]) -> list[str]:
         f"devices: {counts['devices']}",
         f"notifications: {counts['notifications']}",
         f"audit records: {counts['audit']}",
+        f"game results: {counts['game_results']}",
         "ok" if report["ok"] else "NOT OK: see the lines above",
     ]
 

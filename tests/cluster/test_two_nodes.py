@@ -90,6 +90,11 @@ def test_a_server_rules_game_between_players_on_two_nodes(
             board = http_json(gateway.port, "GET", "/api/leaderboard?game_type=fish&limit=10")
             assert board.status == 200, board
             assert {row["name"] for row in board.body["players"]} >= {a.name, b.name}, board
+            # B's profile, read on B's node: the game its shard's owner stored with its end.
+            profile = http_json(gateway.port, "GET", f"/api/profile?name={b.name}")
+            assert profile.status == 200, profile
+            assert [game["game_id"] for game in profile.body["recent"]] == [game_id], profile
+            assert [point["game_id"] for point in profile.body["history"]["fish"]] == [game_id], profile
 
         run(cluster, scenario)
 

@@ -68,7 +68,7 @@ def bad_params(rng: random.Random) -> Case:
         ]
     )
     choice = rng.choice(
-        ["limit", "state", "game_type", "before", "id", "leaderboard", "player", "replay", "name"]
+        ["limit", "state", "game_type", "before", "id", "leaderboard", "player", "replay", "name", "profile"]
     )
     if choice == "limit":
         return Case(
@@ -91,6 +91,10 @@ def bad_params(rng: random.Random) -> Case:
         )
     if choice == "player":
         return Case("bad_params", (request("GET", f"/api/players?name={bad}"),), "not5xx", "players name")
+    if choice == "profile":
+        return Case(
+            "bad_params", (request("GET", f"/api/profile?name={bad}&{bad}={bad}"),), "not5xx", "profile"
+        )
     if choice == "replay":
         return Case(
             "bad_params", (request("GET", f"/api/async/replay?game_id={bad}&name={bad}"),), "4xx", "replay"

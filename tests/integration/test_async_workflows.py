@@ -1146,8 +1146,42 @@ def test_a_whole_fish_game_with_server_rules(port: int) -> None:
                 1,
                 2,
             }
+        # The ratings as people read them (issue 28): a first game, so provisional, and the
+        # outcome, the leaderboard and the profile show the same number.
+        shown = {entry["player_id"]: entry["shown"] for entry in outcome["outcome"]}
+        assert all(entry["provisional"] is True for entry in shown.values()), shown
+        assert sorted(entry["rating"] - entry["change"] for entry in shown.values()) == [1500, 1500], shown
         board = http_json(port, "GET", "/api/leaderboard?game_type=fish&limit=10")
         assert board.status == 200 and {row["name"] for row in board.body["players"]} >= {a.name, b.name}
+        listed = {row["name"]: row for row in board.body["players"]}
+        assert (listed[a.name]["rating"], listed[a.name]["provisional"]) == (shown[1]["rating"], True)
+
+        profile = http_json(port, "GET", f"/api/profile?name={a.name.upper()}")
+        assert profile.status == 200, profile
+        body = profile.body
+        assert (body["name"], body["ratings"]) == (
+            a.name,
+            [{"game_type": "fish", "rating": shown[1]["rating"], "provisional": True, "games": 1}],
+        )
+        assert [(p["game_id"], p["rating"]) for p in body["history"]["fish"]] == [
+            (game_id, shown[1]["rating"])
+        ]
+        [recent] = body["recent"]
+        assert (recent["game_id"], recent["game_type"], recent["change"]) == (
+            game_id,
+            "fish",
+            shown[1]["change"],
+        )
+        assert [(p["name"], p["robot"]) for p in recent["players"]] == [(a.name, False), (b.name, False)]
+        [opponent] = body["opponents"]
+        assert opponent["name"] == b.name and opponent["wins"] + opponent["losses"] + opponent["draws"] == 1
+        # Its replay is the one GET /api/async/replay serves.
+        replay = http_json(port, "GET", f"/api/async/replay?game_id={recent['game_id']}")
+        assert replay.status == 200 and replay.body["game_id"] == game_id
+
+        missing = http_json(port, "GET", "/api/profile?name=nobody-at-all")
+        assert (missing.status, missing.body) == (404, {"error": "nobody is named 'nobody-at-all'"})
+        assert http_json(port, "GET", "/api/profile").status == 400
 
     play(port, scenario)
 

@@ -14,6 +14,7 @@ from parlour.storage import (
     AuditRow,
     ChatRow,
     DeviceRow,
+    GameResultRow,
     GameRow,
     GameSnapshotRow,
     MetaRow,
@@ -36,6 +37,7 @@ __all__ = [
     "device",
     "finished_game",
     "game",
+    "game_results",
     "game_snapshot",
     "move_rows",
     "notification",
@@ -161,15 +163,42 @@ def rating(account_id: int, game_type: str = "chess", mu: float = 25.0, sigma: f
     )
 
 
+def game_results(game_id: int, at: float, aborted: bool = False) -> list[GameResultRow]:
+    """The two seats of an ended Fish game: account 1 beats a robot, and its rating went up
+    (an aborted game: no ranks, and a penalty)."""
+    ranks = (None, None) if aborted else (1, 2)
+    return [
+        GameResultRow(
+            game_id=game_id,
+            seat=1,
+            game_type="fish",
+            at=at,
+            account_id=1,
+            name="Player1",
+            rank=ranks[0],
+            score=None if aborted else 30.0,
+            mu=23.0 if aborted else 27.0,
+            sigma=8.0,
+            games=game_id,
+            change=-1.0 if aborted else 1.0,
+        ),
+        GameResultRow(
+            game_id=game_id, seat=2, game_type="fish", at=at, account_id=None, name="Robot 2", rank=ranks[1]
+        ),
+    ]
+
+
 def populate_async(accounts: int = 3, games: int = 4, turns: int = 3) -> list[Record]:
     """One batch of /async rows: accounts, a chess rating each (and a go rating for the first),
-    games of the statuses of ASYNC_STATUSES in turn, each but NOT_STARTED with its turns, and a
-    metadata value. Children come before their parents: a commit writes parents first."""
+    games of the statuses of ASYNC_STATUSES in turn, each but NOT_STARTED with its turns and each
+    ended one with its results, and a metadata value. Children come before their parents: a commit writes parents first."""
     records: list[Record] = []
     for number in range(1, games + 1):
         status = ASYNC_STATUSES[(number - 1) % len(ASYNC_STATUSES)]
         records.extend(async_turns(number, 0 if status == "NOT_STARTED" else turns))
         records.append(async_game(number, status))
+        if status in ("OUTCOME", "OVER", "ABORTED"):
+            records.extend(game_results(number, 7000.0 + number, aborted=status == "ABORTED"))
     records.extend(rating(number, mu=20.0 + number) for number in range(1, accounts + 1))
     records.append(rating(1, "go"))
     records.extend(account(number) for number in range(1, accounts + 1))

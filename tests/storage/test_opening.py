@@ -16,6 +16,7 @@ from parlour.storage import (
     AccountRow,
     AsyncGameRow,
     AsyncTurnRow,
+    GameResultRow,
     GameRow,
     MoveRow,
     RatingRow,
@@ -269,6 +270,7 @@ def test_a_version_1_store_is_upgraded_with_its_data_and_finished_games_indexed_
             "devices": 0,
             "notifications": 0,
             "audit": 0,
+            "game_results": 0,
         }
     finally:
         store.close()
@@ -408,7 +410,11 @@ def _version_3_store(path: Path) -> list[Record]:
     )
     db.commit()
     db.close()
-    records = [*populate(games=4, moves=3), *populate_async(accounts=3, games=5, turns=2)]
+    records = [
+        *populate(games=4, moves=3),
+        # Game results came with v7.
+        *(r for r in populate_async(accounts=3, games=5, turns=2) if not isinstance(r, GameResultRow)),
+    ]
     # The v4 store's write path over the v3 schema: these rows touch no v4 table; accounts
     # are written with the v3 columns (v5 added the role, revocation counter and ban).
     store = sqlite3.connect(path, isolation_level=None)
@@ -438,7 +444,7 @@ def test_a_version_3_store_is_upgraded_to_the_social_tables_with_its_data_intact
         before.close()
     store = SQLiteStore(path)
     try:
-        assert store.schema_version == LATEST == 6
+        assert store.schema_version == LATEST == 7
         assert store.accounts() == [r for r in records if isinstance(r, AccountRow)]
         live = [r for r in records if isinstance(r, AsyncGameRow) and r.status not in ("OVER", "ABORTED")]
         assert store.load_async_games() == live
@@ -519,7 +525,7 @@ def test_a_version_4_store_is_upgraded_to_game_snapshots_and_its_live_games_repl
     db.close()
     store = SQLiteStore(path)
     try:
-        assert store.schema_version == LATEST == 6
+        assert store.schema_version == LATEST == 7
         live = store.load_live()
         # No snapshot yet: a live game comes back with every one of its moves.
         assert live.states == {}

@@ -24,9 +24,11 @@ from parlour.storage import (
     ChatRow,
     DeviceGone,
     DeviceRow,
+    GameResultRow,
     GameRow,
     MetaRow,
     MoveRow,
+    Opponent,
     PlayerGone,
     PlayerRow,
     RelationGone,
@@ -61,7 +63,15 @@ from tests.storage.rows import (
 )
 
 #: The counts of ``check`` of a store without schema v4's rows.
-NO_SOCIAL = {"chat": 0, "relations": 0, "reports": 0, "devices": 0, "notifications": 0, "audit": 0}
+NO_SOCIAL = {
+    "chat": 0,
+    "relations": 0,
+    "reports": 0,
+    "devices": 0,
+    "notifications": 0,
+    "audit": 0,
+    "game_results": 0,
+}
 
 
 @pytest.fixture
@@ -317,6 +327,7 @@ def test_check_counts_every_kind_of_row(store: SQLStore) -> None:
             "devices": 2,
             "notifications": 3,
             "audit": 1,
+            "game_results": 4,
         },
         "games_by_state": {"ADVERTISED": 2, "COMPLETED": 3, "PLAYING": 1},
         "async_games_by_status": {"NOT_STARTED": 1, "OUTCOME": 1, "OVER": 1, "RUNNING": 1},
@@ -385,6 +396,7 @@ def test_an_export_imported_into_a_new_store_exports_the_same(store: SQLStore, t
             "device": 2,
             "notification": 3,
             "audit": 1,
+            "game_result": 6,
             "meta": 2,
         }
         assert copy.ensure_secret("session_secret") == secret
@@ -999,3 +1011,87 @@ def test_anonymise_account_renames_chat_drops_notifications_and_rewrites_finishe
     assert all(row.doc != b"rewritten" for row in store.load_async_games()) and live
     assert {row.sender_name for row in store.load_chat([1], 10)[1]} == {"deleted-2"}
     assert [row.account_id for row in store.pending_notifications(now=1e12, limit=10)] == [1]
+
+
+# ---------------------------------------------------------------------------------------------
+# Game results (schema v7): players' profiles
+
+
+def seat(
+    game_id: int, number: int, account_id: int | None, rank: int | None, **rating: float
+) -> GameResultRow:
+    """Seat ``number`` of game ``game_id`` (ended at 9000 + the game's id), with ``rank``; its
+    rating after the game when ``mu`` is given."""
+    return GameResultRow(
+        game_id=game_id,
+        seat=number,
+        game_type="tsuro" if game_id > 100 else "fish",
+        at=9000.0 + game_id,
+        account_id=account_id,
+        name=f"Player{account_id}" if account_id else f"Robot {number}",
+        rank=rank,
+        score=None if rank is None else 10.0 - rank,
+        mu=rating.get("mu"),
+        sigma=None if "mu" not in rating else 8.0,
+        games=None if "mu" not in rating else int(rating.get("games", 1)),
+        change=None if "mu" not in rating else 0.5,
+    )
+
+
+def profile_games() -> list[GameResultRow]:
+    """Account 1's games: it beats 2 (ranked), loses to 2 and beats a robot (unranked), draws
+    with 3 and beats 2 in a three-seat Tsuro game (ranked), then an aborted Tsuro game against 2."""
+    return [
+        seat(1, 1, 1, 1, mu=27.0, games=1),
+        seat(1, 2, 2, 2, mu=23.0, games=1),
+        seat(2, 1, 1, 2),
+        seat(2, 2, 2, 1),
+        seat(2, 3, None, 3),
+        seat(101, 1, 3, 1, mu=26.0, games=1),
+        seat(101, 2, 1, 1, mu=26.5, games=1),
+        seat(101, 3, 2, 3, mu=22.0, games=1),
+        seat(102, 1, 1, None, mu=25.5, games=2),
+        seat(102, 2, 2, None),
+    ]
+
+
+def test_an_accounts_recent_games_are_every_seat_newest_first(store: SQLStore) -> None:
+    results = profile_games()
+    store.commit([*(account(n) for n in (1, 2, 3)), *results])
+    recent = store.recent_results(1, 2)
+    assert recent == [row for row in results if row.game_id == 102] + [
+        row for row in results if row.game_id == 101
+    ]
+    assert [row.game_id for row in store.recent_results(1, 10)] == [102, 102, 101, 101, 101, 2, 2, 2, 1, 1]
+    assert store.recent_results(3, 10) == [row for row in results if row.game_id == 101]
+    assert store.recent_results(4, 10) == [] and store.recent_results(1, 0) == []
+
+
+def test_an_accounts_rating_history_is_its_rated_games_oldest_first(store: SQLStore) -> None:
+    results = profile_games()
+    store.commit([*(account(n) for n in (1, 2, 3)), *results])
+    # The unranked game 2 did not rate anyone; the abort's penalty did.
+    assert [(row.game_id, row.game_type, row.mu) for row in store.rating_history(1, 10)] == [
+        (1, "fish", 27.0),
+        (101, "tsuro", 26.5),
+        (102, "tsuro", 25.5),
+    ]
+    assert [row.game_id for row in store.rating_history(1, 2)] == [101, 102]  # the last ones
+    assert store.rating_history(3, 10) == [results[5]]
+
+
+def test_an_accounts_record_against_each_opponent_counts_ranked_seats_only(store: SQLStore) -> None:
+    store.commit([*(account(n) for n in (1, 2, 3)), *profile_games()])
+    # Against 2: won game 1, lost game 2, won the Tsuro game; the aborted game has no ranks.
+    assert store.opponents(1, 10) == [
+        Opponent(account_id=2, name="Player2", wins=2, losses=1, draws=0),
+        Opponent(account_id=3, name="Player3", wins=0, losses=0, draws=1),
+        Opponent(account_id=None, name="Robot 3", wins=1, losses=0, draws=0),
+    ]
+    assert store.opponents(1, 1) == [Opponent(account_id=2, name="Player2", wins=2, losses=1, draws=0)]
+    assert store.opponents(2, 10)[0] == Opponent(account_id=1, name="Player1", wins=1, losses=2, draws=0)
+    # An anonymised account is named by its alias, in the results as in its account row.
+    store.commit([msgspec.structs.replace(account(2), name="deleted-2")])
+    assert store.anonymise_account(2, "deleted-2", lambda doc: None) == 0
+    assert store.opponents(1, 10)[0].name == "deleted-2"
+    assert {row.name for row in store.recent_results(1, 10) if row.account_id == 2} == {"deleted-2"}

@@ -20,6 +20,7 @@ from parlour.storage import (
     DeviceGone,
     DeviceRow,
     Fence,
+    GameResultRow,
     GameRow,
     GameSnapshotRow,
     Heartbeat,
@@ -78,6 +79,7 @@ SAMPLES: dict[type[Any], Any] = {
     DeviceRow: device(1),
     NotificationRow: notification(1, delivered=None),
     AuditRow: AuditRow("0001", 8000.5, "Player1", "ban", "Player2", "spam", '{"until": null}'),
+    GameResultRow: GameResultRow(4, 1, "fish", 8002.0, 1, "Player1", 1, 12.0, 27.5, 7.9, 1, 1.2),
 }
 
 
@@ -121,6 +123,7 @@ READS: dict[type[Any], Callable[[SQLStore, Any], Any]] = {
     DeviceRow: lambda store, row: _one(store.devices(), account_id=row.account_id, token=row.token),
     NotificationRow: lambda store, row: _one(store.pending_notifications(row.next_attempt, 10), id=row.id),
     AuditRow: lambda store, row: _one(store.audit_log(10), id=row.id),
+    GameResultRow: lambda store, row: _one(store.recent_results(row.account_id, 10), seat=row.seat),
 }
 
 
@@ -158,6 +161,7 @@ def test_every_record_the_store_takes_has_exactly_one_declaration() -> None:
         "devices",
         "notifications",
         "audit",
+        "game_results",
     )
     # Every record type has a round trip below.
     assert set(SAMPLES) | {record for record, write in WRITES.items() if write.action == DELETE} == set(

@@ -352,7 +352,7 @@ def test_static_files_are_served_and_no_path_leaves_their_folder() -> None:
 def test_pages_carry_the_security_headers_and_files_their_validators() -> None:
     async def test() -> None:
         async with running() as listener:
-            for page in ("/", "/play.html", "/admin"):
+            for page in ("/", "/play.html", "/admin", "/profile.html?name=ann"):
                 response = await exchange(listener.port, get(page))
                 policy = response.headers["content-security-policy"]
                 assert "script-src 'self'" in policy and "frame-ancestors 'none'" in policy

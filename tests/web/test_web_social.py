@@ -111,11 +111,15 @@ def test_buddies_chat_watching_leaderboard_replay_and_rematch(new_page: Any, url
     assert cat.locator(f"{tid('outcome-rows')} tr").count() == 2
     screenshot(cat, "play-watched-outcome-phone.png")
 
-    # The leaderboard shows both players and the change this game made.
+    # The leaderboard shows both players and the change this game made, in points of the rating
+    # people see (a first game: provisional, marked "?"), as the outcome does.
     for name in ("sann", "sbob"):
-        ann.locator(tid(f"leader-change-{name}"), has_text=re.compile(r"^[+-]\d+\.\d\d$")).wait_for()
-    outcome_change = ann.locator(f"{tid('outcome-1')} td").nth(3).inner_text()
+        ann.locator(tid(f"leader-change-{name}"), has_text=re.compile(r"^(\+\d+|-\d+|±0)$")).wait_for()
+    outcome_change = ann.locator(f"{tid('outcome-1')} td .change").inner_text()
     assert ann.locator(tid("leader-change-sann")).inner_text() == outcome_change
+    outcome_rating = ann.locator(tid("outcome-rating-1")).inner_text()
+    assert re.fullmatch(r"\d+\? (\+\d+|-\d+|±0)", outcome_rating), outcome_rating
+    assert ann.locator(f"{tid('leader-sann')} td").nth(2).inner_text() == outcome_rating.split()[0]
     shoot({"": ann, "-phone": cat}, "play-leaderboard")
 
     # The replay ends on the final board.

@@ -17,9 +17,11 @@ from parlour.storage.records import (
     AuditRow,
     ChatRow,
     DeviceRow,
+    GameResultRow,
     GameRow,
     MoveRow,
     NotificationRow,
+    Opponent,
     PlayerRow,
     RatingRow,
     Record,
@@ -165,6 +167,20 @@ class Store(Protocol):
     def leaderboard(self, game_type: str, limit: int) -> list[tuple[RatingRow, str]]:
         """The best ``limit`` ratings at ``game_type`` (highest ordinal first), with the name
         of each rating's account."""
+        ...
+
+    def recent_results(self, account_id: int, games: int) -> list[GameResultRow]:
+        """Every seat of the account's last ``games`` ended /async games, newest game first
+        (then by seat)."""
+        ...
+
+    def rating_history(self, account_id: int, limit: int) -> list[GameResultRow]:
+        """The account's last ``limit`` results that changed its rating, oldest first."""
+        ...
+
+    def opponents(self, account_id: int, limit: int) -> list[Opponent]:
+        """The account's wins, losses and draws against each opponent it finished a game with
+        (by rank: a lower rank wins), most games first, at most ``limit`` opponents."""
         ...
 
     # The social side of /async and the push outbox (S14, S15, S16) ---------------------------

@@ -169,6 +169,21 @@ def _v6_admin(cur: Cursor) -> None:
     cur.execute("CREATE INDEX audit_by_at ON audit (at, id)")
 
 
+def _v7_game_results(cur: Cursor) -> None:
+    """Each seat of each /async game that ends (issue 28): players' profiles read their recent
+    games, their record against each opponent and their rating history from it. No foreign keys:
+    a result outlives its game's purge (a profile keeps its history; the replay is then gone),
+    and robots' seats have no account. Games that ended before this version have no rows: their
+    outcome is inside each game's opaque doc, which a migration does not decode."""
+    cur.execute(
+        "CREATE TABLE game_results (game_id BIGINT NOT NULL, seat INTEGER NOT NULL, "
+        "game_type VARCHAR(64) NOT NULL, at DOUBLE PRECISION NOT NULL, account_id BIGINT, "
+        "name TEXT NOT NULL, rank INTEGER, score DOUBLE PRECISION, mu DOUBLE PRECISION, "
+        "sigma DOUBLE PRECISION, games INTEGER, change DOUBLE PRECISION, PRIMARY KEY (game_id, seat))"
+    )
+    cur.execute("CREATE INDEX game_results_by_account ON game_results (account_id, at)")
+
+
 #: (version, what it does, the migration). Versions are 1, 2, ... with no gaps.
 MIGRATIONS: list[tuple[int, str, Callable[[Cursor], None]]] = [
     (1, "players, games and moves", _v1_base),
@@ -177,5 +192,6 @@ MIGRATIONS: list[tuple[int, str, Callable[[Cursor], None]]] = [
     (4, "chat, buddy and ignore lists, reports, devices, push notifications", _v4_social),
     (5, "snapshots of live games' states", _v5_game_snapshots),
     (6, "account roles, revocation counters and bans; the audit log", _v6_admin),
+    (7, "the seats of ended /async games: ranks, scores and ratings after", _v7_game_results),
 ]
 LATEST = MIGRATIONS[-1][0]

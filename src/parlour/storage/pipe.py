@@ -35,6 +35,7 @@ from parlour.storage.records import (
     DeviceGone,
     DeviceRow,
     Fence,
+    GameResultRow,
     GameRow,
     GameSnapshotRow,
     Heartbeat,
@@ -73,6 +74,7 @@ KINDS: dict[str, type[Record]] = {
     "device_gone": DeviceGone,
     "notification": NotificationRow,
     "audit": AuditRow,
+    "result": GameResultRow,
     "fence": Fence,
     "heartbeat": Heartbeat,
 }

@@ -29,12 +29,14 @@ __all__ = [
     "DeviceGone",
     "DeviceRow",
     "Fence",
+    "GameResultRow",
     "GameRow",
     "GameSnapshotRow",
     "Heartbeat",
     "MetaRow",
     "MoveRow",
     "NotificationRow",
+    "Opponent",
     "PlayerGone",
     "PlayerRow",
     "RatingRow",
@@ -224,6 +226,43 @@ class RatingRow(msgspec.Struct, frozen=True):
     ordinal: float
 
 
+class GameResultRow(msgspec.Struct, frozen=True):
+    """One seat of an /async game that ended (issue 28: players' profiles), written with the
+    game's end: its rank and score, and the seat's rating at the game type after the game when
+    the game changed it (a ranked game, an abort's penalty). Only ever inserted.
+
+    An aborted game has no ranks: ``rank`` and ``score`` are None. ``account_id`` is None for a
+    robot's seat; ``name`` is the seat's name (kept for robots; an account's current name is
+    its row's, and anonymising an account rewrites it here too). ``change`` is the ordinal's
+    change (OutcomeEntry.rating_change); the rating shown is computed from ``mu`` and ``games``
+    (parlour.core.rating_scale), so that the history follows the scale if it is ever retuned.
+    """
+
+    game_id: int
+    seat: int
+    game_type: str
+    at: float
+    account_id: int | None
+    name: str
+    rank: int | None = None
+    score: float | None = None
+    mu: float | None = None
+    sigma: float | None = None
+    games: int | None = None
+    change: float | None = None
+
+
+class Opponent(msgspec.Struct, frozen=True):
+    """Not a row: an account's record against one opponent over the games that ended with ranks
+    (``Store.opponents``). ``account_id`` is None for a robot, known by its seat's name."""
+
+    account_id: int | None
+    name: str
+    wins: int
+    losses: int
+    draws: int
+
+
 class MetaRow(msgspec.Struct, frozen=True):
     """A value kept in ``parlour_meta`` (upserted). The store's own keys are refused."""
 
@@ -354,6 +393,7 @@ Record = (
     | AsyncGameRow
     | AsyncTurnRow
     | RatingRow
+    | GameResultRow
     | MetaRow
     | ChatRow
     | RelationRow
@@ -385,6 +425,7 @@ EXPORT_KINDS: dict[str, type[Record]] = {
     "device": DeviceRow,
     "notification": NotificationRow,
     "audit": AuditRow,
+    "game_result": GameResultRow,
     "meta": MetaRow,
 }
 

@@ -31,12 +31,14 @@ from parlour.storage.records import (
     ChatRow,
     DeviceRow,
     Fence,
+    GameResultRow,
     GameRow,
     GameSnapshotRow,
     Heartbeat,
     MetaRow,
     MoveRow,
     NotificationRow,
+    Opponent,
     PlayerRow,
     RatingRow,
     Record,
@@ -52,6 +54,7 @@ from parlour.storage.tables import (
     CHAT,
     DECLARED,
     DEVICES,
+    GAME_RESULTS,
     GAMES,
     META,
     MOVES,
@@ -390,6 +393,7 @@ class SQLStore:
 
         def work(cur: Cursor) -> int:
             cur.execute("UPDATE chat SET sender_name = ? WHERE sender = ?", (alias, account_id))
+            cur.execute("UPDATE game_results SET name = ? WHERE account_id = ?", (alias, account_id))
             cur.execute("DELETE FROM notifications WHERE account_id = ?", (account_id,))
             found = cur.execute(
                 f"SELECT id, doc FROM async_games WHERE status IN ({over}) ORDER BY id",
@@ -492,6 +496,63 @@ class SQLStore:
             (game_type, limit),
         )
         return [(RATINGS.load(row[:-1]), str(row[-1])) for row in rows]
+
+    def recent_results(self, account_id: int, games: int) -> list[GameResultRow]:
+        if games < 0:
+            raise ValueError(f"a number of games must not be negative, not {games}")
+        # Two steps rather than IN (SELECT ... LIMIT): the account's games by the index on
+        # (account_id, at), then their seats by the primary key.
+        ids = [
+            int(row[0])
+            for row in self._read(
+                "SELECT game_id FROM game_results WHERE account_id = ? ORDER BY at DESC, game_id DESC LIMIT ?",
+                (account_id, games),
+            )
+        ]
+        if not ids:
+            return []
+        marks = ", ".join("?" for _ in ids)
+        return self._load(
+            GAME_RESULTS, f"WHERE game_id IN ({marks}) ORDER BY at DESC, game_id DESC, seat", ids
+        )
+
+    def rating_history(self, account_id: int, limit: int) -> list[GameResultRow]:
+        if limit < 0:
+            raise ValueError(f"a history's limit must not be negative, not {limit}")
+        newest = self._load(
+            GAME_RESULTS,
+            "WHERE account_id = ? AND mu IS NOT NULL ORDER BY at DESC, game_id DESC LIMIT ?",
+            (account_id, limit),
+        )
+        return newest[::-1]
+
+    def opponents(self, account_id: int, limit: int) -> list[Opponent]:
+        if limit < 0:
+            raise ValueError(f"a number of opponents must not be negative, not {limit}")
+        # An account is named as it is now (its row), a robot by its seat's name.
+        rows = self._read(
+            "SELECT o.account_id, COALESCE(a.name, o.name) AS who, "
+            "SUM(CASE WHEN m.rank < o.rank THEN 1 ELSE 0 END), "
+            "SUM(CASE WHEN m.rank > o.rank THEN 1 ELSE 0 END), "
+            "SUM(CASE WHEN m.rank = o.rank THEN 1 ELSE 0 END), COUNT(*) AS played "
+            "FROM game_results m JOIN game_results o ON o.game_id = m.game_id AND o.seat <> m.seat "
+            "LEFT JOIN accounts a ON a.id = o.account_id "
+            "WHERE m.account_id = ? AND m.rank IS NOT NULL AND o.rank IS NOT NULL "
+            "AND (o.account_id IS NULL OR o.account_id <> m.account_id) "
+            "GROUP BY o.account_id, COALESCE(a.name, o.name) "
+            "ORDER BY played DESC, who LIMIT ?",
+            (account_id, limit),
+        )
+        return [
+            Opponent(
+                account_id=None if row[0] is None else int(row[0]),
+                name=str(row[1]),
+                wins=int(row[2]),
+                losses=int(row[3]),
+                draws=int(row[4]),
+            )
+            for row in rows
+        ]
 
     # -----------------------------------------------------------------------------------------
     # The social side of /async and the push outbox (S14, S15, S16)

@@ -31,6 +31,7 @@ from parlour.storage.records import (
     ChatRow,
     DeviceGone,
     DeviceRow,
+    GameResultRow,
     GameRow,
     GameSnapshotRow,
     Heartbeat,
@@ -55,6 +56,7 @@ __all__ = [
     "DELETE",
     "DEVICES",
     "GAMES",
+    "GAME_RESULTS",
     "GAME_SEATS",
     "INSERT",
     "META",
@@ -244,6 +246,7 @@ DEVICES = Table(
 )
 NOTIFICATIONS = Table("notifications", NotificationRow, ("id",), "created, id", kept=("created",))
 AUDIT = Table("audit", AuditRow, ("id",), "at, id")
+GAME_RESULTS = Table("game_results", GameResultRow, ("game_id", "seat"), "game_id, seat")
 META = Table("parlour_meta", MetaRow, ("key",), "key")
 
 #: Every table, in the order rows are written.
@@ -263,6 +266,7 @@ DECLARED: tuple[Table[Any], ...] = (
     DEVICES,
     NOTIFICATIONS,
     AUDIT,
+    GAME_RESULTS,
     META,
 )
 #: The table whose rows read back as each record type.
@@ -329,4 +333,5 @@ WRITES: Mapping[type[Any], Write] = {
     DeviceGone: _write(DEVICES, DELETE, DeviceGone),
     NotificationRow: _write(NOTIFICATIONS, UPSERT),
     AuditRow: _write(AUDIT, INSERT),
+    GameResultRow: _write(GAME_RESULTS, INSERT),
 }

@@ -12,7 +12,7 @@ import pytest
 
 from parlour.core.ids import IdSource
 from parlour.protocols.async_ws.game.checks import WindowDue
-from parlour.protocols.async_ws.game.host import GameHost, Notice
+from parlour.protocols.async_ws.game.host import GameHost, Notice, SeatRating
 from parlour.protocols.async_ws.game.machine import Game
 from parlour.protocols.async_ws.game.plans import (
     Action,
@@ -37,12 +37,20 @@ from parlour.protocols.async_ws.messages import (
     LobbyCreateGameRequest,
     LobbyJoinGameRequest,
     ServerMessage,
+    ShownRating,
 )
 from parlour.protocols.async_ws.model import encode_game
-from parlour.storage import AsyncGameRow, AsyncTurnRow
+from parlour.storage import AsyncGameRow, AsyncTurnRow, GameResultRow
 
 NOW = 1_000.0
 ANN, BOB, CID = 1, 2, 3
+
+
+def rated(change: float) -> SeatRating:
+    """A made-up rating change: the ordinal's ``change``, shown as 10 points per unit."""
+    return SeatRating(
+        change, ShownRating(rating=1500 + int(10 * change), change=int(10 * change)), 25 + change, 8.0, 1
+    )
 
 
 class Host:
@@ -56,6 +64,7 @@ class Host:
         self.watching: dict[int, list[int]] = {}
         self.lobby_left: list[tuple[int, list[int]]] = []
         self.lists = 0
+        self.results: list[GameResultRow] = []
 
     def online(self, player_id: int) -> bool:
         return player_id not in self.away
@@ -96,11 +105,14 @@ class Host:
 
     def rate(
         self, game_type: str, players: Sequence[int | None], ranks: Sequence[int], now: float
-    ) -> list[float | None]:
-        return [1.0 if rank == 1 else -1.0 for rank in ranks]
+    ) -> list[SeatRating | None]:
+        return [rated(1.0 if rank == 1 else -1.0) for rank in ranks]
 
-    def penalise(self, game_type: str, players: Sequence[int | None], now: float) -> list[float | None]:
-        return [-2.0 for _ in players]
+    def penalise(self, game_type: str, players: Sequence[int | None], now: float) -> list[SeatRating | None]:
+        return [rated(-2.0) for _ in players]
+
+    def ended(self, results: Sequence[GameResultRow]) -> None:
+        self.results.extend(results)
 
     def started(self, game_id: int, player_ids: Sequence[int]) -> None:
         self.lobby_left.append((game_id, list(player_ids)))
@@ -275,6 +287,12 @@ def test_forfeits_abort_the_game_and_the_confirmations_close_it() -> None:
         (1, -2.0),
         (2, -2.0),
     ]
+    assert [penalty.shown for penalty in game.record.penalties] == [ShownRating(rating=1480, change=-20)] * 2
+    # An aborted game's results have no ranks, and the penalties' ratings.
+    assert [(r.seat, r.rank, r.score, r.change) for r in host.results] == [
+        (1, None, None, -2.0),
+        (2, None, None, -2.0),
+    ]
     assert game.plan_confirm(ANN, "OUTCOME") == Refusal(
         "UNKNOWN_GAME", "you have no game in OUTCOME with this id"
     )
@@ -304,6 +322,17 @@ def test_game_over_shows_the_outcome_until_confirmed_or_expired() -> None:
     game.game_over(plan, NOW)
     assert game.status == "OUTCOME"
     assert [entry.rating_change for entry in game.record.outcome or []] == [1.0, -1.0]
+    assert [entry.shown for entry in game.record.outcome or []] == [
+        ShownRating(rating=1510, change=10),
+        ShownRating(rating=1490, change=-10),
+    ]
+    # Each seat's result is kept for the players' profiles, with its rating after the game.
+    assert [
+        (r.game_id, r.seat, r.account_id, r.name, r.rank, r.score, r.mu, r.change) for r in host.results
+    ] == [
+        (game.id, 1, ANN, "p1", 1, 3.0, 26.0, 1.0),
+        (game.id, 2, BOB, "p2", 2, 1.0, 24.0, -1.0),
+    ]
     assert host.notices == [(BOB, "GAME_OVER", None)]  # only the absent player is pushed
     game.tick(NOW + 49)
     assert game.status == "OUTCOME"

@@ -40,6 +40,8 @@ def test_two_players_queue_and_land_in_the_same_started_game() -> None:
             "rating": 25.0,
             "window_low": 22.0,
             "window_high": 28.0,
+            "shown_low": 1412,
+            "shown_high": 1588,
         }
     ]
     h.advance(2.0)

@@ -11,6 +11,7 @@ import pytest
 from parlour.protocols.async_ws.hub import AsyncLimits, deflated
 from parlour.protocols.async_ws.model import decode_game
 from parlour.protocols.async_ws.rules import ServerGame
+from parlour.storage import GameResultRow
 from tests.protocols.async_ws.harness import Harness
 
 
@@ -578,6 +579,9 @@ def test_abort_when_nobody_active_is_left_and_penalties() -> None:
     aborted = h.expect(ann, "GameAbortedRequest", game_id=game_id)
     assert {p["player_id"] for p in aborted["penalties"]} == {1, 2}
     assert all(p["rating_change"] < 0 for p in aborted["penalties"])
+    assert all(p["shown"]["change"] < 0 and p["shown"]["provisional"] for p in aborted["penalties"])
+    results = [r for r in h.records if isinstance(r, GameResultRow)]
+    assert [(r.seat, r.rank, r.games) for r in results] == [(1, None, 1), (2, None, 1)]
     assert h.games[game_id].status == "ABORTING"
     h.send(ann, type="GameAbortedConfirmationRequest", game_id=game_id)
     assert h.games[game_id].status == "ABORTING"
@@ -597,7 +601,18 @@ def test_game_over_outcome_ratings_and_confirmations() -> None:
         outcome = h.expect(conn, "GameOutcomeRequest", is_ranked=True)["outcome"]
         assert [(o["player_id"], o["rank"]) for o in outcome] == [(1, 2), (2, 1)]
         assert outcome[0]["rating_change"] < 0 < outcome[1]["rating_change"]
+        # As people read it (docs/ratings.md): from 1500, provisional after one game.
+        assert [o["shown"] for o in outcome] == [
+            {"rating": 1422, "provisional": True, "change": -78},
+            {"rating": 1578, "provisional": True, "change": 78},
+        ]
     assert h.ratings[(bob_id, "chess")].games == 1
+    # Each seat's result is stored with the game's end, for the players' profiles.
+    results = [r for r in h.records if isinstance(r, GameResultRow)]
+    assert [(r.game_id, r.seat, r.account_id, r.name, r.rank, r.score, r.games) for r in results] == [
+        (game_id, 1, ann_id, "ann", 2, 12.0, 1),
+        (game_id, 2, bob_id, "bob", 1, 23.0, 1),
+    ]
     h.send(ann, type="CommitActionRequest", game_id=game_id, next_state="x", next_players=[2])
     h.error(ann, "UNKNOWN_GAME")  # no commits after the game is over
     h.send(bob, type="WhatsNewPussycatRequest", game_id=game_id)
@@ -607,7 +622,9 @@ def test_game_over_outcome_ratings_and_confirmations() -> None:
     h.send(bob, type="GameOutcomeConfirmationRequest", game_id=game_id)
     assert h.games[game_id].status == "OVER"
     h.send(ann, type="AskPlayerInfoRequest", player_id=ann_id)
-    assert h.expect(ann, "LobbyPlayerInfoRequest")["player"]["games_played"] == 1
+    player = h.expect(ann, "LobbyPlayerInfoRequest")["player"]
+    assert player["games_played"] == 1
+    assert player["shown_ratings"] == {"chess": {"rating": 1422, "provisional": True}}
 
 
 def test_outcome_turns_over_after_the_retention() -> None:

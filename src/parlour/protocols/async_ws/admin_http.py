@@ -30,6 +30,7 @@ from parlour.accounts.moderation import ADMIN, MAX_REASON, acting_on_admin, audi
 from parlour.accounts.tokens import SessionTokens
 from parlour.api import ApiResponse, HttpRequest
 from parlour.core.effects import Store as Remember
+from parlour.core.rating_scale import shown_rating
 from parlour.protocols.async_ws import moderation
 from parlour.protocols.async_ws.account_http import (
     RESET,
@@ -347,7 +348,14 @@ class AdminRoutes:
             "ban": None if ban is None else {"reason": ban.reason, "until": ban.until},
             "muted_until": hub.chat_log.muted_until(account.id, now),
             "ratings": {
-                game_type: {"rating": round(ordinal(mu, sigma), 3), "mu": mu, "sigma": sigma, "games": games}
+                game_type: {
+                    "rating": round(ordinal(mu, sigma), 3),
+                    "mu": mu,
+                    "sigma": sigma,
+                    "games": games,
+                    # As players see it (docs/ratings.md): "1520", "1480?" while provisional.
+                    "shown": shown_rating(mu, games).text(),
+                }
                 for game_type, (mu, sigma, games) in sorted(account.ratings.items())
             },
             "games": {

@@ -9,7 +9,10 @@
 - ``GET /api/players?name=`` -> 200 ``{"player_id", "name"}`` (names compare case-insensitively),
   404 when nobody has that name: how a client finds whom to invite.
 - ``GET /api/leaderboard?game_type=&limit=`` -> 200 ``{"game_type", "players": [{"player_id",
-  "name", "rating", "mu", "sigma", "games"}]}``, best first (rating = mu - 3 sigma).
+  "name", "rating", "provisional", "ordinal", "mu", "sigma", "games"}]}``: ``rating`` is the
+  rating people see (parlour.core.rating_scale, docs/ratings.md), ``provisional`` until 5 games;
+  settled players first, then provisional ones, each best rating first (ties: the higher
+  ordinal, mu - 3 sigma, then the lower id).
 
 Hashing runs on a worker thread (Argon2id takes tens of milliseconds on purpose), and an account
 is answered only once it is stored. Passwords and tokens never reach a log.
@@ -36,6 +39,7 @@ from parlour.accounts.passwords import hash_password, verify_password
 from parlour.accounts.tokens import SessionTokens
 from parlour.api import ApiResponse, HttpRequest
 from parlour.core.effects import ConnId, Effect
+from parlour.core.rating_scale import shown_rating
 from parlour.core.service import Service
 from parlour.protocols.async_ws.ratings import ordinal
 from parlour.protocols.async_ws.service import AsyncService
@@ -218,21 +222,23 @@ class AccountRoutes:
         ):
             return _error(HTTPStatus.BAD_REQUEST, f"'limit' must be a whole number from 1 to {MAX_LEADERS}")
         rated = [
-            (ordinal(mu, sigma), account.id, account.name, mu, sigma, games)
+            (shown_rating(mu, games), ordinal(mu, sigma), account.id, account.name, mu, sigma, games)
             for account in self.service.hub.accounts.values()
             if game_type in account.ratings
             for mu, sigma, games in [account.ratings[game_type]]
         ]
-        rated.sort(key=lambda entry: (-entry[0], entry[1]))
+        rated.sort(key=lambda entry: (entry[0].provisional, -entry[0].rating, -entry[1], entry[2]))
         players = [
             {
                 "player_id": pid,
                 "name": name,
-                "rating": round(rating, 3),
+                "rating": seen.rating,
+                "provisional": seen.provisional,
+                "ordinal": round(rating, 3),
                 "mu": round(mu, 3),
                 "sigma": round(sigma, 3),
                 "games": games,
             }
-            for rating, pid, name, mu, sigma, games in rated[: int(limit_text)]
+            for seen, rating, pid, name, mu, sigma, games in rated[: int(limit_text)]
         ]
         return _json(HTTPStatus.OK, {"game_type": game_type, "players": players})

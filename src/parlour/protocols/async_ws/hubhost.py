@@ -8,10 +8,10 @@ from collections.abc import Callable, Sequence
 
 from parlour.core.effects import ConnId
 from parlour.protocols.async_ws import notify, ratings
-from parlour.protocols.async_ws.game.host import Notice
+from parlour.protocols.async_ws.game.host import Notice, SeatRating
 from parlour.protocols.async_ws.hub import Hub
 from parlour.protocols.async_ws.messages import ServerMessage, encode
-from parlour.storage import RatingRow
+from parlour.storage import GameResultRow, RatingRow
 
 __all__ = ["HubHost"]
 
@@ -68,12 +68,12 @@ class HubHost:
 
     def rate(
         self, game_type: str, players: Sequence[int | None], ranks: Sequence[int], now: float
-    ) -> list[float | None]:
+    ) -> list[SeatRating | None]:
         rows, changes = ratings.rate(self.hub, game_type, players, ranks, now)
         self.rated(rows)
         return changes
 
-    def penalise(self, game_type: str, players: Sequence[int | None], now: float) -> list[float | None]:
+    def penalise(self, game_type: str, players: Sequence[int | None], now: float) -> list[SeatRating | None]:
         rows, changes = ratings.penalise(self.hub, game_type, players, now)
         self.rated(rows)
         return changes
@@ -82,6 +82,12 @@ class HubHost:
         """New ratings (the accounts have them already): stored with the game's end."""
         if rows:
             self.hub.store(*rows)
+
+    def ended(self, results: Sequence[GameResultRow]) -> None:
+        """Stored with the game's end, on the node that runs the game (nothing else reads them
+        but the profiles, from the store)."""
+        if results:
+            self.hub.store(*results)
 
     def started(self, game_id: int, player_ids: Sequence[int]) -> None:
         # "when that game starts, the player is exited": through the lobby's one change of

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 import msgspec
 
 from parlour.core.effects import ConnId
+from parlour.protocols.async_ws import ratings
 from parlour.protocols.async_ws.chat import CODE_WELCOME_LOBBY, SERVER
 from parlour.protocols.async_ws.game.plans import Refusal
 from parlour.protocols.async_ws.hub import Hub, Session, deflated
@@ -40,7 +41,6 @@ from parlour.protocols.async_ws.messages import (
     LobbyStartGameDeniedRequest,
     LobbyStartGameRequest,
     ObservableGame,
-    Player,
     SmallPlayer,
     encode,
 )
@@ -319,15 +319,7 @@ def ask_player_info(hub: Hub, session: Session, msg: AskPlayerInfoRequest, now: 
     account = hub.accounts.get(msg.player_id)
     if account is None:
         return hub.error(session.conn, "UNKNOWN_PLAYER", f"no player {msg.player_id}", msg)
-    player = Player(
-        player_id=account.id,
-        name=account.name,
-        presence=hub.presence(account.id),  # type: ignore[arg-type]
-        ratings={
-            game_type: round(mu - 3 * sigma, 3) for game_type, (mu, sigma, _) in account.ratings.items()
-        },
-        games_played=sum(games for _, _, games in account.ratings.values()),
-    )
+    player = ratings.player(account, hub.presence(account.id))  # type: ignore[arg-type]
     hub.send(session.conn, LobbyPlayerInfoRequest(player=player, request_id=msg.request_id))
 
 

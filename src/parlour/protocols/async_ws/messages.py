@@ -125,6 +125,7 @@ __all__ = [
     "RegisterPresenceRequest",
     "ServerMessage",
     "ServerStatisticsRequest",
+    "ShownRating",
     "SmallPlayer",
     "StartObserveGameRequest",
     "StatusReport",
@@ -269,14 +270,30 @@ class SmallPlayer(_Structure, kw_only=True):
     presence: Presence = "OFFLINE"
 
 
+class ShownRating(_Structure, kw_only=True):
+    """A rating as players see it (Parlour extension, issue 28; docs/ratings.md): the OpenSkill
+    rating on the Elo-like scale of parlour.core.rating_scale (a new player is 1500), provisional
+    until 5 games of the type are rated, and what the game just played changed of it."""
+
+    rating: int
+    provisional: bool = False
+    change: int | None = None
+
+
 class Player(_Structure, kw_only=True):
     """The full player (catalogue §2 Player; fields chosen here: ratings per `game_type`, S11)."""
 
     player_id: GlobalId
     name: Name
     presence: Presence = "OFFLINE"
-    ratings: dict[str, float] = {}
+    ratings: Annotated[
+        dict[str, float], Meta(description="The OpenSkill ordinal (mu - 3 sigma) per `game_type` (S11).")
+    ] = {}
     games_played: Annotated[int, Meta(ge=0)] = 0
+    shown_ratings: Annotated[
+        dict[str, ShownRating],
+        Meta(description=f"{EXTENSION}: the ratings as shown to people, per `game_type` (docs/ratings.md)."),
+    ] = {}
 
 
 class PlayerClock(_Structure, kw_only=True):
@@ -316,6 +333,15 @@ class OutcomeEntry(_Structure, kw_only=True):
     score: float
     rank: Annotated[int, Meta(ge=1)]
     rating_change: float | None = None
+    shown: (
+        Annotated[
+            ShownRating,
+            Meta(
+                description=f"{EXTENSION}: the new rating as shown to people, and its change (docs/ratings.md)."
+            ),
+        ]
+        | None
+    ) = None
 
 
 class Penalty(_Structure, kw_only=True):
@@ -323,6 +349,15 @@ class Penalty(_Structure, kw_only=True):
 
     player_id: LocalId
     rating_change: float
+    shown: (
+        Annotated[
+            ShownRating,
+            Meta(
+                description=f"{EXTENSION}: the new rating as shown to people, and its change (docs/ratings.md)."
+            ),
+        ]
+        | None
+    ) = None
 
 
 class StatusReport(_Structure, kw_only=True):
@@ -1238,6 +1273,13 @@ class QueueEntry(_Structure, kw_only=True):
         ]
         | None
     ) = None
+    shown_low: (
+        Annotated[
+            int, Meta(description="`window_low` on the scale people read (docs/ratings.md: 1500 = mu 25).")
+        ]
+        | None
+    ) = None
+    shown_high: Annotated[int, Meta(description="`window_high` on the scale people read.")] | None = None
 
 
 class QuickPlayJoinRequest(_Request, tag="QuickPlayJoinRequest", kw_only=True):

@@ -18,6 +18,7 @@ from typing import Final
 
 from openskill.models import PlackettLuce
 
+from parlour.core.rating_scale import shown_rating
 from parlour.protocols.async_ws.game.plans import Refusal
 from parlour.protocols.async_ws.hub import Handler, Hub, Session
 from parlour.protocols.async_ws.matchmaking import Match, QueueKey, Ticket
@@ -58,6 +59,9 @@ def _entry(hub: Hub, ticket: Ticket, now: float) -> QueueEntry:
         window_low=round(low, 3),
         window_high=round(high, 3),
         robots_in_seconds=None if after is None else round(max(0.0, ticket.since + after - now), 3),
+        # The window as the page shows it, on the scale of every other rating (docs/ratings.md).
+        shown_low=shown_rating(low, 0).rating,
+        shown_high=shown_rating(high, 0).rating,
     )
 
 

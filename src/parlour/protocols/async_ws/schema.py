@@ -61,7 +61,11 @@ statuses and error codes (decisions S1-S20 in `scalable-server-notes.md`).
   `AsyncConnectionErrorRequest` with reason `REPLACED`. Games outlive connections. A connection
   silent for `async_ping_timeout` (60 s) is closed: send `PingRequest` regularly.
 - `GET /api/players?name=` finds an account's `player_id` by name (to invite it); 404 if none.
-- `GET /api/leaderboard?game_type=&limit=` lists ratings (OpenSkill ordinal, best first).
+- `GET /api/leaderboard?game_type=&limit=` lists ratings: `rating` on the Elo-like scale people
+  read (1500 to start, `provisional` until 5 games; docs/ratings.md), with the OpenSkill `ordinal`,
+  `mu`, `sigma` and `games`; settled players first, each group best first.
+- `GET /api/profile?name=` is a player's profile: ratings, their history per game type, recent
+  games and the record against each opponent (docs/ratings.md); 404 if nobody has the name.
 - `GET /api/async/catalogue` says what a client needs before it plays, so that it keeps no copy:
   `{{"games": [{{"rules", "name", "min_seats", "max_seats"}}], "errors", "join_denied",
   "start_denied", "observe_denied", "connection_errors"}}`: the games under server rules with the
@@ -89,6 +93,12 @@ the seed protocol never sends them, so it is never sent anything it does not kno
 the lobby lists scale: a client that asks for them gets the whole lists once, then only what
 changed (`EnterLobbyRequest.deltas`, `GetLobbyListsRequest`, `LobbyListDeltaRequest`); the others
 get lists capped to `async_lobby_list_cap` entries in a large lobby (docs/async.md).
+
+Three extension fields carry the ratings as people read them (docs/ratings.md):
+`OutcomeEntry.shown`, `Penalty.shown` and `Player.shown_ratings`. They sit in structures whose
+fields the text does not name at all (ranking information and penalties, catalogue rows 82 and 84;
+§2 Player), beside the ordinal fields Parlour chose there before (`rating_change`, `ratings`), so
+every client gets them: a client of the seed protocol can know no field of these structures.
 
 The JSON Schema of all this is served at `GET /async/schema.json`.
 """

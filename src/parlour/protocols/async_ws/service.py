@@ -25,7 +25,7 @@ from parlour.core.effects import ConnId, Effect
 from parlour.core.effects import Store as StoreFirst
 from parlour.core.ids import IdSource
 from parlour.core.ratelimit import TokenBucket
-from parlour.protocols.async_ws import devices, lobby, observe, phases, play, quickplay, social
+from parlour.protocols.async_ws import devices, lobby, observe, phases, play, quickplay, ratings, social
 from parlour.protocols.async_ws.games import Games
 from parlour.protocols.async_ws.hub import Account, AsyncLimits, Handler, Hub, Session
 from parlour.protocols.async_ws.hubhost import HubHost
@@ -37,7 +37,6 @@ from parlour.protocols.async_ws.messages import (
     ClientMessage,
     GameStatusReportRequest,
     PingRequest,
-    Player,
     WhatsNewPussycatRequest,
     decode_client,
 )
@@ -387,15 +386,7 @@ class AsyncService:
         account.last_seen = now
         if self.placing is not None:
             self.placing.online(account.id, session.conn, True)
-        player = Player(
-            player_id=account.id,
-            name=account.name,
-            presence="ONLINE",
-            ratings={
-                game_type: round(mu - 3 * sigma, 3) for game_type, (mu, sigma, _) in account.ratings.items()
-            },
-            games_played=sum(games for _, _, games in account.ratings.values()),
-        )
+        player = ratings.player(account, "ONLINE")
         hub.send(
             session.conn,
             AsyncConnectedRequest(session=session.session, player=player, request_id=msg.request_id),

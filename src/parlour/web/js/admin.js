@@ -96,7 +96,7 @@ async function profile(name) {
   if (!p) return;
   const box = $("profile");
   box.hidden = false;
-  const ratings = Object.entries(p.ratings).map(([game, r]) => `${game} ${r.rating} (${r.games} games)`).join(", ") || "-";
+  const ratings = Object.entries(p.ratings).map(([game, r]) => `${game} ${r.shown} (${r.games} games; ordinal ${r.rating})`).join(", ") || "-";
   const reports = (list) => list.map((r) => `${when(r.at)} ${r.reporter} → ${r.reported}: ${r.text}`).join("\n") || "-";
   const resetOut = node("p", { class: "token", hidden: true, "data-testid": "reset-token" });
   box.replaceChildren(

@@ -3,8 +3,12 @@ OUTCOME until every human confirmed, then ABORTED or OVER."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from parlour.protocols.async_ws.game.base import GameBase
+from parlour.protocols.async_ws.game.host import SeatRating
 from parlour.protocols.async_ws.messages import GameAbortedRequest, GameOutcomeRequest, OutcomeEntry, Penalty
+from parlour.storage import GameResultRow
 
 __all__ = ["Ending"]
 
@@ -17,6 +21,7 @@ class Ending(GameBase):
         ranked game penalises its forfeiters and players out of time."""
         game = self._record
         penalties: list[Penalty] = []
+        rated: dict[int, SeatRating | None] = {}
         if game.status == "RUNNING" and (game.config.ranked or game.is_ranked):
             losers = [
                 seat.local_id
@@ -25,11 +30,14 @@ class Ending(GameBase):
             ]
             players = [game.seats[local - 1].player_id for local in losers]
             changes = self.host.penalise(game.config.game_type, players, now)
+            rated = dict(zip(losers, changes, strict=True))
             penalties = [
-                Penalty(player_id=local, rating_change=change)
-                for local, change in zip(losers, changes, strict=True)
+                Penalty(player_id=local, rating_change=change.change, shown=change.shown)
+                for local, change in rated.items()
                 if change is not None
             ]
+        if game.status == "RUNNING":  # a game that was played: its seats' results (no ranks)
+            self._results(None, rated, now)
         game.status = "ABORTING"
         game.finished = now
         game.turn = game.delegate = game.delegation = None
@@ -42,7 +50,7 @@ class Ending(GameBase):
     def finish(self, scores: dict[int, tuple[float, int]], ranked: bool, now: float) -> None:
         """OUTCOME: the results are shown and wait for every human's confirmation (S11)."""
         game = self._record
-        changes: list[float | None] = [None] * len(game.seats)
+        changes: Sequence[SeatRating | None] = [None] * len(game.seats)
         if ranked:
             changes = self.host.rate(
                 game.config.game_type,
@@ -55,10 +63,14 @@ class Ending(GameBase):
                 player_id=seat.local_id,
                 score=scores[seat.local_id][0],
                 rank=scores[seat.local_id][1],
-                rating_change=change,
+                rating_change=None if change is None else change.change,
+                shown=None if change is None else change.shown,
             )
             for seat, change in zip(game.seats, changes, strict=True)
         ]
+        self._results(
+            scores, {seat.local_id: change for seat, change in zip(game.seats, changes, strict=True)}, now
+        )
         game.is_ranked = ranked
         game.status = "OUTCOME"
         game.finished = now
@@ -70,6 +82,34 @@ class Ending(GameBase):
             self.close(now)
         else:
             self.save(now)
+
+    def _results(
+        self, scores: dict[int, tuple[float, int]] | None, rated: dict[int, SeatRating | None], now: float
+    ) -> None:
+        """Each seat's result, for the players' profiles: its rank and score (None when the game
+        was aborted), and its rating after the game when the game changed it."""
+        game = self._record
+        rows: list[GameResultRow] = []
+        for seat in game.seats:
+            score = None if scores is None else scores[seat.local_id]
+            change = rated.get(seat.local_id)
+            rows.append(
+                GameResultRow(
+                    game_id=game.id,
+                    seat=seat.local_id,
+                    game_type=game.config.game_type,
+                    at=now,
+                    account_id=seat.player_id,
+                    name=seat.name,
+                    rank=None if score is None else score[1],
+                    score=None if score is None else score[0],
+                    mu=None if change is None else change.mu,
+                    sigma=None if change is None else change.sigma,
+                    games=None if change is None else change.games,
+                    change=None if change is None else change.change,
+                )
+            )
+        self.host.ended(rows)
 
     def close(self, now: float) -> None:
         """OUTCOME -> OVER, ABORTING -> ABORTED: the game leaves every player's live games (the

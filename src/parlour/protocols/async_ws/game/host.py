@@ -9,11 +9,12 @@ The one implementation today is hubhost.HubHost, over the hub of this process.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal, Protocol
+from typing import Literal, NamedTuple, Protocol
 
-from parlour.protocols.async_ws.messages import ServerMessage
+from parlour.protocols.async_ws.messages import ServerMessage, ShownRating
+from parlour.storage import GameResultRow
 
-__all__ = ["GameHost", "Notice"]
+__all__ = ["GameHost", "Notice", "SeatRating"]
 
 #: The push notifications a game asks for (scalable-server-protocol.rst "Push Notifications").
 Notice = Literal[
@@ -26,6 +27,18 @@ Notice = Literal[
     "GAME_OVER",
     "CLIENT_DATA",
 ]
+
+
+class SeatRating(NamedTuple):
+    """What a game changed of one account's rating: the ordinal's change (OutcomeEntry's
+    ``rating_change``), the rating as shown with its change, and the new rating (kept with the
+    game's results)."""
+
+    change: float
+    shown: ShownRating
+    mu: float
+    sigma: float
+    games: int
 
 
 class GameHost(Protocol):
@@ -71,12 +84,16 @@ class GameHost(Protocol):
 
     def rate(
         self, game_type: str, players: Sequence[int | None], ranks: Sequence[int], now: float
-    ) -> list[float | None]:
+    ) -> list[SeatRating | None]:
         """Rate a finished ranked game (one rank per seat, None for a robot): each seat's change."""
         ...
 
-    def penalise(self, game_type: str, players: Sequence[int | None], now: float) -> list[float | None]:
+    def penalise(self, game_type: str, players: Sequence[int | None], now: float) -> list[SeatRating | None]:
         """These players lose a game against the default rating (an aborted ranked game)."""
+        ...
+
+    def ended(self, results: Sequence[GameResultRow]) -> None:
+        """A game ended: each seat's result, stored with the game's end (players' profiles)."""
         ...
 
     def started(self, game_id: int, player_ids: Sequence[int]) -> None:

@@ -215,7 +215,7 @@ export const GAME_UPDATES = {
     const type = g.config?.game_type ?? g.config?.rules;
     for (const entry of m.outcome ?? []) {
       const seat = g.players.find((p) => p.local_id === entry.player_id);
-      if (seat?.player_id && typeof entry.rating_change === "number") state.lastChange.set(`${type}:${seat.player_id}`, entry.rating_change);
+      if (seat?.player_id && typeof entry.shown?.change === "number") state.lastChange.set(`${type}:${seat.player_id}`, entry.shown.change);
     }
     // The leaderboard turns to this game's, to show the change it made.
     if (state.catalogue.game(g.config?.rules)) state.leaders.rules = g.config.rules;

@@ -29,9 +29,15 @@ export function describeAction(action) {
   return action.replace("->", " → ");
 }
 
-/** "+1.25", "-0.50", or `none` when there is no change to show. */
+/** "+24", "-12", "±0", or `none` when there is no change to show (points of the shown rating). */
 export function ratingChange(change, none = "") {
-  return change === null || change === undefined ? none : `${change > 0 ? "+" : ""}${change.toFixed(2)}`;
+  if (change === null || change === undefined) return none;
+  return change > 0 ? `+${change}` : change < 0 ? String(change) : "±0";
+}
+
+/** A rating as shown (docs/ratings.md): "1520", or "1520?" while provisional. */
+export function ratingText(shown) {
+  return shown ? `${shown.rating}${shown.provisional ? "?" : ""}` : "";
 }
 
 export function changeClass(change) {

@@ -1,6 +1,7 @@
 // The lobby's two lists: the players (buddies first, with their presence) and the open games.
 
 import { node } from "../../dom.js";
+import { profileLink } from "../../profile-link.js";
 import { game } from "../model.js";
 import { clockText } from "../words.js";
 
@@ -26,7 +27,7 @@ export function createLobbyView(state, fx, invite) {
       const buddy = state.buddies.has(p.player_id);
       const presence = (p.presence ?? "OFFLINE").toLowerCase();
       return node("li", { class: `player${buddy ? " buddy" : ""}`, "data-testid": `lobby-player-${p.name}`, "data-presence": p.presence ?? "OFFLINE" },
-        node("span", { class: "player-name" }, buddy ? node("span", { class: "star", title: "buddy", "aria-label": "buddy" }, "★ ") : null, p.name),
+        node("span", { class: "player-name" }, buddy ? node("span", { class: "star", title: "buddy", "aria-label": "buddy" }, "★ ") : null, profileLink(p.name)),
         node("span", { class: `badge ${presence}`, "data-testid": `presence-${p.name}` }, p.presence === "IN_GAME" ? "in a game" : presence),
         node("button", {
           type: "button", class: "quiet", "data-testid": `buddy-${p.name}`, "aria-pressed": buddy ? "true" : "false",

@@ -2,7 +2,15 @@
 
 import { node } from "../../dom.js";
 import { news, seatName } from "../model.js";
-import { changeClass, ratingChange } from "../words.js";
+import { profileLink } from "../../profile-link.js";
+import { changeClass, ratingChange, ratingText } from "../words.js";
+
+/** A seat's name, linked to the profile when an account sits there (not a robot). */
+function outcomeName(g, localId) {
+  const seat = g.players?.find((p) => p.local_id === localId);
+  const name = seatName(g, localId);
+  return seat?.player_id && seat.kind !== "ROBOT" ? profileLink(name) : name;
+}
 
 export function renderOutcome(state, { g, me }) {
   const $ = (id) => document.getElementById(id);
@@ -12,9 +20,10 @@ export function renderOutcome(state, { g, me }) {
   const ranked = [...g.outcome].sort((a, b) => a.rank - b.rank);
   $("outcome-rows").replaceChildren(...ranked.map((entry) => node("tr", { class: entry.player_id === me ? "mine" : "", "data-testid": `outcome-${entry.player_id}` },
     node("td", {}, String(entry.rank)),
-    node("td", {}, seatName(g, entry.player_id), entry.player_id === me ? " (you)" : ""),
+    node("td", {}, outcomeName(g, entry.player_id), entry.player_id === me ? " (you)" : ""),
     node("td", {}, String(entry.score)),
-    node("td", { class: changeClass(entry.rating_change) }, ratingChange(entry.rating_change, "—")))));
+    node("td", { class: changeClass(entry.shown?.change), "data-testid": `outcome-rating-${entry.player_id}` },
+      entry.shown ? `${ratingText(entry.shown)} ` : "", node("span", { class: "change" }, ratingChange(entry.shown?.change, entry.shown ? "" : "—"))))));
   const mine = g.outcome.find((e) => e.player_id === me);
   const best = Math.min(...g.outcome.map((e) => e.rank));
   const tied = g.outcome.filter((e) => e.rank === best).length > 1;

@@ -48,7 +48,7 @@ export function createQuickView(state, fx) {
         node("span", { class: "game-name" }, `${name}, ${q.seats} players${q.ranked ? ", ranked" : ""}`),
         node("span", { class: "game-meta" },
           "waited ", node("span", { "data-testid": `queue-waited-${q.game_type}-${q.seats}` }, waited(since)),
-          " · ratings ", node("span", { "data-testid": `queue-window-${q.game_type}-${q.seats}` }, `${q.window_low.toFixed(1)} to ${q.window_high.toFixed(1)}`),
+          " · ratings ", node("span", { "data-testid": `queue-window-${q.game_type}-${q.seats}` }, q.shown_low != null ? `${q.shown_low} to ${q.shown_high}` : `${q.window_low.toFixed(1)} to ${q.window_high.toFixed(1)}`),
           ` · ${robots}`),
         node("button", {
           type: "button", class: "quiet", "data-testid": `queue-leave-${q.game_type}-${q.seats}`,
