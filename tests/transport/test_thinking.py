@@ -33,6 +33,10 @@ def slow_pid() -> int:
     return os.getpid()
 
 
+def niceness() -> int:
+    return os.nice(0)
+
+
 def failing() -> int:
     raise ValueError("no move")
 
@@ -174,6 +178,11 @@ def test_fish_tsuro_and_async_robots_think_in_the_robots_process() -> None:
                     break
                 await asyncio.sleep(0.01)
             assert [after - then for after, then in zip(moves(), before, strict=True)] == [1, 1, 1]
+            # The robots' process yields the machine to the server's loop on a busy machine.
+            thinker = Thinker()
+            runtime.execute([Think(("g", 1), niceness)], thinker)  # type: ignore[arg-type]
+            await asyncio.wait_for(thinker.done.wait(), 30)
+            assert thinker.answers[0][1] == min(19, os.nice(0) + 10)
         finally:
             await runtime.close_store()
 
