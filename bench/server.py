@@ -16,11 +16,14 @@ the reference's.
 
     python bench/server.py [--clients 20] [--seconds 20] [--max-games 5000] [--mode STANDARD]
                            [--only parlour,parlour-store,reference]
-    python bench/server.py --robot-latency [--clients 20] [--seconds 20]
+    python bench/server.py --robot-latency [--clients 20] [--fish-clients 1] [--seconds 20]
 
-``--robot-latency`` measures something else: the request latency of a player in no game while
-the clients play against ``normal`` robots, then ``hard`` ones, which decide in the robots'
-thread rather than on the event loop; it prints both p99s and their ratio.
+``--robot-latency`` measures something else: the human seats' latency while the clients play
+Apologies and ``--fish-clients`` others play Fish (one human and one robot a table), against
+``easy`` robots, then ``normal`` ones (which decide on the event loop), then ``hard`` ones (which
+decide in the robots' process): from a human's move to the first state that shows it (nothing in
+it waits for a robot, unless a robot decides on the loop), and a player in no game (a request
+every 5 ms); it prints the p99s and their ratios to ``normal``.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -69,6 +73,9 @@ class Load:
     moves: int = 0
     latencies: list[float] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    #: A human seat's own move, from its request to the first state that shows it: nothing in
+    #: it waits for a robot, unless a robot decides on the event loop in the same input.
+    acks: list[float] = field(default_factory=list)
 
 
 #: The servers a run can measure, in the order they run.
@@ -137,15 +144,19 @@ async def client(
             )
             request(ws, "START_GAME", player_id)
             sent_at: float | None = None
+            shown: float | None = None  # the move whose GAME_STATE_CHANGE is awaited
             while True:
                 frame = await ws.recv()
                 kind = kind_of(frame)
-                if kind == b"GAME_PLAYER_TURN":
+                if kind == b"GAME_STATE_CHANGE" and shown is not None:
+                    load.acks.append(time.perf_counter() - shown)
+                    shown = None
+                elif kind == b"GAME_PLAYER_TURN":
                     if sent_at is not None:
                         load.latencies.append(time.perf_counter() - sent_at)
                     event = DECODE.decode(frame)
                     move_id = rng.choice(list(event["context"]["moves"]))
-                    sent_at = time.perf_counter()
+                    sent_at = shown = time.perf_counter()
                     load.moves += 1
                     request(ws, "EXECUTE_MOVE", player_id, move_id=move_id)
                 elif kind == b"GAME_COMPLETED":
@@ -197,31 +208,210 @@ async def probe(port: int, stop_at: float, latencies: list[float]) -> None:
         await ws.close()
 
 
-async def _with_probe(port: int, args: argparse.Namespace, latencies: list[float]) -> tuple[Load, float]:
-    """The clients' load and the prober, side by side."""
-    prober = asyncio.ensure_future(probe(port, time.monotonic() + args.seconds, latencies))
+async def registered(port: int, handle: str) -> tuple[WireClient, str]:
+    ws = await open_client("127.0.0.1", port)
+    request(ws, "REGISTER_PLAYER", handle=handle)
+    while True:
+        reply = DECODE.decode(await ws.recv())
+        if reply["message"] == "PLAYER_REGISTERED":
+            return ws, reply["player_id"]
+        if reply["message"] == "REQUEST_FAILED":
+            raise RuntimeError(f"register failed: {reply}")
+
+
+async def human_side(ws: WireClient, player_id: str, load: Load, pause: float, rng: random.Random) -> None:
+    """One human of a game with no robot, to its end: it answers each turn after ``pause``
+    seconds (a person's pace, the same whatever the robots elsewhere do), and its acks are from
+    its move to the GAME_STATE_CHANGE that shows it."""
+    shown: float | None = None
+    while True:
+        frame = await ws.recv()
+        kind = kind_of(frame)
+        if kind == b"GAME_STATE_CHANGE" and shown is not None:
+            load.acks.append(time.perf_counter() - shown)
+            shown = None
+        elif kind == b"GAME_PLAYER_TURN":
+            moves = list(DECODE.decode(frame)["context"]["moves"])
+            await asyncio.sleep(pause)
+            shown = time.perf_counter()
+            load.moves += 1
+            request(ws, "EXECUTE_MOVE", player_id, move_id=rng.choice(moves))
+        elif kind == b"GAME_COMPLETED":
+            return
+        elif kind == b"GAME_INVITATION":
+            request(ws, "JOIN_GAME", player_id, game_id=DECODE.decode(frame)["context"]["game"]["game_id"])
+        elif kind in (b"GAME_CANCELLED", b"REQUEST_FAILED"):
+            load.errors.append(f"{kind.decode()}: {DECODE.decode(frame).get('context')}")
+            return
+
+
+async def human_pair(
+    port: int, index: int, load: Load, stop_at: float, pause: float, rng: random.Random
+) -> None:
+    """Two humans playing each other, game after game, with no robot in their games."""
+    (first, first_id), (second, second_id) = [await registered(port, f"human{index}{side}") for side in "ab"]
+    try:
+        while time.monotonic() < stop_at:
+            request(
+                first,
+                "ADVERTISE_GAME",
+                first_id,
+                name=f"humans {index}",
+                mode="STANDARD",
+                players=2,
+                visibility="PRIVATE",
+                invited_handles=[f"human{index}b"],
+            )
+            await asyncio.gather(
+                human_side(first, first_id, load, pause, rng), human_side(second, second_id, load, pause, rng)
+            )
+            load.games += 1
+    finally:
+        await first.close()
+        await second.close()
+
+
+FISH_DIRECTIONS = ("north", "northeast", "southeast", "south", "southwest", "northwest")
+
+
+def fish_move(state: dict[str, Any], me: int, rng: random.Random) -> dict[str, Any]:
+    """A random legal Fish move of ``me``, read from the NewGameState the server sent."""
+    tiles = {tile["tile_id"]: tile for tile in state["board"]["tiles"]}
+    players = state["players"]
+    taken = {g["tile_id"] for p in players for g in p["penguins"] if g["tile_id"] is not None}
+    mine = next(p for p in players if p["player_id"] == me)["penguins"]
+    if any(g["tile_id"] is None for g in mine):
+        return {"type": "PlacePenguin", "tile_id": rng.choice([t for t in tiles if t not in taken])}
+    moves = []
+    for penguin in mine:
+        for direction in FISH_DIRECTIONS:
+            step = tiles[penguin["tile_id"]][direction]
+            while step is not None and step not in taken:
+                moves.append((penguin["penguin_id"], step))
+                step = tiles[step][direction]
+    penguin_id, target = rng.choice(moves)
+    return {"type": "MovePenguin", "penguin_id": penguin_id, "next_tile_id": target}
+
+
+async def fish_client(port: int, load: Load, stop_at: float, rng: random.Random) -> None:
+    """One Fish player (a human seat): table after table against the robot that takes the
+    other seat, random legal moves; its acks are from its move to the next NewGameState."""
+    while time.monotonic() < stop_at:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        try:
+            writer.write(b'{"type": "PlayerConnect", "age": 99}\n')  # older than robots: they start
+            me: int | None = None
+            shown: float | None = None
+            while line := await reader.readline():
+                message = json.loads(line)
+                if message["type"] == "PlayerConnected":
+                    me = message.get("player_id")
+                    if me is None:
+                        load.errors.append(str(message))
+                        return
+                    continue
+                if message["type"] != "NewGameState":
+                    continue
+                if shown is not None:
+                    load.acks.append(time.perf_counter() - shown)
+                    shown = None
+                state = message["state"]
+                if state["winning_players"]:
+                    load.games += 1
+                elif state["current_turn"] == me:
+                    writer.write(ENCODE.encode(fish_move(state, me, rng)) + b"\n")
+                    shown = time.perf_counter()
+                    load.moves += 1
+        finally:
+            writer.close()
+
+
+async def _with_probe(
+    port: int, fish_port: int, args: argparse.Namespace, latencies: list[float], fish: Load, humans: Load
+) -> tuple[Load, float]:
+    """The Apologies clients' load (against robots), the human pairs', the Fish players' and the
+    prober, side by side."""
+    stop_at = time.monotonic() + args.seconds
+    others = [asyncio.ensure_future(probe(port, stop_at, latencies))]
+    others += [
+        asyncio.ensure_future(
+            human_pair(
+                port, index, humans, stop_at, args.human_pause, random.Random(args.seed * 104729 + index)
+            )
+        )
+        for index in range(args.human_pairs)
+    ]
+    others += [
+        asyncio.ensure_future(fish_client(fish_port, fish, stop_at, random.Random(args.seed * 7919 + index)))
+        for index in range(args.fish_clients)
+    ]
     played = await drive(port, args.clients, args.seconds, args.max_games, args.mode, args.seed)
-    await prober
+    await asyncio.wait_for(asyncio.gather(*others), timeout=120)
     return played
 
 
+def percentiles(values: list[float]) -> tuple[float, float]:
+    """p50 and p99 in milliseconds."""
+    ordered = sorted(values) or [float("nan")]
+    return statistics.median(ordered) * 1000, ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000
+
+
+#: The levels --robot-latency measures, in the order they run: ``easy`` robots barely think
+#: (a floor), ``normal`` ones decide on the event loop (the baseline), ``hard`` ones in the
+#: robots' process.
+LEVELS = ("easy", "normal", "hard")
+
+
 def robot_latency(args: argparse.Namespace) -> None:
-    """The latency of a player in no game while the other clients play against robots, with
-    ``normal`` robots then ``hard`` ones (which decide in the robots' thread), in the same run."""
-    results: dict[str, float] = {}
-    for robot in ("normal", "hard"):
-        port = free_port()
-        latencies: list[float] = []
-        with running(parlour_command(port, robot=robot), port):
-            load, elapsed = asyncio.run(_with_probe(port, args, latencies))
-        summarize(f"robots {robot}", load, elapsed)
-        ordered = sorted(latencies) or [float("nan")]
-        p50 = statistics.median(ordered) * 1000
-        p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000
-        results[robot] = p99
-        print(f"{'':14s} a player in no game, {len(ordered)} requests: p50={p50:.2f}ms p99={p99:.2f}ms")
-    value = results["hard"] / results["normal"] if results["normal"] else float("nan")
-    print(f"ratio p99 of a player in no game, hard/normal robots = {value:.2f} (target: 1 within noise)")
+    """The human seats' latency (their own moves' acknowledgements: nothing in them waits for a
+    robot) in Apologies and Fish games, and a player in no game, with robots of each level in
+    turn on one server at a time, ``--rounds`` times over (interleaved, so that a machine whose
+    load drifts treats every level alike); then the ratios of the median p99s to ``normal``'s."""
+    results: dict[str, dict[str, list[float]]] = {level: {} for level in LEVELS}
+    for round_ in range(args.rounds):
+        for level in LEVELS:
+            print(f"round {round_ + 1}, {level} robots:")
+            for name, p99 in one_level(level, args).items():
+                results[level].setdefault(name, []).append(p99)
+    for name, normal in results["normal"].items():
+        base = statistics.median(normal)
+        for level in ("hard", "easy"):
+            p99s = results[level][name]
+            value = statistics.median(p99s) / base if base else float("nan")
+            target = " (target: 1 within noise, or less)" if level == "hard" else ""
+            shown = ", ".join(f"{p99:.1f}" for p99 in p99s)
+            print(
+                f"ratio p99 {name}, {level}/normal robots = {value:.2f}{target}; "
+                f"p99s {shown} against {', '.join(f'{p99:.1f}' for p99 in normal)} ms"
+            )
+
+
+def one_level(level: str, args: argparse.Namespace) -> dict[str, float]:
+    """One server, its robots at ``level``, under the load: each measure's p99 (ms)."""
+    port, fish_port = free_port(), free_port()
+    latencies: list[float] = []
+    fish, humans = Load(), Load()
+    # One human and one robot a table, started at the next tick (a short one keeps it busy).
+    fish_flags = ["--fish-port", str(fish_port), "--fish-robot", level, "--fish-players", "2"]
+    fish_flags += ["--fish-wait", "0", "--tick-seconds", "0.1"]
+    command = [*parlour_command(port, robot=level), *fish_flags]
+    with running(command, port):
+        load, elapsed = asyncio.run(_with_probe(port, fish_port, args, latencies, fish, humans))
+    summarize(f"robots {level}", load, elapsed)
+    figures: dict[str, float] = {}
+    for name, values, games in (
+        ("apologies human seats beside robots, moves shown", load.acks, None),
+        ("apologies human seats in games with no robot, moves shown", humans.acks, humans.games),
+        ("fish human seats' moves shown", fish.acks, fish.games),
+        ("a player in no game", latencies, None),
+    ):
+        p50, p99 = percentiles(values)
+        figures[name] = p99
+        counted = "" if games is None else f", {games} games ({games / elapsed:.2f}/s)"
+        print(f"{'':14s} {name}: {len(values)} requests{counted}: p50={p50:.2f}ms p99={p99:.2f}ms")
+    for error in (fish.errors + humans.errors)[:3]:
+        print(f"  error: {error}")
+    return figures
 
 
 def healthz(port: int) -> dict[str, object]:
@@ -312,8 +502,34 @@ def main() -> int:
     parser.add_argument(
         "--robot-latency",
         action="store_true",
-        help="only this: a player in no game, its request latency while the others play against "
-        "normal robots, then hard ones (which think in the robots' thread), in one run",
+        help="only this: the human seats' and a player in no game's request latency while the "
+        "others play Apologies and Fish against easy, normal, then hard robots (which think in "
+        "the robots' process), in one run",
+    )
+    parser.add_argument(
+        "--fish-clients",
+        type=int,
+        default=1,
+        help="with --robot-latency: Fish players at once (default: 1; a second one would often "
+        "join the table the first has open, and play a human rather than a robot)",
+    )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=2,
+        help="with --robot-latency: how many times each level runs, interleaved (default: 2)",
+    )
+    parser.add_argument(
+        "--human-pairs",
+        type=int,
+        default=5,
+        help="with --robot-latency: pairs of humans playing Apologies each other (default: 5)",
+    )
+    parser.add_argument(
+        "--human-pause",
+        type=float,
+        default=0.02,
+        help="with --robot-latency: seconds those humans take to answer a turn (default: 0.02)",
     )
     args = parser.parse_args()
     if args.robot_latency:

@@ -101,6 +101,9 @@ async def run_server(
     apologies = ApologiesService(settings, Random(), ledger, ids, offload=True)
     fish = FishService(settings, Random(), ledger=ledger, ids=ids) if settings.fish_port else None
     tsuro = TsuroService(settings, Random(), ledger, ids) if settings.tsuro_port else None
+    for table in (fish, tsuro):
+        if table is not None:
+            table.offload = True  # slow robots decide in the runtime's robots' process
     services: list[Service] = [service for service in (apologies, fish, tsuro) if service is not None]
     # /async (scalable-server-notes.md S4): tokens are signed with a secret kept in the store,
     # so that they outlive a restart (a fresh one per run with --store none).
@@ -114,6 +117,7 @@ async def run_server(
     async_service = AsyncService(
         tokens, async_limits(settings), Random(), ExternalJwt.from_settings(settings), limiter, ids
     )
+    async_service.games.offload = True  # server-rules games' slow robots, likewise
     accounts = AccountRoutes(async_service, runtime, tokens, limiter)
     replays = ReplayRoutes(async_service, runtime.clock)
     profiles = ProfileRoutes(async_service)
@@ -432,6 +436,7 @@ async def _start_cluster(
             IdSource(),
             shards=shards,
         )
+        service.games.offload = True
         await runtime.in_store_thread(lambda: _restore_async(store, runtime, service, heartbeat))
         runtime.execute(service.hello(runtime.clock()), service)
         replays = ReplayRoutes(service, runtime.clock)
@@ -456,6 +461,7 @@ async def _start_cluster(
         async def own(heartbeat: float | None) -> Owned:
             service = ShardService(shard, shards, directory, async_limits(settings), Random(), IdSource())
             service.games.robot_timer = robot_timer(exporter.collector.meter)
+            service.games.offload = True
             rows = await runtime.in_store_thread(lambda: store.load_async_shard(shard, shards))
             if heartbeat is None:
                 beat = await runtime.in_store_thread(lambda: store.meta("heartbeat"))

@@ -318,3 +318,24 @@ def test_a_released_service_has_no_owner_until_the_next_takeover() -> None:
     assert service.owner == 0
     service.taken_over(OTHER, 6)
     assert service.owner == OTHER
+
+
+@dataclass
+class Thinker(Echo):
+    thoughts: list[tuple[tuple[str, int], int | None]] = field(default_factory=list)
+
+    def thought(self, token: tuple[str, int], choice: int | None, now: float) -> list[Effect]:
+        self.thoughts.append((token, choice))
+        return [Send(conn(ME, 1), b"moved")]
+
+
+def test_a_robots_decision_reaches_the_service_only_while_this_node_owns_it() -> None:
+    """The runtime hands a Think's answer to the service that made it: the cluster's wrapper
+    passes it to the real service while it owns it (a hard robot would wait forever otherwise)."""
+    harness = Harness()
+    service, inner = harness.service(), Thinker()
+    assert service.thought(("g", 1), 3, 0) == []  # nobody here to take it
+    service.promote(inner, 1)
+    assert service.thought(("g", 1), 3, 0) == [Send(conn(ME, 1), b"moved")]
+    harness.valid = False  # the lease lapsed: a later owner asks again
+    assert service.thought(("g", 2), None, 0) == [] and inner.thoughts == [(("g", 1), 3)]

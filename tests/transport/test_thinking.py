@@ -33,6 +33,10 @@ def slow_pid() -> int:
     return os.getpid()
 
 
+def niceness() -> int:
+    return os.nice(0)
+
+
 def failing() -> int:
     raise ValueError("no move")
 
@@ -122,6 +126,63 @@ def test_a_robots_process_that_dies_is_replaced_and_the_server_robot_plays() -> 
             assert service.answers[1] == (("g", 2), None)
             token, pid = service.answers[2]
             assert token == ("g", 3) and pid != os.getpid()
+        finally:
+            await runtime.close_store()
+
+    asyncio.run(main())
+
+
+def test_fish_tsuro_and_async_robots_think_in_the_robots_process() -> None:
+    """Each path's Think, run by the runtime: the move is not played while the runtime's robots'
+    process thinks (the loop goes on), then its answer comes back to the service that asked,
+    which plays it."""
+    from tests.protocols.async_ws.test_thinking import Thinking, ann_moves, robots_game, rules_of
+    from tests.protocols.fish_tcp.test_fish_service import Tables as FishTables
+    from tests.protocols.test_streamed_thinking import offloaded, only
+    from tests.protocols.tsuro_tcp.test_tsuro_service import Tables as TsuroTables
+
+    fish = FishTables(2, fish_robot="hard", fish_wait=30)
+    fish_thinks = offloaded(fish)
+    fish.join(1, age=50)
+    fish.now += 30
+    fish.take(fish.service.tick(fish.now))
+    tsuro = TsuroTables(3, tsuro_robot="hard", tsuro_wait=30)
+    tsuro_thinks = offloaded(tsuro)
+    tsuro.join(1)
+    tsuro.join(2)
+    tsuro.now += 30
+    tsuro.take(tsuro.service.tick(tsuro.now))  # the robot sits third
+    for conn in (1, 2):
+        tsuro.send(conn, tsuro.request(conn))
+    h = Thinking()
+    ann, _, game_id = robots_game(h, "tsuro", robots=1)
+    ann_moves(h, ann, game_id)
+
+    def moves() -> list[int]:
+        return [
+            fish.service.tables[0].log.moves,  # type: ignore[union-attr]
+            tsuro.service.tables[0].log.moves,  # type: ignore[union-attr]
+            len(rules_of(h, game_id).actions),
+        ]
+
+    async def main() -> None:
+        runtime = Runtime(clock=lambda: 5.0)
+        try:
+            before = moves()
+            runtime.execute([only(fish_thinks)], fish.service)
+            runtime.execute([only(tsuro_thinks)], tsuro.service)
+            runtime.execute([h.take()], h.service)
+            assert moves() == before  # asked, not played
+            for _ in range(3000):
+                if all(after > then for after, then in zip(moves(), before, strict=True)):
+                    break
+                await asyncio.sleep(0.01)
+            assert [after - then for after, then in zip(moves(), before, strict=True)] == [1, 1, 1]
+            # The robots' process yields the machine to the server's loop on a busy machine.
+            thinker = Thinker()
+            runtime.execute([Think(("g", 1), niceness)], thinker)  # type: ignore[arg-type]
+            await asyncio.wait_for(thinker.done.wait(), 30)
+            assert thinker.answers[0][1] == min(19, os.nice(0) + 10)
         finally:
             await runtime.close_store()
 

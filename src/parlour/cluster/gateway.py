@@ -157,6 +157,13 @@ class ClusterService:
         counts = getattr(self.inner, "stats", None)
         return {**(counts() if callable(counts) else {}), **self.cluster_status()}
 
+    def thought(self, token: tuple[str, int], choice: int | None, now: float) -> list[Effect]:
+        """A robot's decision made away from the event loop (a Think effect's answer), for the
+        real service if this node still owns it (a later tenure's games check the token and
+        drop what is not theirs)."""
+        answer = getattr(self.acting(), "thought", None)
+        return [] if answer is None else answer(token, choice, now)
+
     # -- Owner side ----------------------------------------------------------------------------
 
     def feed(self, message: Input, now: float) -> None:

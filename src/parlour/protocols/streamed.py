@@ -4,17 +4,20 @@ decoded one by one, and a protocol violation ending in the sender's removal."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from random import Random
 from typing import Any
 
 import msgspec
 
 from parlour.core.durable import encode_options
-from parlour.core.effects import Close, ConnId, Effect, Send, Store
+from parlour.core.effects import Close, ConnId, Effect, Send, Store, Think
 from parlour.core.ids import IdSource, new_time_id
 from parlour.core.ledger import Ledger
 from parlour.core.ratelimit import TokenBucket
+from parlour.games.base import GamePlugin, Robot
 from parlour.protocols.jsonstream import JsonStream, StreamError
+from parlour.robots.think import decide_pickled, frozen
 from parlour.settings import Settings
 from parlour.storage import Store as StoreBackend
 from parlour.storage.records import LIVE_STATES, MOVE, GameRow, MoveRow, Record, SeatRow, Snapshot
@@ -66,6 +69,9 @@ class Table:
     result: dict[str, Any] | None = None
     finished: float | None = None
     last_active: float = 0.0
+    #: The position (moves played) a robot's decision is being made for away from the event
+    #: loop (a Think effect); None: nobody is thinking.
+    thinking: int | None = None
 
 
 class StreamedService:
@@ -78,6 +84,8 @@ class StreamedService:
 
     #: The protocol's (and its rules plugin's) name, as stored.
     protocol = ""
+    #: The rules: the legal moves a robot chooses among.
+    plugin: GamePlugin[Any, Any, Any]
 
     def __init__(
         self,
@@ -107,6 +115,10 @@ class StreamedService:
         #: Senders refused by what they sent: "MALFORMED" (not JSON, too large) or "VIOLATION"
         #: (a message the protocol does not accept now), read by /metrics (parlour.metrics).
         self.failures: dict[str, int] = {}
+        #: Whether slow robots (``slow = True``: the hard levels, searches) decide away from the
+        #: event loop: Think effects, answered through ``thought``. Set by the composition root,
+        #: whose runtime runs them; otherwise (tests driving the service) every robot moves at once.
+        self.offload = False
 
     # -----------------------------------------------------------------------------------------
     # Durability
@@ -135,6 +147,69 @@ class StreamedService:
 
     def seat_row(self, seat: Any) -> SeatRow:
         raise NotImplementedError
+
+    # -----------------------------------------------------------------------------------------
+    # Robots
+
+    def _play(self, table: Table, seat: int, choice: int, move: Any, now: float) -> None:
+        """Apply ``move``, the ``choice``-th legal move of ``seat``, and record it."""
+        raise NotImplementedError
+
+    def _turns(self, table: Table, now: float) -> None:
+        """Announce each turn and play the robots' until a human must move or the game ends."""
+        raise NotImplementedError
+
+    def _robot_plays(self, table: Table, seat: int, robot: Robot[Any, Any], now: float) -> bool:
+        """The robot of ``seat`` moves now (True), or its decision is asked of the robots'
+        process (False: the table waits for ``thought``; a slow robot would hold up every other
+        table and connection of the server while it thinks)."""
+        if self.offload and getattr(robot, "slow", False):
+            self._think(table, seat, robot)
+            return False
+        moves = self.plugin.legal_moves(table.state, seat)
+        move = robot.choose(table.state, seat, moves, self.rng)
+        self._play(table, seat, list(moves).index(move), move, now)
+        return True
+
+    def _think(self, table: Table, seat: int, robot: Robot[Any, Any]) -> None:
+        """A Think for the table's position, unless one is on its way already: on a copy of the
+        position taken now and with a random source of its own, so nothing it reads changes."""
+        log = table.log
+        assert log is not None
+        if table.thinking == log.moves:
+            return
+        table.thinking = log.moves
+        seed = self.rng.getrandbits(64)
+        job = partial(decide_pickled, self.protocol, robot.name, frozen(table.state), seat, seed)
+        self._out.append(Think((log.id, log.moves), job))
+
+    def thought(self, token: tuple[str, int], choice: int | None, now: float) -> list[Effect]:
+        """A robot's decision made away from the event loop is back, as an input of its own. It
+        is played if the table still stands where it was asked (``token``: the table's id and
+        moves played) and a robot is to move; when ``choice`` is None (the job failed, or the
+        robots' process died) the robot decides here instead. A decision for a position the
+        table has left is dropped, and asked again for where it stands if nobody is asking."""
+        table_id, position = token
+        table = next((t for t in self.tables if t.log is not None and t.log.id == table_id), None)
+        if table is None or table.over or table.state is None or table.log is None:
+            return self._drain()
+        if table.thinking == position:
+            table.thinking = None
+        mover = self.plugin.to_move(table.state)
+        robot = None if mover is None else table.seats[mover].robot
+        if robot is None or mover is None:
+            return self._drain()  # over, or a human's turn: nothing waits for a robot
+        if table.log.moves != position:
+            if table.thinking is None:
+                self._think(table, mover, robot)
+            return self._drain()
+        moves = self.plugin.legal_moves(table.state, mover)
+        if choice is None or not 0 <= choice < len(moves):
+            move = robot.choose(table.state, mover, moves, self.rng)
+            choice = list(moves).index(move)
+        self._play(table, mover, choice, moves[choice], now)
+        self._turns(table, now)
+        return self._drain()
 
     def _table_row(self, table: Table) -> GameRow:
         log = table.log

@@ -20,6 +20,8 @@ class Blunderer:
         self.name = name
         self.inner = inner
         self.rate = rate
+        #: As slow as the robot it wraps, when it plays that robot's move.
+        self.slow: bool = getattr(inner, "slow", False)
 
     def choose(self, state: Any, seat: Seat, moves: Sequence[Any], rng: Random) -> Any:
         if len(moves) > 1 and rng.random() < self.rate:

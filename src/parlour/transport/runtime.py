@@ -8,6 +8,7 @@ import contextlib
 import itertools
 import logging
 import multiprocessing
+import os
 import secrets
 import time
 from collections import deque
@@ -75,6 +76,20 @@ class _Batch:
     #: Its place in the commit mark (Runtime._mark): stored once the mark is at least this.
     #: A batch without records takes the number of the last batch with some before it.
     number: int = 0
+
+
+def _robots_process() -> ProcessPoolExecutor:
+    """The process robots think in (Think effects): spawned, so it shares nothing with the
+    server, and at a lower priority, so that on a busy machine the event loop gets a core first
+    and a thinking robot never slows the humans' requests down."""
+    return ProcessPoolExecutor(
+        1, mp_context=multiprocessing.get_context("spawn"), initializer=_lower_priority
+    )
+
+
+def _lower_priority() -> None:
+    with contextlib.suppress(OSError, AttributeError):  # AttributeError: no os.nice (Windows)
+        os.nice(10)
 
 
 class Runtime:
@@ -210,7 +225,7 @@ class Runtime:
         a thinking robot would still slow everyone down (measured: bench/server.py
         --robot-latency). One process, so the loop keeps a core of its own on a small machine."""
         if self._thinker is None:
-            self._thinker = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+            self._thinker = _robots_process()
         loop = asyncio.get_running_loop()
         rest: list[Effect] = []
         for effect in effects:
@@ -223,7 +238,7 @@ class Runtime:
                     # the server's robot's to play, on the next turn of the loop.
                     log.error("the robots' process is gone; starting another: %s", error)
                     self._thinker.shutdown(wait=False)
-                    self._thinker = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+                    self._thinker = _robots_process()
                     future = Future()
                     future.set_exception(error)
                 future.add_done_callback(partial(self._back, loop, service, effect.token))

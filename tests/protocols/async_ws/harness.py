@@ -140,10 +140,11 @@ class Harness:
             self.expect(conn, "LobbyNewPlayerRequest", game_id=game_id)
         return game_id
 
-    def restart(self, downtime: float = 0.0) -> Harness:
+    def restart(self, downtime: float = 0.0, offload: bool = False) -> Harness:
         """A new service restored from what this one stored, ``downtime`` seconds after this
-        one's last heartbeat (its ``now``)."""
+        one's last heartbeat (its ``now``); ``offload``: its slow robots think away from the loop."""
         other = Harness(self.service.hub.limits, seed=2, now=self.now + downtime)
+        other.service.games.offload = offload
         other.service.restore(
             self.accounts.values(),
             self.ratings.values(),

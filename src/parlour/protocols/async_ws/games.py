@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 import msgspec
 
+from parlour.core.effects import Think
 from parlour.core.ids import IdSource
 from parlour.protocols.async_ws.game.base import GameContext, RobotTimer
 from parlour.protocols.async_ws.game.host import GameHost
@@ -121,6 +122,42 @@ class Games:
     @robot_timer.setter
     def robot_timer(self, timer: RobotTimer | None) -> None:
         self.context.robot_timer = timer
+
+    @property
+    def offload(self) -> bool:
+        """Whether slow robots decide away from the event loop (GameContext.offload)."""
+        return self.context.offload
+
+    @offload.setter
+    def offload(self, on: bool) -> None:
+        self.context.offload = on
+
+    # -- Robots thinking away from the event loop -------------------------------------------------
+
+    def take_thinks(self) -> list[Think]:
+        """This input's Think effects (game.base.GameBase.think_later)."""
+        context = self.context
+        thinks, context.thinks = context.thinks, []
+        return thinks
+
+    def thought(self, token: tuple[str, int], choice: int | None, now: float) -> None:
+        """A Think's answer (``token``: the game's id and its position when asked) for the game
+        that asked, if it still runs here: it checks the answer against where it stands."""
+        game_id, position = int(token[0]), token[1]
+        thinking = self.context.thinking
+        if thinking.get(game_id) == position:
+            del thinking[game_id]
+        game = self._games.get(game_id)
+        if game is not None and not self.is_placed(game_id):
+            game.thought(position, choice, now)
+
+    def resume_robots(self, now: float) -> None:
+        """Robots play (or are asked to) in every game run here that waits for one: a game is
+        stored between a human's move and the robot's that follows when the robot decides
+        away from the event loop, so a restart, a takeover or a read-back can find it so."""
+        for game in list(self._games.values()):
+            if not self.is_placed(game.id):
+                game.resume_robots(now)
 
     # -- New games --------------------------------------------------------------------------------
 
@@ -367,9 +404,11 @@ class Games:
             self.next_id = max(self.next_id, record.id + 1)
         if next_game is not None and next_game.isdigit():
             self.next_id = max(self.next_id, int(next_game))
+        self.resume_robots(now)
 
-    def reload(self, stored: dict[int, AsyncGameRow | None]) -> None:
-        """A commit failed: these games return to what the store holds (None: not stored)."""
+    def reload(self, stored: dict[int, AsyncGameRow | None], now: float) -> None:
+        """A commit failed: these games return to what the store holds (None: not stored), and
+        a robot whose move was lost plays again."""
         roster = self.context.roster
         for game_id, row in stored.items():
             old = self._games.pop(game_id, None)
@@ -378,5 +417,7 @@ class Games:
                     if seat.player_id is not None:
                         roster.untrack(game_id, seat.player_id)
             if row is not None:
-                self._add(decode_game(row.doc))
+                game = self._add(decode_game(row.doc))
+                if not self.is_placed(game.id):
+                    game.resume_robots(now)
         self.context.host.lists_changed()

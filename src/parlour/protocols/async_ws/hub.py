@@ -107,12 +107,15 @@ class Hub:
 
     def take(self, now: float) -> list[Effect]:
         """This input's effects: what must be stored first (each changed game once, as it is
-        now, before its turn rows, then the other records), then the sends and closes in order."""
+        now, before its turn rows, then the other records), then the sends and closes in order,
+        then the robots' decisions to make away from the event loop."""
         out, stored = self.output.take()
         records = self.games.take_records()
         if records or stored:
             records += stored
             out.insert(0, Store(records))
+        if self.games.context.thinks:
+            out.extend(self.games.take_thinks())  # robots' decisions to make away from the loop
         return out
 
     def to_player(self, player_id: int | None, message: ServerMessage) -> bool:

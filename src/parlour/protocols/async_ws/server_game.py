@@ -5,15 +5,17 @@ options and the details of actions and views)."""
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from random import Random
 from typing import Any, Generic, TypeVar
 
 import msgspec
 
-from parlour.games.base import GamePlugin, Robot
+from parlour.games.base import GamePlugin, Robot, StateCodec
 from parlour.games.registry import plugin
 from parlour.robots.levels import level_robot
+from parlour.robots.think import frozen, thawed
 
 __all__ = ["IllegalAction", "PluginGame", "ServerGame"]
 
@@ -70,6 +72,13 @@ class ServerGame(ABC):
 
         The choice depends only on the position (see the module docstring): the game is unchanged.
         """
+
+    @abstractmethod
+    def robot_job(self, local_id: int) -> Callable[[], int] | None:
+        """For a slow robot (``slow = True``: the hard levels, the searches), its decision for
+        ``local_id`` as a job another process can run, on a copy of the position taken now: the
+        job returns the index in ``legal_actions(local_id)`` of what ``robot_action`` chooses.
+        None when the robot is fast enough to ask at once. ValueError if it is not to move."""
 
     @abstractmethod
     def remove_seat(self, local_id: int) -> None:
@@ -187,13 +196,37 @@ class PluginGame(ServerGame, Generic[S, M]):
     def robot_action(self, local_id: int) -> str:
         if local_id != self.to_move():
             raise ValueError(f"local id {local_id} is not to move")
+        return list(self._legal_map())[self._robot_index(local_id, len(self.actions))]
+
+    def _chosen_robot(self) -> Robot[S, M]:
+        return self._robot() if self.level is None else level_robot(self.rules, self.level)
+
+    def _robot_index(self, local_id: int, made: int) -> int:
+        """The robot's choice for ``local_id``, ``made`` actions into the game: an index in the
+        legal actions."""
         legal = self._legal_map()
         # Derived from the position alone (not from how often robots were asked), so a replayed
         # game makes the same choices; a string seed is hashed with SHA-512, the same everywhere.
-        rng = Random(f"robot:{self.rules}:{self.seed}:{len(self.actions)}")
-        robot = self._robot() if self.level is None else level_robot(self.rules, self.level)
-        choice = robot.choose(self._state, local_id - 1, list(legal.values()), rng)
-        return self._encode(choice)
+        rng = Random(f"robot:{self.rules}:{self.seed}:{made}")
+        choice = self._chosen_robot().choose(self._state, local_id - 1, list(legal.values()), rng)
+        return list(legal).index(self._encode(choice))
+
+    def robot_job(self, local_id: int) -> Callable[[], int] | None:
+        if local_id != self.to_move():
+            raise ValueError(f"local id {local_id} is not to move")
+        if not getattr(self._chosen_robot(), "slow", False):
+            return None
+        codec = self._plugin if isinstance(self._plugin, StateCodec) else None
+        # A compiled position (Apologies) does not pickle: it travels as its plugin encodes it.
+        state = frozen(self._state) if codec is None else codec.encode_state(self._state)
+        position = (self.seats, self.seed, self.options, self.level, state, len(self.actions))
+        return partial(_decide, type(self), position, local_id)
+
+    def _thaw(self, state: bytes) -> None:
+        """Stand at the position ``robot_job`` took (in the process that runs the job)."""
+        codec = self._plugin if isinstance(self._plugin, StateCodec) else None
+        self._state = thawed(state) if codec is None else codec.decode_state(state)
+        self._legal = None
 
     def view(self, local_id: int | None) -> str:
         body: dict[str, Any] = {"game": self.rules, "turn": self.to_move(), **self._public()}
@@ -226,3 +259,17 @@ class PluginGame(ServerGame, Generic[S, M]):
     def _check(self, local_id: int) -> None:
         if not 1 <= local_id <= self.seats:
             raise ValueError(f"local id {local_id} is not a seat of this game (1..{self.seats})")
+
+
+def _decide(
+    kind: type[PluginGame[Any, Any]],
+    position: tuple[int, int, dict[str, Any], str | None, bytes, int],
+    local_id: int,
+) -> int:
+    """A robot_job's work, in the robots' process: the game rebuilt at the position it was asked
+    for, then the same choice robot_action makes there."""
+    seats, seed, options, level, state, made = position
+    game = kind(seats, seed, options)
+    game.level = level
+    game._thaw(state)
+    return game._robot_index(local_id, made)

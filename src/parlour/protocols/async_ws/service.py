@@ -192,6 +192,12 @@ class AsyncService:
             effects[0].refused = partial(self._refused, note.conn, request)
         return effects
 
+    def thought(self, token: tuple[str, int], choice: int | None, now: float) -> list[Effect]:
+        """A server-rules robot's decision, made away from the event loop, is back (a Think
+        effect's answer): the game it is for checks it against where it stands."""
+        self.games.thought(token, choice, now)
+        return self._take(now)
+
     def hello(self, now: float) -> list[Effect]:
         """A new hub of a cluster: nobody is signed in with it yet (the previous hub's
         connections reconnect), which every node's directory hears."""
@@ -285,7 +291,7 @@ class AsyncService:
         for record in records:
             if isinstance(record, AccountRow):
                 self.forget_account(record.id)
-        self.games.reload(stored)
+        self.games.reload(stored, now)
         if reload.failure is None:
             for (account_id, game_type), rating in reload.ratings.items():
                 if rating is not None:

@@ -158,9 +158,14 @@ class ShardService:
         """A commit failed: the games it touched return to what the store holds, and the senders
         are told nothing changed (as AsyncService.store_failed)."""
         reload = AsyncReload() if reload is None else reload
-        self.games.reload(reload.async_games)
+        self.games.reload(reload.async_games, now)
         for conn in origins:
             self.hub.error(conn, "INTERNAL_ERROR", refusal_text(reload.failure is None))
+        return self._take(now)
+
+    def thought(self, token: tuple[str, int], choice: int | None, now: float) -> list[Effect]:
+        """A robot's decision made away from the event loop is back (AsyncService.thought)."""
+        self.games.thought(token, choice, now)
         return self._take(now)
 
     def _refused(self, conn: ConnId, request: ClientMessage, confirmed: bool) -> None:
@@ -203,10 +208,11 @@ class ShardService:
         elif type(note) is Placed:
             record = decode_game(note.doc)
             if self.owns(record.id):
-                self.games.adopt(record)
+                game = self.games.adopt(record)
                 self._told[record.id] = _shown(record)
                 for player_id in note.observers:
                     self.hub.observers.add(record.id, player_id)
+                game.resume_robots(now)  # started by the hub with a robot's turn to think
         elif type(note) is Gather:
             self._gather(note, now)
         elif type(note) is Watch:

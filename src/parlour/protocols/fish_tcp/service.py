@@ -43,6 +43,7 @@ class Seat:
 
 class FishService(StreamedService):
     protocol = "fish"
+    plugin = PLUGIN
 
     def __init__(
         self,
@@ -193,10 +194,9 @@ class FishService(StreamedService):
                 return
             seat = table.seats[mover]
             if seat.robot is not None:
-                moves = legal_moves(state, mover)
-                move = seat.robot.choose(state, mover, moves, self.rng)
-                self._play(table, mover, moves.index(move), move, now)
-                continue
+                if self._robot_plays(table, mover, seat.robot, now):
+                    continue
+                return  # the robot decides away from the event loop: ``thought`` goes on
             table.deadline = now + self.settings.fish_timeout
             return
 

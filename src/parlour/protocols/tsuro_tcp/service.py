@@ -51,6 +51,7 @@ class Seat:
 
 class TsuroService(StreamedService):
     protocol = "tsuro"
+    plugin = PLUGIN
 
     def __init__(
         self,
@@ -191,10 +192,9 @@ class TsuroService(StreamedService):
             assert mover is not None
             seat = table.seats[mover]
             if seat.robot is not None:
-                moves = legal_moves(state, mover)
-                move = seat.robot.choose(state, mover, moves, self.rng)
-                self._play(table, mover, moves.index(move), move, now)
-                continue
+                if self._robot_plays(table, mover, seat.robot, now):
+                    continue
+                return  # the robot decides away from the event loop: ``thought`` goes on
             assert seat.conn is not None
             self._send(seat.conn, ask_for_move(state))
             table.deadline = now + self.settings.tsuro_timeout

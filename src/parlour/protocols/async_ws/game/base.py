@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from functools import partial
 
+from parlour.core.effects import Think
 from parlour.core.ids import IdSource
 from parlour.protocols.async_ws.game.host import GameHost, Notice
 from parlour.protocols.async_ws.game.ledger import Ledger
@@ -32,7 +33,7 @@ class GameContext:
     a seed foretells every deal, parlour.core.ids), the ledger, the roster of live games and the
     robot timer. The registry (games.Games) creates it."""
 
-    __slots__ = ("host", "ids", "ledger", "limits", "robot_timer", "roster")
+    __slots__ = ("host", "ids", "ledger", "limits", "offload", "robot_timer", "roster", "thinking", "thinks")
 
     def __init__(self, host: GameHost, limits: AsyncLimits, ids: IdSource) -> None:
         self.host = host
@@ -41,6 +42,14 @@ class GameContext:
         self.ledger = Ledger()
         self.roster = Roster()
         self.robot_timer: RobotTimer | None = None
+        #: Whether slow robots (the hard levels, searches) decide away from the event loop:
+        #: Think effects, answered through Games.thought. Set by the composition root, whose
+        #: runtime runs them; otherwise (tests driving the service) every robot moves at once.
+        self.offload = False
+        #: This input's Think effects, and each game's position (actions so far) whose robot
+        #: decision is on its way: one at a time per game.
+        self.thinks: list[Think] = []
+        self.thinking: dict[int, int] = {}
 
 
 class GameBase:
@@ -115,6 +124,24 @@ class GameBase:
     def save(self, now: float, turn: TurnDoc | None = None) -> None:
         """Store the game (and a committed turn) before anything of this input is shown."""
         self.context.ledger.changed(self._record, now, turn)
+
+    def think_later(self, rules: ServerGame, local_id: int) -> bool:
+        """Whether the robot's decision for ``local_id`` is asked of the robots' process (a slow
+        robot would hold up every other game and connection while it thinks): a Think for the
+        game's position, unless one is on its way already. The answer comes back as an input
+        of its own (turns.Turns.thought)."""
+        context = self.context
+        if not context.offload:
+            return False
+        position = len(rules.actions)
+        if context.thinking.get(self._record.id) == position:
+            return True
+        job = rules.robot_job(local_id)
+        if job is None:
+            return False
+        context.thinking[self._record.id] = position
+        context.thinks.append(Think((str(self._record.id), position), job))
+        return True
 
     def robot_action(self, rules: ServerGame, local_id: int) -> str:
         """The action Parlour's robot chooses for a seat (timed when there is a timer)."""

@@ -105,7 +105,50 @@ class Turns(Ending):
             if game.delegation is None and seat.robot_reason is None:
                 self.ask(seat, now)
                 return
+            if self.think_later(rules, seat.local_id):
+                return  # the robot decides away from the event loop: ``thought`` goes on
             self.apply_action(rules, seat, self.robot_action(rules, seat.local_id), None, now)
+
+    def robot_seat(self) -> SeatInfo | None:
+        """Server rules: the seat whose turn a robot must play now, if any."""
+        game = self._record
+        if self.rules is None or game.status != "RUNNING" or game.phase != "TURN" or game.turn is None:
+            return None
+        seat = game.seats[game.turn - 1]
+        return seat if game.delegation is not None or seat.robot_reason is not None else None
+
+    def thought(self, position: int, choice: int | None, now: float) -> None:
+        """A robot's decision made away from the event loop, for the game ``position`` actions in,
+        is back as an input of its own: played if the game still stands there and waits for a
+        robot (``choice`` None: the job failed or the robots' process died, and the robot
+        decides here instead); dropped if the game has moved on, and asked again for where it
+        stands now (unless that is on its way already)."""
+        rules, seat = self.rules, self.robot_seat()
+        if rules is None or seat is None:
+            return  # over, or a human's turn now
+        if len(rules.actions) != position:
+            self.resume_robots(now)
+            return
+        legal = rules.legal_actions(seat.local_id)
+        if choice is not None and 0 <= choice < len(legal):
+            action = legal[choice]
+        else:
+            action = self.robot_action(rules, seat.local_id)
+        self.apply_action(rules, seat, action, None, now)
+        self.play_robots(rules, now)
+        if self._record.status == "RUNNING":
+            self.save(now)
+
+    def resume_robots(self, now: float) -> None:
+        """Server rules: if a robot must play the turn (a game restored from the store or read
+        back, or one whose robot decision came back too late), it plays or is asked to."""
+        rules = self.rules
+        if rules is None or self.robot_seat() is None:
+            return
+        made = len(rules.actions)
+        self.play_robots(rules, now)
+        if len(rules.actions) != made and self._record.status == "RUNNING":
+            self.save(now)  # robots played here (no robots' process): as after any turn
 
     def apply_action(
         self, rules: ServerGame, seat: SeatInfo, action: str, by: SeatInfo | None, now: float
