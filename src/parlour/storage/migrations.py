@@ -169,6 +169,12 @@ def _v6_admin(cur: Cursor) -> None:
     cur.execute("CREATE INDEX audit_by_at ON audit (at, id)")
 
 
+def _v7_last_seen(cur: Cursor) -> None:
+    """When each account last signed in or out (issue 27: the admin's profile of a player),
+    kept across restarts; unknown (NULL) for the accounts of before."""
+    cur.execute("ALTER TABLE accounts ADD COLUMN last_seen DOUBLE PRECISION")
+
+
 #: (version, what it does, the migration). Versions are 1, 2, ... with no gaps.
 MIGRATIONS: list[tuple[int, str, Callable[[Cursor], None]]] = [
     (1, "players, games and moves", _v1_base),
@@ -177,5 +183,6 @@ MIGRATIONS: list[tuple[int, str, Callable[[Cursor], None]]] = [
     (4, "chat, buddy and ignore lists, reports, devices, push notifications", _v4_social),
     (5, "snapshots of live games' states", _v5_game_snapshots),
     (6, "account roles, revocation counters and bans; the audit log", _v6_admin),
+    (7, "when each account was last seen", _v7_last_seen),
 ]
 LATEST = MIGRATIONS[-1][0]

@@ -27,6 +27,7 @@ from typing import Any
 import msgspec
 
 from parlour.storage.records import (
+    AccountErased,
     AccountRow,
     AsyncGameRow,
     AsyncTurnRow,
@@ -75,6 +76,7 @@ KINDS: dict[str, type[Record]] = {
     "audit": AuditRow,
     "fence": Fence,
     "heartbeat": Heartbeat,
+    "erased": AccountErased,
 }
 NAMES: dict[type[Record], str] = {kind: name for name, kind in KINDS.items()}
 _HEADER = struct.Struct(">I")

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 import msgspec
 
 from parlour.storage.migrations import FINISHED_STATES
-from parlour.storage.records import Record, SeatRow
+from parlour.storage.records import ASYNC_FINISHED_STATUSES, AccountErased, Record, SeatRow
 from parlour.storage.tables import DECLARED, DELETE, GAME_SEATS, GAMES, INSERT, SNAPSHOTS, WRITES, Table
 
 __all__ = ["MAX_VALUES", "Cursor", "insert_rows", "write_records"]
@@ -86,7 +86,11 @@ class _Pending:
 def write_records(cur: Cursor, records: Sequence[Record]) -> None:
     """Write ``records`` (no Fence: the caller checks those) in the open transaction."""
     pending: dict[Table[Any], _Pending] = {}
+    erased: list[AccountErased] = []
     for record in records:
+        if type(record) is AccountErased:
+            erased.append(record)
+            continue
         write = WRITES.get(type(record))
         if write is None:
             raise TypeError(f"the store writes no {type(record).__name__}")
@@ -120,6 +124,21 @@ def write_records(cur: Cursor, records: Sequence[Record]) -> None:
                 _ended(cur, upserted, pending.get(SNAPSHOTS))
         if found.inserted:
             insert_rows(cur, table.insert, found.inserted)
+    for gone in erased:  # after the tables: this commit's own chat lines are renamed too
+        _erase(cur, gone)
+
+
+def _erase(cur: Cursor, gone: AccountErased) -> None:
+    """A deleted account's traces (records.AccountErased); its finished games are updated only
+    where they are still stored and still over (never brought back, nor a live game changed)."""
+    cur.execute("UPDATE chat SET sender_name = ? WHERE sender = ?", (gone.alias, gone.account_id))
+    cur.execute("DELETE FROM notifications WHERE account_id = ?", (gone.account_id,))
+    if gone.games:
+        over = ", ".join("?" for _ in ASYNC_FINISHED_STATUSES)
+        cur.executemany(
+            f"UPDATE async_games SET doc = ? WHERE id = ? AND status IN ({over})",
+            [(doc, game_id, *ASYNC_FINISHED_STATUSES) for game_id, doc in gone.games],
+        )
 
 
 def _ended(cur: Cursor, games: list[tuple[Any, ...]], snapshots: _Pending | None) -> None:

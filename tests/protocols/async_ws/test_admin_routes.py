@@ -20,8 +20,7 @@ from parlour.core.service import Service
 from parlour.protocols.async_ws.account_http import AccountSelfRoutes
 from parlour.protocols.async_ws.admin_http import AdminRoutes
 from parlour.protocols.async_ws.model import decode_game
-from parlour.protocols.async_ws.moderation import seats_renamed
-from parlour.storage import AuditRow, Record, StoreFailure
+from parlour.storage import AccountErased, AuditRow, Record, StoreFailure
 from parlour.storage.sqlite import SQLiteStore
 from tests.protocols.async_ws.harness import Harness
 
@@ -490,31 +489,60 @@ def test_a_deleted_account_is_anonymised_in_chat_games_and_the_push_outbox(site:
     assert record is not None and [seat.name for seat in record.seats] == [alias, "bob"]
 
 
-def test_finished_games_only_in_the_store_are_rewritten_there(site: Site) -> None:
+def test_a_deletion_is_one_commit_with_the_finished_games_only_the_store_holds(site: Site) -> None:
     h = site.h
-    ann, ann_id, _ = site.signed_in("ann")
+    ann, ann_id, token = site.signed_in("ann")
     bob, _, _ = site.signed_in("bob")
     game_id = h.open_game(ann, bob)
     h.send(ann, type="GameForfeitRequest", game_id=game_id)
     h.send(bob, type="GameForfeitRequest", game_id=game_id)
+    # As if retained no more in memory: only the store has it, finished.
     row = site.store.load_async_game(game_id)
     assert row is not None
-    # As if retained no more in memory: only the store has it, finished.
-    over = msgspec.structs.replace(row, status="ABORTED")
-    site.store.commit([over])
-    rewritten = site.store.anonymise_account(
-        ann_id, f"deleted-{ann_id}", seats_renamed(ann_id, f"deleted-{ann_id}")
+    site.store.commit([msgspec.structs.replace(row, status="ABORTED")])
+    h.service.games.reload({game_id: None})
+    assert game_id not in h.service.games
+    commits = len(site.h.records)
+    site.runtime.failing = True
+    failed = site.call("POST", "/api/account/delete", token, {"password": "old password"})
+    assert failed[0] == 503
+    # Nothing was deleted: the name, the game's seat and the sign-in are as they were.
+    assert h.service.account_named("ann") is not None and site.sign_in("ann", token)["type"] == (
+        "AsyncConnectedRequest"
     )
-    assert rewritten == 1
+    assert "ann" in [s.name for s in decode_game(site.store.load_async_game(game_id).doc).seats]  # type: ignore[union-attr]
+    site.runtime.failing = False
+    assert site.call("POST", "/api/account/delete", token, {"password": "old password"})[0] == 200
+    alias = f"deleted-{ann_id}"
+    stored = [record for record in site.h.records[commits:]]
+    (erased,) = [record for record in stored if isinstance(record, AccountErased)]
+    assert erased.account_id == ann_id and [game for game, _ in erased.games] == [game_id]
     again = site.store.load_async_game(game_id)
-    assert again is not None and [s.name for s in decode_game(again.doc).seats] == [
-        f"deleted-{ann_id}",
-        "bob",
-    ]
-    assert (
-        site.store.anonymise_account(ann_id, f"deleted-{ann_id}", seats_renamed(ann_id, f"deleted-{ann_id}"))
-        == 0
-    )
+    assert again is not None and [s.name for s in decode_game(again.doc).seats] == [alias, "bob"]
+    assert site.store.account(ann_id).name == alias  # type: ignore[union-attr]
+
+
+def test_last_seen_is_stored_at_the_next_tick_and_outlives_a_restart(site: Site) -> None:
+    h = site.h
+    admin = site.admin_token("root")
+    conn, ann_id, _ = site.signed_in("ann")
+    signed_in_at = h.now
+    assert site.store.account(ann_id).last_seen is None  # type: ignore[union-attr]
+    h.advance(1.0)  # the ticker stores who was seen meanwhile, in one commit
+    assert site.store.account(ann_id).last_seen == signed_in_at  # type: ignore[union-attr]
+    before = len(h.records)
+    h.advance(1.0)
+    assert len(h.records) == before  # nothing seen: nothing stored
+    h.now += 30
+    h.drop(conn)
+    left_at = h.now
+    h.advance(1.0)
+    assert site.store.account(ann_id).last_seen == left_at  # type: ignore[union-attr]
+    profile = site.call("GET", "/api/admin/player?name=ann", admin)[1]
+    assert (profile["online"], profile["last_seen"]) == (False, left_at)
+    # A restarted hub has it from the store.
+    restarted = h.restart(downtime=60.0)
+    assert restarted.service.account_named("ann").last_seen == left_at  # type: ignore[union-attr]
 
 
 def test_the_dashboard_serves_the_sampled_columns(site: Site) -> None:

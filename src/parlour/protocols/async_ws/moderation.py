@@ -19,12 +19,13 @@ from parlour.protocols.async_ws.chat import MUTES_KEY, SERVER
 from parlour.protocols.async_ws.messages import AsyncConnectionErrorRequest, ClientChatRequest
 from parlour.protocols.async_ws.model import LIVE, decode_game, encode_game
 from parlour.protocols.async_ws.service import AsyncService
-from parlour.storage import DeviceGone, MetaRow, RelationGone
+from parlour.storage import AccountErased, DeviceGone, MetaRow, RelationGone
 
 __all__ = [
     "CODE_ABORTED",
     "POLICY_VIOLATION",
     "abort_game",
+    "alias_of",
     "ban",
     "delete_account",
     "end_sessions",
@@ -87,11 +88,21 @@ def set_password(service: AsyncService, account: Account, password_hash: str, wh
     end_sessions(service, account, why, now)
 
 
-def delete_account(service: AsyncService, account: Account, now: float) -> str:
+def alias_of(account_id: int) -> str:
+    """The name a deleted account keeps (its finished games keep a seat so named)."""
+    return f"deleted-{account_id}"
+
+
+def delete_account(
+    service: AsyncService, account: Account, now: float, stored_games: list[tuple[int, bytes]] | None = None
+) -> str:
     """The player's own account, deleted: its personal data removed (password, role, devices,
     buddy and ignore lists both ways, ratings are kept only under the anonymous name) and its
     name freed; the account's id stays, renamed, so that its finished games keep a seat
-    named ``deleted-ID``. Its sessions end. The new name."""
+    named ``deleted-ID``. Its sessions end. Everything goes in one commit: the hub's records,
+    and what only the store holds (records.AccountErased: chat lines signed with the name,
+    the push outbox, and ``stored_games``, the finished games not in memory with the seat
+    renamed, as ``seats_renamed`` made them). The new name."""
     hub = service.hub
     end_sessions(service, account, "this account was deleted", now)
     for device_type, token in hub.devices.linked(account.id):
@@ -105,11 +116,11 @@ def delete_account(service: AsyncService, account: Account, now: float) -> str:
             if account.id in hub.relations.listed(kind, owner):
                 hub.relations.remove(kind, owner, account.id)
                 hub.store(RelationGone(owner, account.id, kind))
-    alias = f"deleted-{account.id}"
+    alias = alias_of(account.id)
     hub.accounts.rename(account, alias)
     hub.chat_log.rename_sender(account.id, alias)
     # The games kept in memory, live or finished, name its seat so from now on (and are stored
-    # so); the finished ones only in the store are rewritten by Store.anonymise_account.
+    # so); the finished ones only in the store are in ``stored_games``.
     for record in service.games.values():
         if any(seat.player_id == account.id and seat.name != alias for seat in record.seats):
             for seat in record.seats:
@@ -121,7 +132,7 @@ def delete_account(service: AsyncService, account: Account, now: float) -> str:
     account.password_hash = ""
     account.role = ""
     account.ban = None
-    hub.store(account.row())
+    hub.store(account.row(), AccountErased(account.id, alias, stored_games or []))
     if service.placing is not None:
         service.placing.named(account.id, alias)
     return alias
@@ -129,7 +140,7 @@ def delete_account(service: AsyncService, account: Account, now: float) -> str:
 
 def seats_renamed(account_id: int, alias: str) -> Callable[[bytes], bytes | None]:
     """Rewrites a stored game's document with the account's seats named ``alias`` (None when it
-    had no seat there): what Store.anonymise_account applies to finished games."""
+    had no seat there): what the deletion stores of the finished games only the store holds."""
 
     def rewrite(doc: bytes) -> bytes | None:
         game = decode_game(doc)
