@@ -22,6 +22,7 @@ from parlour.protocols.async_ws.admin_http import AdminRoutes
 from parlour.protocols.async_ws.model import decode_game
 from parlour.storage import AccountErased, AuditRow, Record, StoreFailure
 from parlour.storage.sqlite import SQLiteStore
+from tests.protocols.async_ws.cluster_harness import ClusterHarness
 from tests.protocols.async_ws.harness import Harness
 
 T = TypeVar("T")
@@ -63,10 +64,14 @@ class Runtime:
         return work()
 
 
+class StoredCluster(Stored, ClusterHarness):
+    """A cluster's hub and shard owners (cluster_harness.py), storing as Stored does."""
+
+
 class Site:
-    def __init__(self, tmp_path: Path) -> None:
+    def __init__(self, tmp_path: Path, harness: type[Stored] = Stored) -> None:
         self.store = SQLiteStore(tmp_path / "parlour.db")
-        self.h = Stored(self.store)
+        self.h = harness(self.store)
         self.runtime = Runtime(self.h)
         service = self.h.service
         self.own = AccountSelfRoutes(
@@ -404,6 +409,42 @@ def test_an_async_game_aborted_by_an_admin_tells_its_players_why(site: Site) -> 
     status, again = site.call("POST", "/api/admin/games/abort", admin, body)
     assert status == 409 and "ABORTING" in again["error"]
     assert site.call("POST", "/api/admin/games/abort", admin, {**body, "game_id": "999"})[0] == 404
+    assert [row.target for row in site.store.audit_log(10, action="abort")] == [f"async:{game_id}"]
+
+
+def test_a_started_game_in_a_cluster_is_aborted_on_its_shards_owner(tmp_path: Path) -> None:
+    site = Site(tmp_path, StoredCluster)
+    h = site.h
+    assert isinstance(h, ClusterHarness)
+    admin = site.admin_token("root")
+    ann, _, _ = site.signed_in("ann")
+    bob, _, _ = site.signed_in("bob")
+    game_id = h.open_game(ann, bob)
+    owner = h.shard_of(game_id)
+    assert h.service.games.is_placed(game_id) and game_id in owner.games
+    h.clear()
+    body = {"protocol": "async", "game_id": str(game_id), "reason": "stuck"}
+    assert site.call("POST", "/api/admin/games/abort", admin, body) == (
+        200,
+        {"protocol": "async", "game_id": str(game_id), "aborted": True},
+    )
+    for conn in (ann, bob):
+        assert (
+            h.expect(conn, "ClientChatRequest", game_id=game_id)["text"]
+            == "An admin aborted this game: stuck"
+        )
+        h.expect(conn, "GameAbortedRequest", game_id=game_id)
+    # Run and stored by the shard's owner; the hub's copy follows.
+    assert owner.games[game_id].status == "ABORTING" == h.games[game_id].status
+    assert h.service.games[game_id].status == "ABORTING"
+    status, again = site.call("POST", "/api/admin/games/abort", admin, body)
+    assert status == 409 and "ABORTING" in again["error"]
+    # A shard without an owner for now: the admin is told to try again, and nothing is audited.
+    other = h.open_game(ann, bob)
+    h.unowned.add(h.shard_of(other).name)
+    status, moving = site.call("POST", "/api/admin/games/abort", admin, {**body, "game_id": str(other)})
+    assert status == 503 and "try again" in moving["error"]
+    assert h.shard_of(other).games[other].status == "RUNNING"
     assert [row.target for row in site.store.audit_log(10, action="abort")] == [f"async:{game_id}"]
 
 

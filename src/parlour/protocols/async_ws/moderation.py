@@ -14,10 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from parlour.accounts.moderation import Ban, ban_words
+from parlour.protocols.async_ws.aborts import CODE_ABORTED, abort_here
 from parlour.protocols.async_ws.accounts import Account
-from parlour.protocols.async_ws.chat import MUTES_KEY, SERVER
-from parlour.protocols.async_ws.messages import AsyncConnectionErrorRequest, ClientChatRequest
-from parlour.protocols.async_ws.model import LIVE, decode_game, encode_game
+from parlour.protocols.async_ws.chat import MUTES_KEY
+from parlour.protocols.async_ws.messages import AsyncConnectionErrorRequest
+from parlour.protocols.async_ws.model import decode_game, encode_game
 from parlour.protocols.async_ws.service import AsyncService
 from parlour.storage import AccountErased, DeviceGone, MetaRow, RelationGone
 
@@ -37,9 +38,6 @@ __all__ = [
 
 #: Close code (RFC 6455 7.4.1) for a connection ended by moderation or its own player.
 POLICY_VIOLATION = 1008
-#: The chat code of the server's line that tells a game's players why an admin aborted it
-#: (Parlour's own, after chat.py's codes).
-CODE_ABORTED = 10
 #: The close reason is at most 123 bytes (RFC 6455 5.5).
 CLOSE_REASON_BYTES = 123
 
@@ -153,25 +151,6 @@ def seats_renamed(account_id: int, alias: str) -> Callable[[bytes], bytes | None
 
 
 def abort_game(service: AsyncService, game_id: int, reason: str, now: float) -> str | None:
-    """Abort a live /async game, its players told the reason by a server line in its chat;
-    None, or why it cannot be (unknown, over already, run by a shard's owner in a cluster)."""
-    game = service.games.game(game_id)
-    if game is None:
-        return "no live /async game has this id"
-    if game.status not in LIVE or game.status == "ABORTING":
-        return f"the game is {game.status} already"
-    if service.placing is not None and game.status != "NOT_STARTED":
-        return "this game runs on its shard's owner: a cluster's hub cannot abort a started game yet"
-    humans = [seat.player_id for seat in game.record.seats if seat.player_id is not None and not seat.robot]
-    service.hub.to_players(
-        humans,
-        ClientChatRequest(
-            game_id=game_id, text=f"An admin aborted this game: {reason}", sender=SERVER, code=CODE_ABORTED
-        ),
-    )
-    if game.status == "NOT_STARTED":
-        game.abort_unstarted(now)  # nobody has anything to confirm
-    else:
-        game.abort(now)  # ABORTING until its humans confirm, as when nobody is left to play
-        game.save(now)
-    return None
+    """Abort a live /async game that runs on this hub (aborts.abort_here); in a cluster, a
+    started game runs on its shard's owner, which the admin route asks (``Placing.abort``)."""
+    return abort_here(service.hub, service.games, game_id, reason, now)

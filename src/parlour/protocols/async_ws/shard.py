@@ -22,6 +22,7 @@ from parlour.core.effects import ConnId, Effect, Relay
 from parlour.core.effects import Store as StoreEffect
 from parlour.core.ids import IdSource
 from parlour.protocols.async_ws import observe, phases, play
+from parlour.protocols.async_ws.aborts import abort_here
 from parlour.protocols.async_ws.game.host import Notice
 from parlour.protocols.async_ws.games import Games
 from parlour.protocols.async_ws.hub import AsyncLimits, Handler, Hub, Session
@@ -38,6 +39,8 @@ from parlour.protocols.async_ws.placement import (
     EVERYONE,
     HUB,
     MAX_HOPS,
+    AbortDone,
+    AbortGame,
     Changed,
     Directory,
     Gather,
@@ -216,6 +219,11 @@ class ShardService:
         elif type(note) is OnlineAll:
             for player_id, _ in note.pairs:
                 self._online(player_id, True, now)
+        elif type(note) is AbortGame:
+            # The answer follows the records (a Relay is released after the same commit): the
+            # admin hears it is done once it is stored.
+            problem = abort_here(self.hub, self.games, note.game_id, note.reason, now)
+            self.hub.output.relay(HUB, encode_note(AbortDone(note.call, note.game_id, problem)))
         effects = self._take(now)
         if request is not None and effects and type(effects[0]) is StoreEffect:
             # If this cannot be stored, the request's own error answers it (its request_id).
