@@ -479,16 +479,16 @@ class Others:
     def __init__(self) -> None:
         self.aborted: list[tuple[str, str, str]] = []
 
-    def live(self) -> list[dict[str, Any]]:
+    async def live(self) -> list[dict[str, Any]]:
         return [
             {"protocol": "fish", "game_id": "t1", "game": "fish", "state": "PLAYING", "players": ["a", "b"]}
         ]
 
-    def abort(self, protocol: str, game_id: str, reason: str) -> tuple[Callable[[], Any], str | None]:
-        async def carry_out() -> None:
-            self.aborted.append((protocol, game_id, reason))
-
-        return carry_out, None if game_id == "t1" else "no table in play has this id"
+    async def abort(self, protocol: str, game_id: str, reason: str) -> str | None:
+        if game_id != "t1":
+            return "no table in play has this id"
+        self.aborted.append((protocol, game_id, reason))
+        return None
 
 
 def test_the_other_protocols_games_are_listed_and_aborted_through_the_app(site: Site) -> None:

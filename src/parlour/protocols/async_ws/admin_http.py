@@ -74,17 +74,17 @@ AdminRuntime = StoreRuntime
 
 
 class OtherGames(Protocol):
-    """The games of the other protocols (Apologies, Fish, Tsuro), as the app reaches them."""
+    """The games of the other protocols (Apologies, Fish, Tsuro), as the app reaches them (in
+    a cluster, on every node)."""
 
-    def live(self) -> list[dict[str, Any]]:
-        """Every live game: ``{"protocol", "game_id", "game", "state", "players"}``."""
+    async def live(self) -> list[dict[str, Any]]:
+        """Every live game: ``{"protocol", "game_id", "game", "state", "players"}`` (and the
+        ``node`` that runs it, in a cluster)."""
         ...
 
-    def abort(
-        self, protocol: str, game_id: str, reason: str
-    ) -> tuple[Callable[[], Awaitable[None]], str | None]:
-        """Abort one (its players told the reason): how to carry it out (stored before
-        answered), or why it cannot be (unknown game, over already)."""
+    async def abort(self, protocol: str, game_id: str, reason: str) -> str | None:
+        """Abort one (its players told the reason), answered once stored: None, or why it
+        cannot be (unknown game, over already). StoreFailure if it could not be stored."""
         ...
 
 
@@ -639,7 +639,7 @@ class AdminRoutes:
                     }
                 )
         if protocol != "async" and self.other_games is not None:
-            found += [game for game in self.other_games.live() if protocol in ("", game["protocol"])]
+            found += [game for game in await self.other_games.live() if protocol in ("", game["protocol"])]
         await self._audit_alone(admin, "games.list", "", "", {"protocol": protocol})
         return json_reply(HTTPStatus.OK, {"games": found})
 
@@ -666,11 +666,10 @@ class AdminRoutes:
             )
         if self.other_games is None or body.protocol not in ("apologies", "fish", "tsuro"):
             return error(HTTPStatus.BAD_REQUEST, "'protocol' is async, apologies, fish or tsuro")
-        carry_out, problem = self.other_games.abort(body.protocol, body.game_id, body.reason)
-        if problem is not None:
-            return error(HTTPStatus.CONFLICT if "already" in problem else HTTPStatus.NOT_FOUND, problem)
         try:
-            await carry_out()
+            problem = await self.other_games.abort(body.protocol, body.game_id, body.reason)
+            if problem is not None:
+                return error(HTTPStatus.CONFLICT if "already" in problem else HTTPStatus.NOT_FOUND, problem)
             await self.runtime.stored([Remember([self._audit(admin, "abort", target, body.reason, {})])])
         except StoreFailure:
             return error(HTTPStatus.SERVICE_UNAVAILABLE, "the abort could not be saved; try again")
