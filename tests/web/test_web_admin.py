@@ -60,6 +60,32 @@ def report_in_chat(port: int, reporter: str, reported: str) -> None:
             ws.close()
 
 
+def open_game(port: int, creator: str, joiner: str) -> int:
+    """A two-player /async game, started (real clients, closed after: the game stays live)."""
+    sockets = []
+    try:
+        for name in (creator, joiner):
+            ws = connect(f"ws://127.0.0.1:{port}/async", open_timeout=5)
+            sockets.append(ws)
+            ws.send(json.dumps({"type": "AsyncAuthRequest", "name": name, "sessionToken": login(port, name)}))
+            while json.loads(ws.recv(timeout=5))["type"] != "AsyncConnectedRequest":
+                pass
+            ws.send(json.dumps({"type": "EnterLobbyRequest"}))
+        first, second = sockets
+        configuration = {"game_type": "test", "max_players": 2}
+        first.send(json.dumps({"type": "LobbyCreateGameRequest", "configuration": configuration}))
+        while (message := json.loads(first.recv(timeout=5)))["type"] != "LobbyGameCreatedRequest":
+            pass
+        game_id = int(message["game_id"])
+        second.send(json.dumps({"type": "LobbyJoinGameRequest", "game_id": game_id}))
+        while json.loads(second.recv(timeout=5))["type"] != "GameCreatedRequest":
+            pass
+        return game_id
+    finally:
+        for ws in sockets:
+            ws.close()
+
+
 def shoot(page: Any, phone: Any, screen: str) -> None:
     screenshot(page, f"admin-{screen}.png")
     phone.click(tid(f"tab-{screen}"))
@@ -77,7 +103,7 @@ def sign_in(page: Any, url: str, name: str) -> None:
 def test_an_admin_moderates_from_the_page(new_page: Any, admin_server: tuple[WebServer, Path]) -> None:
     server, store = admin_server
     port, url = port_of(server), server.url
-    for name in ("chief", "toto", "fan"):
+    for name in ("chief", "toto", "fan", "ann"):
         create_account(port, name)
     # A player who is no admin sees nothing but the refusal.
     page = new_page(expected_errors="403")
@@ -120,8 +146,12 @@ def test_an_admin_moderates_from_the_page(new_page: Any, admin_server: tuple[Web
     page.click(tid("report-dismiss-go"))
     page.wait_for_selector(f"{tid('report-list')}:has-text('No report here.')")
 
+    game_id = open_game(port, "fan", "ann")
     page.click(tid("tab-games"))
     page.wait_for_selector("#games:not([hidden])")
+    # A live game's spectator view: the player page, watching it.
+    watch = page.locator(tid(f"watch-{game_id}"))
+    assert watch.get_attribute("href") == f"play.html?watch={game_id}"
     shoot(page, phone, "games")
 
     page.click(tid("tab-audit"))
