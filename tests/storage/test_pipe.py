@@ -13,6 +13,7 @@ import pytest
 from parlour.storage import (
     EXPORT_KINDS,
     AccountErased,
+    AccountSeen,
     AuditRow,
     DeviceGone,
     Fence,
@@ -109,7 +110,16 @@ def test_every_kind_of_record_has_a_tag_in_the_frames() -> None:
     assert (
         set(KINDS.values())
         == set(get_args(Record))
-        == {*EXPORT_KINDS.values(), PlayerGone, RelationGone, DeviceGone, Fence, Heartbeat, AccountErased}
+        == {
+            *EXPORT_KINDS.values(),
+            PlayerGone,
+            RelationGone,
+            DeviceGone,
+            Fence,
+            Heartbeat,
+            AccountErased,
+            AccountSeen,
+        }
     )
     assert len(set(KINDS)) == len(KINDS)
 
@@ -199,6 +209,7 @@ def test_every_tag_decodes_to_its_record(name: str) -> None:
             Heartbeat: Heartbeat(1234.5),
             AuditRow: AuditRow("01", 5.0, "ann", "ban", "bob", "spam", "{}"),
             AccountErased: AccountErased(2, "deleted-2", [(1, b"doc")]),
+            AccountSeen: AccountSeen(2, 12.5),
         }
     )
     samples[GameRow] = GameRow(

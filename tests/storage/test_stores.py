@@ -20,6 +20,7 @@ from parlour.storage import (
     LIVE_STATES,
     AccountErased,
     AccountRow,
+    AccountSeen,
     AsyncTurnRow,
     AuditRow,
     ChatRow,
@@ -977,6 +978,15 @@ def test_the_audit_log_filters_by_actor_action_target_and_time(store: SQLStore) 
     assert [row.id for row in store.audit_log(10, actor="ann", action="ban")] == ["a3", "a0"]
     assert [row.id for row in store.audit_log(10, target="dan")] == ["a3", "a2"]
     assert [row.id for row in store.audit_log(10, since=1.0, before=3.0)] == ["a2", "a1"]
+
+
+def test_an_account_seen_updates_its_last_seen_alone(store: SQLStore) -> None:
+    store.commit(populate_async(accounts=2, games=0, turns=0))
+    before = store.account(1)
+    assert before is not None and before.last_seen is None
+    store.commit([AccountSeen(1, 42.5), AccountSeen(99, 1.0)])  # 99 is no account: nothing written
+    assert store.account(1) == msgspec.structs.replace(before, last_seen=42.5)
+    assert store.account(99) is None and [a.id for a in store.accounts()] == [1, 2]
 
 
 def test_an_erased_account_renames_chat_drops_notifications_and_rewrites_finished_games(

@@ -29,6 +29,7 @@ import msgspec
 from parlour.storage.records import (
     AccountErased,
     AccountRow,
+    AccountSeen,
     AsyncGameRow,
     AsyncTurnRow,
     AuditRow,
@@ -77,6 +78,7 @@ KINDS: dict[str, type[Record]] = {
     "fence": Fence,
     "heartbeat": Heartbeat,
     "erased": AccountErased,
+    "seen": AccountSeen,
 }
 NAMES: dict[type[Record], str] = {kind: name for name, kind in KINDS.items()}
 _HEADER = struct.Struct(">I")

@@ -23,6 +23,7 @@ __all__ = [
     "STORE_META_KEYS",
     "AccountErased",
     "AccountRow",
+    "AccountSeen",
     "AsyncGameRow",
     "AsyncTurnRow",
     "AuditRow",
@@ -331,6 +332,14 @@ class DeviceGone(msgspec.Struct, frozen=True):
     token: str
 
 
+class AccountSeen(msgspec.Struct, frozen=True):
+    """When an account last signed in or out: its ``last_seen`` updated alone (an account
+    that is not stored is not written)."""
+
+    account_id: int
+    last_seen: float
+
+
 class AccountErased(msgspec.Struct, frozen=True):
     """What a deleted account leaves behind outside its own row, erased in the commit that
     deletes it (issue 27): its public chat lines signed ``alias``, its undelivered push
@@ -381,6 +390,7 @@ Record = (
     | Fence
     | Heartbeat
     | AccountErased
+    | AccountSeen
 )
 
 

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 import msgspec
 
 from parlour.storage.migrations import FINISHED_STATES
-from parlour.storage.records import ASYNC_FINISHED_STATUSES, AccountErased, Record, SeatRow
+from parlour.storage.records import ASYNC_FINISHED_STATUSES, AccountErased, AccountSeen, Record, SeatRow
 from parlour.storage.tables import DECLARED, DELETE, GAME_SEATS, GAMES, INSERT, SNAPSHOTS, WRITES, Table
 
 __all__ = ["MAX_VALUES", "Cursor", "insert_rows", "write_records"]
@@ -87,9 +87,13 @@ def write_records(cur: Cursor, records: Sequence[Record]) -> None:
     """Write ``records`` (no Fence: the caller checks those) in the open transaction."""
     pending: dict[Table[Any], _Pending] = {}
     erased: list[AccountErased] = []
+    seen: list[tuple[float, int]] = []
     for record in records:
         if type(record) is AccountErased:
             erased.append(record)
+            continue
+        if type(record) is AccountSeen:
+            seen.append((record.last_seen, record.account_id))
             continue
         write = WRITES.get(type(record))
         if write is None:
@@ -124,6 +128,8 @@ def write_records(cur: Cursor, records: Sequence[Record]) -> None:
                 _ended(cur, upserted, pending.get(SNAPSHOTS))
         if found.inserted:
             insert_rows(cur, table.insert, found.inserted)
+    if seen:  # after the accounts: one created by this commit is there
+        cur.executemany("UPDATE accounts SET last_seen = ? WHERE id = ?", seen)
     for gone in erased:  # after the tables: this commit's own chat lines are renamed too
         _erase(cur, gone)
 

@@ -11,7 +11,7 @@ from collections.abc import Iterator, ValuesView
 from dataclasses import dataclass, field
 
 from parlour.accounts.moderation import Ban
-from parlour.storage import AccountRow, RatingRow
+from parlour.storage import AccountRow, AccountSeen, RatingRow
 
 __all__ = ["Account", "Accounts"]
 
@@ -137,10 +137,13 @@ class Accounts:
         account.last_seen = now
         self._seen.add(account.id)
 
-    def seen_rows(self) -> list[AccountRow]:
-        """The rows of the accounts seen since the last call, to store."""
+    def seen_rows(self) -> list[AccountSeen]:
+        """When each account seen since the last call was seen, to store (its last_seen
+        alone: a failed commit of these undoes nothing else)."""
         rows = [
-            self._by_id[account_id].row() for account_id in sorted(self._seen) if account_id in self._by_id
+            AccountSeen(account_id, seen)
+            for account_id in sorted(self._seen)
+            if account_id in self._by_id and (seen := self._by_id[account_id].last_seen) is not None
         ]
         self._seen.clear()
         return rows

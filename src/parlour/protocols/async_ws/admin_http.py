@@ -44,7 +44,7 @@ from parlour.protocols.async_ws.account_http import (
 )
 from parlour.protocols.async_ws.accounts import Account
 from parlour.protocols.async_ws.model import LIVE
-from parlour.protocols.async_ws.placement import MOVING
+from parlour.protocols.async_ws.placement import MOVING, NOT_SAVED
 from parlour.protocols.async_ws.placing import Placing
 from parlour.protocols.async_ws.ratings import ordinal
 from parlour.protocols.async_ws.service import AsyncService
@@ -157,11 +157,11 @@ def _reason(reason: str) -> ApiResponse | None:
 
 
 def _refused(problem: str) -> ApiResponse:
-    """An abort not done: over already (409), no answer or a game moving between nodes (503),
-    else unknown (404)."""
+    """An abort not done: over already (409), no answer, not stored or a game moving between
+    nodes (503), else unknown (404)."""
     if "already" in problem:
         return error(HTTPStatus.CONFLICT, problem)
-    if problem in (MOVING, NO_ANSWER):
+    if problem in (MOVING, NO_ANSWER, NOT_SAVED):
         return error(HTTPStatus.SERVICE_UNAVAILABLE, problem)
     return error(HTTPStatus.NOT_FOUND, problem)
 

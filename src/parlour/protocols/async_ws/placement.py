@@ -32,6 +32,7 @@ __all__ = [
     "HUB",
     "IN_GAME",
     "MOVING",
+    "NOT_SAVED",
     "AbortDone",
     "AbortGame",
     "Changed",
@@ -202,6 +203,8 @@ class AbortDone(msgspec.Struct, tag="abort_done", array_like=True):
 
 #: Why an abort is answered from a node that found no owner for the game's shard.
 MOVING: Final = "the game is moving to another node; try again"
+#: Why an abort is answered when its owner could not store it.
+NOT_SAVED: Final = "the abort could not be saved; nothing was changed: try again"
 
 Note = (
     Routed

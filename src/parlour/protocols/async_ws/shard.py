@@ -39,6 +39,7 @@ from parlour.protocols.async_ws.placement import (
     EVERYONE,
     HUB,
     MAX_HOPS,
+    NOT_SAVED,
     AbortDone,
     AbortGame,
     Changed,
@@ -171,6 +172,11 @@ class ShardService:
         echoing its request_id (sent with the effects of store_failed, which follows)."""
         self.hub.error(conn, "INTERNAL_ERROR", refusal_text(confirmed), request)
 
+    def _abort_refused(self, note: AbortGame, confirmed: bool) -> None:
+        """Store.refused of an admin's abort: the admin is told (the game is read back as
+        stored by store_failed, which follows)."""
+        self.hub.output.relay(HUB, encode_note(AbortDone(note.call, note.game_id, NOT_SAVED)))
+
     # -- The shard's own ------------------------------------------------------------------------
 
     def owns(self, game_id: int) -> bool:
@@ -225,6 +231,8 @@ class ShardService:
             problem = abort_here(self.hub, self.games, note.game_id, note.reason, now)
             self.hub.output.relay(HUB, encode_note(AbortDone(note.call, note.game_id, problem)))
         effects = self._take(now)
+        if type(note) is AbortGame and effects and type(effects[0]) is StoreEffect:
+            effects[0].refused = partial(self._abort_refused, note)
         if request is not None and effects and type(effects[0]) is StoreEffect:
             # If this cannot be stored, the request's own error answers it (its request_id).
             effects[0].refused = partial(self._refused, request[0], request[1])
