@@ -19,6 +19,7 @@ from tests.asyncclient import PASSWORD, create_account, login
 
 from .browser_steps import screenshot, tid
 from .conftest import PHONE, WebServer, _serve_parlour
+from .play_steps import sign_up
 
 
 @pytest.fixture(scope="module")
@@ -86,6 +87,33 @@ def open_game(port: int, creator: str, joiner: str) -> int:
             ws.close()
 
 
+def advertise_apologies(port: int, handle: str) -> str:
+    """An Apologies game, advertised and started with a robot (its advertiser stays connected:
+    leaving would cancel it)."""
+    ws = connect(f"ws://127.0.0.1:{port}/", open_timeout=5)
+    ADVERTISERS.append(ws)
+    ws.send(json.dumps({"message": "REGISTER_PLAYER", "context": {"handle": handle}}))
+    player_id = json.loads(ws.recv(timeout=5))["player_id"]
+    context = {
+        "name": "Game",
+        "mode": "STANDARD",
+        "players": 2,
+        "visibility": "PUBLIC",
+        "invited_handles": [],
+    }
+    ws.send(json.dumps({"message": "ADVERTISE_GAME", "player_id": player_id, "context": context}))
+    while (message := json.loads(ws.recv(timeout=5)))["message"] != "GAME_ADVERTISED":
+        pass
+    ws.send(json.dumps({"message": "START_GAME", "player_id": player_id}))  # a robot takes the seat
+    while json.loads(ws.recv(timeout=5))["message"] != "GAME_STARTED":
+        pass
+    return str(message["context"]["game"]["game_id"])
+
+
+#: The Apologies connections of the test, closed at its end.
+ADVERTISERS: list[Any] = []
+
+
 def shoot(page: Any, phone: Any, screen: str) -> None:
     screenshot(page, f"admin-{screen}.png")
     phone.click(tid(f"tab-{screen}"))
@@ -109,6 +137,7 @@ def test_an_admin_moderates_from_the_page(new_page: Any, admin_server: tuple[Web
     page = new_page(expected_errors="403")
     sign_in(page, url, "toto")
     page.wait_for_selector(f"{tid('notice')}:has-text('admins only')")
+    page.close()  # it asks again now and then: once toto is banned below, 401 (not this test's point)
     assert main(["admin", "grant", "chief", "--store", str(store), "--reason", "tests"]) == 0
     report_in_chat(port, "fan", "toto")
 
@@ -147,12 +176,27 @@ def test_an_admin_moderates_from_the_page(new_page: Any, admin_server: tuple[Web
     page.wait_for_selector(f"{tid('report-list')}:has-text('No report here.')")
 
     game_id = open_game(port, "fan", "ann")
+    apologies_id = advertise_apologies(port, "leela")
     page.click(tid("tab-games"))
     page.wait_for_selector("#games:not([hidden])")
-    # A live game's spectator view: the player page, watching it.
-    watch = page.locator(tid(f"watch-{game_id}"))
-    assert watch.get_attribute("href") == f"play.html?watch={game_id}"
+    page.wait_for_selector(tid(f"watch-{apologies_id}"))
     shoot(page, phone, "games")
+    # Each live game's spectator view: an /async game watched from the player page...
+    assert page.locator(tid(f"watch-{game_id}")).get_attribute("href") == f"play.html?watch={game_id}"
+    watcher = new_page()
+    sign_up(watcher, url, "watcher")
+    watcher.goto(f"{url}play.html?watch={game_id}")
+    watcher.wait_for_function(
+        f"() => document.querySelector(\"[data-testid='game']\")?.dataset.gameId === '{game_id}'"
+    )
+    # ... an Apologies game's record so far as a replay on the front page.
+    replay = new_page()
+    replay.goto(url + page.locator(tid(f"watch-{apologies_id}")).get_attribute("href").lstrip("./"))
+    replay.fill(tid("handle"), "spectator")  # the front page's first step, as for any visitor
+    replay.click(tid("register-button"))
+    replay.wait_for_selector(f"{tid('replay')}:not([hidden])")
+    replay.wait_for_selector(f"{tid('replay-board')} svg")
+    screenshot(replay, "admin-watch-apologies.png")
 
     page.click(tid("tab-audit"))
     page.fill(tid("audit-action"), "ban")
@@ -161,3 +205,5 @@ def test_an_admin_moderates_from_the_page(new_page: Any, admin_server: tuple[Web
     page.wait_for_function("() => document.querySelectorAll(\"[data-testid='audit-row']\").length === 1")
     assert "insults in the lobby" in page.inner_text(tid("audit-row"))
     shoot(page, phone, "audit")
+    for ws in ADVERTISERS:
+        ws.close()
