@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -34,18 +34,27 @@ def port_of(server: WebServer) -> int:
     return int(server.url.rstrip("/").rsplit(":", 1)[1])
 
 
-def report_in_chat(port: int, reporter: str, reported: str) -> None:
-    """``reported`` says something rude in the lobby, ``reporter`` reports it (a real client)."""
-    sockets = []
+@contextmanager
+def in_the_lobby(port: int, *names: str) -> Iterator[list[Any]]:
+    """A real /async client per name, signed in and in the lobby; closed after."""
+    sockets: list[Any] = []
     try:
-        for name in (reported, reporter):
+        for name in names:
             ws = connect(f"ws://127.0.0.1:{port}/async", open_timeout=5)
             sockets.append(ws)
             ws.send(json.dumps({"type": "AsyncAuthRequest", "name": name, "sessionToken": login(port, name)}))
             while json.loads(ws.recv(timeout=5))["type"] != "AsyncConnectedRequest":
                 pass
             ws.send(json.dumps({"type": "EnterLobbyRequest"}))
-        rude, reporting = sockets
+        yield sockets
+    finally:
+        for ws in sockets:
+            ws.close()
+
+
+def report_in_chat(port: int, reporter: str, reported: str) -> None:
+    """``reported`` says something rude in the lobby, ``reporter`` reports it (a real client)."""
+    with in_the_lobby(port, reported, reporter) as (rude, reporting):
         rude.send(json.dumps({"type": "MulticastChatRequest", "text": "you all stink", "request_id": "r1"}))
         while json.loads(rude.recv(timeout=5)).get("request_id") != "r1":
             pass
@@ -56,23 +65,11 @@ def report_in_chat(port: int, reporter: str, reported: str) -> None:
         )
         while "Thanks for your report" not in json.loads(reporting.recv(timeout=5)).get("text", ""):
             pass
-    finally:
-        for ws in sockets:
-            ws.close()
 
 
 def open_game(port: int, creator: str, joiner: str) -> int:
     """A two-player /async game, started (real clients, closed after: the game stays live)."""
-    sockets = []
-    try:
-        for name in (creator, joiner):
-            ws = connect(f"ws://127.0.0.1:{port}/async", open_timeout=5)
-            sockets.append(ws)
-            ws.send(json.dumps({"type": "AsyncAuthRequest", "name": name, "sessionToken": login(port, name)}))
-            while json.loads(ws.recv(timeout=5))["type"] != "AsyncConnectedRequest":
-                pass
-            ws.send(json.dumps({"type": "EnterLobbyRequest"}))
-        first, second = sockets
+    with in_the_lobby(port, creator, joiner) as (first, second):
         configuration = {"game_type": "test", "max_players": 2}
         first.send(json.dumps({"type": "LobbyCreateGameRequest", "configuration": configuration}))
         while (message := json.loads(first.recv(timeout=5)))["type"] != "LobbyGameCreatedRequest":
@@ -82,9 +79,6 @@ def open_game(port: int, creator: str, joiner: str) -> int:
         while json.loads(second.recv(timeout=5))["type"] != "GameCreatedRequest":
             pass
         return game_id
-    finally:
-        for ws in sockets:
-            ws.close()
 
 
 def advertise_apologies(port: int, handle: str) -> str:
