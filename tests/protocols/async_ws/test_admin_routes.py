@@ -563,6 +563,25 @@ def test_a_deletion_is_one_commit_with_the_finished_games_only_the_store_holds(s
     assert site.store.account(ann_id).name == alias  # type: ignore[union-attr]
 
 
+def test_a_deleted_player_of_a_game_on_a_shard_is_renamed_by_its_owner(tmp_path: Path) -> None:
+    site = Site(tmp_path, StoredCluster)
+    h = site.h
+    assert isinstance(h, ClusterHarness)
+    ann, ann_id, token = site.signed_in("ann")
+    bob, _, _ = site.signed_in("bob")
+    game_id = h.open_game(ann, bob)
+    h.send(ann, type="CommitActionRequest", game_id=game_id, next_state="s1", next_players=[2])
+    h.expect(ann, "ActionCommitedRequest", turn_index=2)
+    assert h.service.games[game_id].turn_index == 1  # the hub's copy: as placed
+    assert site.call("POST", "/api/account/delete", token, {"password": "old password"})[0] == 200
+    alias = f"deleted-{ann_id}"
+    # Stored by the shard's owner, as it runs the game (never the hub's older copy).
+    stored = decode_game(h.games[game_id].doc)
+    assert ([s.name for s in stored.seats], stored.turn_index) == ([alias, "bob"], 2)
+    assert [s.name for s in h.shard_of(game_id).games[game_id].seats] == [alias, "bob"]
+    assert h.directory.accounts.name(ann_id) == alias
+
+
 def test_last_seen_is_stored_at_the_next_tick_and_outlives_a_restart(site: Site) -> None:
     h = site.h
     admin = site.admin_token("root")

@@ -118,15 +118,9 @@ def delete_account(
     hub.accounts.rename(account, alias)
     hub.chat_log.rename_sender(account.id, alias)
     # The games kept in memory, live or finished, name its seat so from now on (and are stored
-    # so); the finished ones only in the store are in ``stored_games``.
-    for record in service.games.values():
-        if any(seat.player_id == account.id and seat.name != alias for seat in record.seats):
-            for seat in record.seats:
-                if seat.player_id == account.id:
-                    seat.name = alias
-            game = service.games.game(record.id)
-            if game is not None:
-                game.save(now)
+    # so; in a cluster the owners of the shards rename their live games when they hear the new
+    # name, below); the finished ones only in the store are in ``stored_games``.
+    service.games.rename_seats(account.id, alias, now)
     account.password_hash = ""
     account.role = ""
     account.ban = None

@@ -172,7 +172,8 @@ class WantOnline(msgspec.Struct, tag="want_online", array_like=True):
 
 
 class Named(msgspec.Struct, tag="named", array_like=True):
-    """Hub -> everyone: a new account (its name: never its password hash)."""
+    """Hub -> everyone: a new account (its name: never its password hash), or an account's new
+    name (a deleted account's: the shards rename its seats in their live games)."""
 
     account: int
     name: str
@@ -289,8 +290,11 @@ class Directory:
                 self.online[player] = conn
                 self.bound[conn] = player
         elif type(note) is Named:
-            if self.accounts.get(note.account) is None:
+            known = self.accounts.get(note.account)
+            if known is None:
                 self.accounts.add(AccountRow(id=note.account, name=note.name, password_hash="", created=0.0))
+            elif known.name != note.name:  # a deleted account's new name
+                self.accounts.rename(known, note.name)
         elif type(note) is Rated:
             for row in note.rows:
                 self.accounts.rate(row)

@@ -45,6 +45,7 @@ from parlour.protocols.async_ws.placement import (
     Changed,
     Directory,
     Gather,
+    Named,
     Noticed,
     Online,
     OnlineAll,
@@ -225,6 +226,8 @@ class ShardService:
         elif type(note) is OnlineAll:
             for player_id, _ in note.pairs:
                 self._online(player_id, True, now)
+        elif type(note) is Named:  # the directory took the new name already (on_everyone)
+            self.games.rename_seats(note.account, note.name, now, live_only=True)
         elif type(note) is AbortGame:
             # The answer follows the records (a Relay is released after the same commit): the
             # admin hears it is done once it is stored.
