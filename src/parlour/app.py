@@ -9,11 +9,15 @@ import signal
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
+from http import HTTPStatus
 from random import Random
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from parlour.accounts.limits import LoginLimiter
 from parlour.accounts.tokens import ExternalJwt, SessionTokens
+from parlour.api import ApiResponse, HttpRequest
 from parlour.core.effects import Store as Remember
 from parlour.core.ids import IdSource
 from parlour.core.ledger import Ledger
@@ -46,7 +50,7 @@ from parlour.protocols.fish_tcp import FishService
 from parlour.protocols.streamed import aborted_tables
 from parlour.protocols.tsuro_tcp import TsuroService
 from parlour.settings import Settings
-from parlour.storage import Store, open_store
+from parlour.storage import Store, StoreFailure, open_store
 from parlour.storage.records import Snapshot
 from parlour.transport.http import HttpHandler, Reply
 from parlour.transport.limits import ConnectionLimits
@@ -130,7 +134,7 @@ async def run_server(
             runtime,
             tokens,
             limiter,
-            LocalGames(runtime, apologies, fish, tsuro),
+            LocalGames(runtime, lambda: apologies, fish, tsuro),
             history.as_json,
         ),
         **replays.routes(),
@@ -252,25 +256,26 @@ def _operator_routes(
     runtime: Runtime,
     tokens: SessionTokens,
     limiter: LoginLimiter,
-    other_games: LocalGames | None = None,
+    other_games: LocalGames | ClusterGames | None = None,
     dashboard: Callable[[], dict[str, Any]] | None = None,
 ) -> dict[str, HttpHandler]:
     """A player's own account routes and the admin routes (issue 27), bound to the /async
     service that keeps the accounts (in a cluster: the hub's owner, where they are forwarded;
-    there the games of the other protocols, on their own owners and nodes, are not reached)."""
+    there the games of the other protocols are asked of every node: ClusterGames)."""
     own = AccountSelfRoutes(service, runtime, tokens, limiter)
     return {**own.routes(), **AdminRoutes(service, runtime, tokens, own, other_games, dashboard).routes()}
 
 
 class LocalGames:
-    """The Apologies games and the Fish and Tsuro tables of this server, for the admin routes
+    """The Apologies games and the Fish and Tsuro tables of this node, for the admin routes
     (admin_http.OtherGames): listed from the services, aborted through them, the effects
-    carried out by the runtime (stored before shown)."""
+    carried out by the runtime (stored before answered). ``apologies`` gives the Apologies
+    service while this node runs it (in a cluster: while it owns its lease)."""
 
     def __init__(
         self,
         runtime: Runtime,
-        apologies: ApologiesService,
+        apologies: Callable[[], ApologiesService | None],
         fish: FishService | None,
         tsuro: TsuroService | None,
     ) -> None:
@@ -278,29 +283,90 @@ class LocalGames:
         self.apologies = apologies
         self.tables = {name: table for name, table in (("fish", fish), ("tsuro", tsuro)) if table is not None}
 
-    def live(self) -> list[dict[str, Any]]:
-        found = self.apologies.live_games()
+    async def live(self) -> list[dict[str, Any]]:
+        apologies = self.apologies()
+        found = [] if apologies is None else apologies.live_games()
         for table in self.tables.values():
             found += table.live_tables()
         return found
 
-    def abort(
-        self, protocol: str, game_id: str, reason: str
-    ) -> tuple[Callable[[], Awaitable[None]], str | None]:
+    async def abort(self, protocol: str, game_id: str, reason: str) -> str | None:
         now = self.runtime.clock()
-        service: Service = self.apologies
-        if protocol == "apologies":
-            effects, problem = self.apologies.abort_game(game_id, reason, now)
+        apologies = self.apologies()
+        service: Service
+        if protocol == "apologies" and apologies is not None:
+            service = apologies
+            effects, problem = apologies.abort_game(game_id, reason, now)
         elif protocol in self.tables:
             service = self.tables[protocol]
             effects, problem = self.tables[protocol].abort_table(game_id, reason, now)
         else:
-            effects, problem = [], f"this server runs no {protocol} tables"
-
-        async def carry_out() -> None:
+            return f"this node runs no {protocol} games"
+        if problem is None:
             await self.runtime.stored(effects, service)
+        return problem
 
-        return carry_out, problem
+
+#: The paths every node of a cluster answers for its own games (ClusterNode.node_routes).
+NODE_GAMES = "/node/games"
+NODE_ABORT = "/node/games/abort"
+
+
+def node_game_routes(games: LocalGames) -> dict[str, HttpHandler]:
+    """What a cluster node answers about its own games to the hub's admin routes (over the
+    cluster's messages, never from outside: these paths are not served over HTTP)."""
+
+    async def listed(request: HttpRequest) -> ApiResponse:
+        return ApiResponse(HTTPStatus.OK, msgspec.json.encode({"games": await games.live()}))
+
+    async def aborted(request: HttpRequest) -> ApiResponse:
+        body = msgspec.json.decode(request.body, type=dict[str, str])
+        try:
+            problem = await games.abort(body["protocol"], body["game_id"], body["reason"])
+        except StoreFailure:
+            return ApiResponse(
+                HTTPStatus.SERVICE_UNAVAILABLE, msgspec.json.encode({"error": "the abort could not be saved"})
+            )
+        if problem is None:
+            return ApiResponse(HTTPStatus.OK, b"{}")
+        status = HTTPStatus.CONFLICT if "already" in problem else HTTPStatus.NOT_FOUND
+        return ApiResponse(status, msgspec.json.encode({"error": problem}))
+
+    return {NODE_GAMES: listed, NODE_ABORT: aborted}
+
+
+class ClusterGames:
+    """The other protocols' games of every node of a cluster, for the hub's admin routes:
+    each node is asked for its own (``ClusterNode.ask_every_node``), the Apologies games by
+    whichever node owns them, the tables by the node whose port their players use."""
+
+    def __init__(self, ask: Callable[[HttpRequest], Awaitable[dict[int, ApiResponse | None]]]) -> None:
+        self.ask = ask
+
+    async def live(self) -> list[dict[str, Any]]:
+        answers = await self.ask(HttpRequest("GET", NODE_GAMES, NODE_GAMES, {}, b"", "cluster"))
+        found: list[dict[str, Any]] = []
+        for node, answer in sorted(answers.items()):
+            if answer is not None and answer.status == 200:
+                found += [{**game, "node": node} for game in msgspec.json.decode(answer.body)["games"]]
+        return found
+
+    async def abort(self, protocol: str, game_id: str, reason: str) -> str | None:
+        body = msgspec.json.encode({"protocol": protocol, "game_id": game_id, "reason": reason})
+        request = HttpRequest(
+            "POST", NODE_ABORT, NODE_ABORT, {"content-type": "application/json"}, body, "cluster"
+        )
+        answers = list((await self.ask(request)).values())
+        if any(answer is not None and answer.status == 200 for answer in answers):
+            return None
+        if any(answer is not None and answer.status == 503 for answer in answers):
+            raise StoreFailure("a node could not save the abort")
+        refused = [answer for answer in answers if answer is not None and answer.status == 409]
+        if refused:
+            return str(msgspec.json.decode(refused[0].body)["error"])
+        if None in answers:
+            return "no node that answered runs this game (some did not answer: try again)"
+        return f"no live {protocol} game has this id on any node"
 
 
 def async_limits(settings: Settings) -> AsyncLimits:
@@ -420,6 +486,15 @@ async def _start_cluster(
         runtime.execute(service.restore(snapshot, runtime.clock()), service)
         return Owned(service, stop=_reported(exporter, "apologies", service, placeholder))
 
+    # The admin routes run on the hub's owner; each node answers for its own games.
+    cluster_games = ClusterGames(lambda request: node.ask_every_node(request))
+
+    def running_apologies() -> ApologiesService | None:
+        acting = node.services["apologies"].acting()
+        return acting if isinstance(acting, ApologiesService) else None
+
+    tables = {type(service): service for service in services}
+    fish, tsuro = tables.get(FishService), tables.get(TsuroService)
     shards = settings.cluster_shards
     # Every node's copy of the accounts, for the games it runs on its shards (placement.py).
     directory = Directory()
@@ -443,7 +518,7 @@ async def _start_cluster(
         replays.stored = _stored_async_games(store, runtime)
         routes = {
             **AccountRoutes(service, runtime, tokens, limiter).routes(),
-            **_operator_routes(service, runtime, tokens, limiter, None, history.as_json),
+            **_operator_routes(service, runtime, tokens, limiter, cluster_games, history.as_json),
             **replays.routes(),
             **catalogue_routes(),
             **ProfileRoutes(service, stored_profiles(runtime.in_store_thread, store)).routes(),
@@ -484,6 +559,16 @@ async def _start_cluster(
         shards=names,
         on_everyone=lambda data: apply_everyone(directory, data),
         unheard=lambda to, data: unheard(data),
+    )
+    node.node_routes.update(
+        node_game_routes(
+            LocalGames(
+                runtime,
+                running_apologies,
+                fish if isinstance(fish, FishService) else None,
+                tsuro if isinstance(tsuro, TsuroService) else None,
+            )
+        )
     )
     await node.start()
     limits = async_limits(settings)

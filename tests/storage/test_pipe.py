@@ -12,6 +12,8 @@ import pytest
 
 from parlour.storage import (
     EXPORT_KINDS,
+    AccountErased,
+    AccountSeen,
     AuditRow,
     DeviceGone,
     Fence,
@@ -108,7 +110,16 @@ def test_every_kind_of_record_has_a_tag_in_the_frames() -> None:
     assert (
         set(KINDS.values())
         == set(get_args(Record))
-        == {*EXPORT_KINDS.values(), PlayerGone, RelationGone, DeviceGone, Fence, Heartbeat}
+        == {
+            *EXPORT_KINDS.values(),
+            PlayerGone,
+            RelationGone,
+            DeviceGone,
+            Fence,
+            Heartbeat,
+            AccountErased,
+            AccountSeen,
+        }
     )
     assert len(set(KINDS)) == len(KINDS)
 
@@ -116,6 +127,7 @@ def test_every_kind_of_record_has_a_tag_in_the_frames() -> None:
 def test_async_records_cross_with_their_bytes_unchanged() -> None:
     records = populate_async(accounts=2, games=5, turns=2)
     records.append(async_game(9, doc=bytes(range(256)) * 1024))  # 256 KiB, every byte value
+    records.append(AccountErased(2, "deleted-2", [(9, bytes(range(256)))]))
     (body,) = FrameReader().feed(encode_batch(3, 1, records))
     batch, generation, decoded = decode_batch(body)
     assert (batch, generation, decoded) == (3, 1, records)
@@ -196,6 +208,8 @@ def test_every_tag_decodes_to_its_record(name: str) -> None:
             Fence: Fence("cluster_epoch_async", "1:1:ab"),
             Heartbeat: Heartbeat(1234.5),
             AuditRow: AuditRow("01", 5.0, "ann", "ban", "bob", "spam", "{}"),
+            AccountErased: AccountErased(2, "deleted-2", [(1, b"doc")]),
+            AccountSeen: AccountSeen(2, 12.5),
         }
     )
     samples[GameRow] = GameRow(

@@ -18,7 +18,9 @@ from parlour.storage import (
     ADMIN_ROLE,
     EXPORT_KINDS,
     LIVE_STATES,
+    AccountErased,
     AccountRow,
+    AccountSeen,
     AsyncTurnRow,
     AuditRow,
     ChatRow,
@@ -990,26 +992,29 @@ def test_the_audit_log_filters_by_actor_action_target_and_time(store: SQLStore) 
     assert [row.id for row in store.audit_log(10, since=1.0, before=3.0)] == ["a2", "a1"]
 
 
-def test_anonymise_account_renames_chat_drops_notifications_and_rewrites_finished_games(
+def test_an_account_seen_updates_its_last_seen_alone(store: SQLStore) -> None:
+    store.commit(populate_async(accounts=2, games=0, turns=0))
+    before = store.account(1)
+    assert before is not None and before.last_seen is None
+    store.commit([AccountSeen(1, 42.5), AccountSeen(99, 1.0)])  # 99 is no account: nothing written
+    assert store.account(1) == msgspec.structs.replace(before, last_seen=42.5)
+    assert store.account(99) is None and [a.id for a in store.accounts()] == [1, 2]
+
+
+def test_an_erased_account_renames_chat_drops_notifications_and_rewrites_finished_games(
     store: SQLStore,
 ) -> None:
     store.commit([*populate_async(accounts=3, games=4, turns=0), *populate_social()])
-    live = store.load_async_games()  # live games are never rewritten
-    seen: list[bytes] = []
-
-    def rewrite(doc: bytes) -> bytes | None:
-        seen.append(doc)
-        return b"rewritten"
-
-    count = store.anonymise_account(2, "deleted-2", rewrite)
-    over = [
-        row
-        for row in (store.load_async_game(n) for n in range(1, 5))
-        if row is not None and row.status == "OVER"
-    ]
-    assert count == len(seen) == len(over) == 1 and over[0].doc == b"rewritten"
-    assert all(row.doc != b"rewritten" for row in store.load_async_games()) and live
-    assert {row.sender_name for row in store.load_chat([1], 10)[1]} == {"deleted-2"}
+    live = store.load_async_games()
+    over = store.finished_async_games()
+    assert [row.status for row in over] == ["OVER"] and live
+    # One commit: the erasure and another record; a live game named in it is not rewritten,
+    # nor is a game no longer stored brought back.
+    games = [(over[0].id, b"rewritten"), (live[0].id, b"rewritten"), (99, b"rewritten")]
+    store.commit([ChatRow(1, 50, 2, "bob", "late line", 0, 9.0), AccountErased(2, "deleted-2", games)])
+    assert [row.doc for row in store.finished_async_games()] == [b"rewritten"]
+    assert store.load_async_games() == live and store.load_async_game(99) is None
+    assert {row.sender_name for row in store.load_chat([1], 100)[1] if row.sender == 2} == {"deleted-2"}
     assert [row.account_id for row in store.pending_notifications(now=1e12, limit=10)] == [1]
 
 

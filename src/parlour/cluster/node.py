@@ -56,6 +56,9 @@ log = logging.getLogger("parlour.cluster")
 
 #: How long a forwarded HTTP request waits for the owner's answer.
 HTTP_TIMEOUT: Final = 10.0
+#: The ``service`` of an HttpCall that a node answers for itself, not as an owner
+#: (``ask_every_node``: the Fish and Tsuro tables, which live on the node their players use).
+NODE_ROUTES: Final = "node"
 #: How long a stop waits for Redis to take the leases back.
 STOP_SECONDS: Final = 3.0
 
@@ -134,6 +137,8 @@ class ClusterNode:
         #: Notes this node sent itself, still to take (see send_note).
         self._notes_here: deque[Note] = deque()
         self._taking_notes = False
+        #: What this node answers for itself to ``ask_every_node`` (by path).
+        self.node_routes: dict[str, HttpHandler] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._stopping = False
 
@@ -626,8 +631,21 @@ class ClusterNode:
         return handle
 
     async def _forward(self, name: str, request: HttpRequest) -> ApiResponse:
+        answer = await self._call(name, owner_channel(name), request, HTTP_TIMEOUT)
+        if answer is None:
+            return ApiResponse(
+                HTTPStatus.SERVICE_UNAVAILABLE,
+                msgspec.json.encode({"error": "no node answers for this service now; try again"}),
+                (("Retry-After", "1"),),
+            )
+        return answer
+
+    async def _call(
+        self, service: str, channel: str, request: HttpRequest, timeout: float
+    ) -> ApiResponse | None:
+        """``request`` answered by whoever listens on ``channel`` (None: nobody in time)."""
         call = HttpCall(
-            name,
+            service,
             next(self._calls),
             self.node,
             request.method,
@@ -639,25 +657,45 @@ class ClusterNode:
         )
         waiter: asyncio.Future[HttpAnswer] = asyncio.get_running_loop().create_future()
         self._waiting[call.id] = waiter
-        self.bus.publish(owner_channel(name), encode(call))
+        self.bus.publish(channel, encode(call))
         try:
-            answer = await asyncio.wait_for(waiter, HTTP_TIMEOUT)
+            answer = await asyncio.wait_for(waiter, timeout)
         except TimeoutError:
-            return ApiResponse(
-                HTTPStatus.SERVICE_UNAVAILABLE,
-                msgspec.json.encode({"error": "no node answers for this service now; try again"}),
-                (("Retry-After", "1"),),
-            )
+            return None
         finally:
             self._waiting.pop(call.id, None)
         return ApiResponse(HTTPStatus(answer.status), answer.body, tuple(answer.headers))
+
+    async def ask_every_node(
+        self, request: HttpRequest, timeout: float = HTTP_TIMEOUT
+    ) -> dict[int, ApiResponse | None]:
+        """``request`` answered by every live node's ``node_routes`` (this one's directly), by
+        node; None for a node that did not answer in time (gone, or too busy)."""
+        nodes = {self.node}
+        async for key in self.client.scan_iter(match="parlour:node:*:alive", count=1000):
+            number = (key.decode() if isinstance(key, bytes) else str(key)).split(":")[2]
+            if number.isdigit():
+                nodes.add(int(number))
+        handler = self.node_routes.get(request.path)
+
+        async def one(node: int) -> ApiResponse | None:
+            if node == self.node:
+                return None if handler is None else await handler(request)
+            return await self._call(NODE_ROUTES, node_channel(node), request, timeout)
+
+        ordered = sorted(nodes)
+        return dict(zip(ordered, await asyncio.gather(*(one(node) for node in ordered)), strict=True))
 
     async def _answer(self, call: HttpCall) -> None:
         owned = self.owned.get(call.service)
         service = self.services.get(call.service)
         handler = None if owned is None else owned.routes.get(call.path)
-        if handler is None or service is None or service.acting() is None:
+        if call.service == NODE_ROUTES:  # this node's own (ask_every_node)
+            handler = self.node_routes.get(call.path)
+        elif handler is None or service is None or service.acting() is None:
             return  # not the owner (any more): the caller times out and retries
+        if handler is None:
+            return
         request = HttpRequest(call.method, call.target, call.path, call.headers, call.body, call.client)
         try:
             answer = await handler(request)

@@ -7,7 +7,7 @@ never waits for a disk. Every method is one transaction. The SQL behind them sta
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Protocol
 
 from parlour.storage.records import (
@@ -116,11 +116,9 @@ class Store(Protocol):
         when nobody has that name."""
         ...
 
-    def anonymise_account(self, account_id: int, alias: str, rewrite: Callable[[bytes], bytes | None]) -> int:
-        """What a deleted account leaves behind, in one transaction: its public chat lines are
-        signed ``alias``, its undelivered push notifications go, and each finished /async game
-        whose document ``rewrite`` changes (None: unchanged; the store cannot read documents)
-        is saved so. How many games were rewritten."""
+    def finished_async_games(self) -> list[AsyncGameRow]:
+        """Every /async game that is over, as stored (a deleted account's seats are renamed in
+        them: records.AccountErased)."""
         ...
 
     def audit_log(

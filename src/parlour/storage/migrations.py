@@ -184,6 +184,12 @@ def _v7_game_results(cur: Cursor) -> None:
     cur.execute("CREATE INDEX game_results_by_account ON game_results (account_id, at)")
 
 
+def _v8_last_seen(cur: Cursor) -> None:
+    """When each account last signed in or out (issue 27: the admin's profile of a player),
+    kept across restarts; unknown (NULL) for the accounts of before."""
+    cur.execute("ALTER TABLE accounts ADD COLUMN last_seen DOUBLE PRECISION")
+
+
 #: (version, what it does, the migration). Versions are 1, 2, ... with no gaps.
 MIGRATIONS: list[tuple[int, str, Callable[[Cursor], None]]] = [
     (1, "players, games and moves", _v1_base),
@@ -193,5 +199,6 @@ MIGRATIONS: list[tuple[int, str, Callable[[Cursor], None]]] = [
     (5, "snapshots of live games' states", _v5_game_snapshots),
     (6, "account roles, revocation counters and bans; the audit log", _v6_admin),
     (7, "the seats of ended /async games: ranks, scores and ratings after", _v7_game_results),
+    (8, "when each account was last seen", _v8_last_seen),
 ]
 LATEST = MIGRATIONS[-1][0]

@@ -27,7 +27,9 @@ from typing import Any
 import msgspec
 
 from parlour.storage.records import (
+    AccountErased,
     AccountRow,
+    AccountSeen,
     AsyncGameRow,
     AsyncTurnRow,
     AuditRow,
@@ -77,6 +79,8 @@ KINDS: dict[str, type[Record]] = {
     "result": GameResultRow,
     "fence": Fence,
     "heartbeat": Heartbeat,
+    "erased": AccountErased,
+    "seen": AccountSeen,
 }
 NAMES: dict[type[Record], str] = {kind: name for name, kind in KINDS.items()}
 _HEADER = struct.Struct(">I")

@@ -21,7 +21,9 @@ __all__ = [
     "RELATION_KINDS",
     "SNAPSHOT_VERSION",
     "STORE_META_KEYS",
+    "AccountErased",
     "AccountRow",
+    "AccountSeen",
     "AsyncGameRow",
     "AsyncTurnRow",
     "AuditRow",
@@ -168,6 +170,8 @@ class AccountRow(msgspec.Struct, frozen=True):
     #: Why the account is banned ("" when it is not), and until when (None: for good).
     ban_reason: str = ""
     ban_until: float | None = None
+    #: When the account last signed in or out (None: not since this column was added).
+    last_seen: float | None = None
 
 
 #: The role of an operator's account (``AccountRow.role``).
@@ -367,6 +371,26 @@ class DeviceGone(msgspec.Struct, frozen=True):
     token: str
 
 
+class AccountSeen(msgspec.Struct, frozen=True):
+    """When an account last signed in or out: its ``last_seen`` updated alone (an account
+    that is not stored is not written)."""
+
+    account_id: int
+    last_seen: float
+
+
+class AccountErased(msgspec.Struct, frozen=True):
+    """What a deleted account leaves behind outside its own row, erased in the commit that
+    deletes it (issue 27): its public chat lines signed ``alias``, its undelivered push
+    notifications gone, and the finished /async games only the store holds saved with its
+    seat renamed (``games``: id and new document, computed by the server, which reads
+    documents; a game no longer stored is not written again)."""
+
+    account_id: int
+    alias: str
+    games: list[tuple[int, bytes]] = msgspec.field(default_factory=list)
+
+
 class NotificationRow(msgspec.Struct, frozen=True):
     """One push notification of the outbox (S16), upserted whole by ``id`` (the id a receiver
     drops duplicates by) as its delivery is attempted; ``delivered`` is None until it is.
@@ -405,6 +429,8 @@ Record = (
     | AuditRow
     | Fence
     | Heartbeat
+    | AccountErased
+    | AccountSeen
 )
 
 

@@ -11,7 +11,7 @@ built from the tables' declarations (storage/tables.py).
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
 import msgspec
@@ -388,24 +388,9 @@ class SQLStore:
         found: AccountRow | None = self._transaction(work)
         return found
 
-    def anonymise_account(self, account_id: int, alias: str, rewrite: Callable[[bytes], bytes | None]) -> int:
+    def finished_async_games(self) -> list[AsyncGameRow]:
         over = ", ".join("?" for _ in ASYNC_FINISHED_STATUSES)
-
-        def work(cur: Cursor) -> int:
-            cur.execute("UPDATE chat SET sender_name = ? WHERE sender = ?", (alias, account_id))
-            cur.execute("UPDATE game_results SET name = ? WHERE account_id = ?", (alias, account_id))
-            cur.execute("DELETE FROM notifications WHERE account_id = ?", (account_id,))
-            found = cur.execute(
-                f"SELECT id, doc FROM async_games WHERE status IN ({over}) ORDER BY id",
-                ASYNC_FINISHED_STATUSES,
-            ).fetchall()
-            changed = [(new, game_id) for game_id, doc in found if (new := rewrite(bytes(doc))) is not None]
-            if changed:
-                cur.executemany("UPDATE async_games SET doc = ? WHERE id = ?", changed)
-            return len(changed)
-
-        count: int = self._transaction(work)
-        return count
+        return self._load(ASYNC_GAMES, f"WHERE status IN ({over}) ORDER BY id", ASYNC_FINISHED_STATUSES)
 
     def audit_log(
         self,

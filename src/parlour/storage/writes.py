@@ -11,16 +11,16 @@ delete then an upsert leaves the upserted row.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import msgspec
 
 from parlour.storage.migrations import FINISHED_STATES
-from parlour.storage.records import Record, SeatRow
+from parlour.storage.records import ASYNC_FINISHED_STATUSES, AccountErased, AccountSeen, Record, SeatRow
 from parlour.storage.tables import DECLARED, DELETE, GAME_SEATS, GAMES, INSERT, SNAPSHOTS, WRITES, Table
 
-__all__ = ["MAX_VALUES", "Cursor", "insert_rows", "write_records"]
+__all__ = ["MAX_VALUES", "STATEMENTS", "Cursor", "insert_rows", "write_records"]
 
 #: Bound values per statement, under SQLite's oldest default limit (999).
 MAX_VALUES = 990
@@ -86,10 +86,14 @@ class _Pending:
 def write_records(cur: Cursor, records: Sequence[Record]) -> None:
     """Write ``records`` (no Fence: the caller checks those) in the open transaction."""
     pending: dict[Table[Any], _Pending] = {}
+    apart: dict[type[Any], list[Any]] = {}
     for record in records:
         write = WRITES.get(type(record))
         if write is None:
-            raise TypeError(f"the store writes no {type(record).__name__}")
+            if type(record) not in STATEMENTS:
+                raise TypeError(f"the store writes no {type(record).__name__}")
+            apart.setdefault(type(record), []).append(record)
+            continue
         table, action, values = write
         rows = pending.get(table)
         if rows is None:
@@ -120,6 +124,46 @@ def write_records(cur: Cursor, records: Sequence[Record]) -> None:
                 _ended(cur, upserted, pending.get(SNAPSHOTS))
         if found.inserted:
             insert_rows(cur, table.insert, found.inserted)
+    # After the tables' rows: an account this commit created is there to update, and its own
+    # chat lines are renamed too.
+    for kind, statements in STATEMENTS.items():
+        found_apart = apart.get(kind)
+        if found_apart:
+            statements(cur, found_apart)
+
+
+def _seen(cur: Cursor, seen: list[AccountSeen]) -> None:
+    """Accounts' last_seen alone (records.AccountSeen); an account not stored is not written."""
+    cur.executemany(
+        "UPDATE accounts SET last_seen = ? WHERE id = ?", [(row.last_seen, row.account_id) for row in seen]
+    )
+
+
+def _erased(cur: Cursor, gone: list[AccountErased]) -> None:
+    for account in gone:
+        _erase(cur, account)
+
+
+def _erase(cur: Cursor, gone: AccountErased) -> None:
+    """A deleted account's traces (records.AccountErased); its finished games are updated only
+    where they are still stored and still over (never brought back, nor a live game changed)."""
+    cur.execute("UPDATE chat SET sender_name = ? WHERE sender = ?", (gone.alias, gone.account_id))
+    cur.execute("UPDATE game_results SET name = ? WHERE account_id = ?", (gone.alias, gone.account_id))
+    cur.execute("DELETE FROM notifications WHERE account_id = ?", (gone.account_id,))
+    if gone.games:
+        over = ", ".join("?" for _ in ASYNC_FINISHED_STATUSES)
+        cur.executemany(
+            f"UPDATE async_games SET doc = ? WHERE id = ? AND status IN ({over})",
+            [(doc, game_id, *ASYNC_FINISHED_STATUSES) for game_id, doc in gone.games],
+        )
+
+
+#: Records that are no row of a table, written by statements of their own after the tables'
+#: rows (storage/tables.py WRITES holds the rows'), in this order.
+STATEMENTS: dict[type[Any], Callable[[Cursor, list[Any]], None]] = {
+    AccountSeen: _seen,
+    AccountErased: _erased,
+}
 
 
 def _ended(cur: Cursor, games: list[tuple[Any, ...]], snapshots: _Pending | None) -> None:

@@ -13,7 +13,15 @@ import msgspec
 from parlour.accounts.tokens import SessionTokens
 from parlour.core.effects import Effect, Relay
 from parlour.protocols.async_ws.hub import AsyncLimits
-from parlour.protocols.async_ws.placement import EVERYONE, HUB, Directory, Router, decode_note, shard_name
+from parlour.protocols.async_ws.placement import (
+    EVERYONE,
+    HUB,
+    Directory,
+    Router,
+    decode_note,
+    shard_name,
+    unheard,
+)
 from parlour.protocols.async_ws.service import AsyncService
 from parlour.protocols.async_ws.shard import ShardService
 from tests.protocols.async_ws.harness import SECRET, Harness
@@ -67,6 +75,8 @@ class ClusterHarness(Harness):
             self.run(self.service.noted(relay.data, self.now))
         elif relay.to in self.shards and relay.to not in self.unowned:
             self.run(self.shards[relay.to].noted(relay.data, self.now))
+        elif relay.to in self.shards:  # nobody subscribed: the sender's node answers (node.py)
+            self.run(unheard(relay.data))
 
     def raw(self, conn: int, data: str | bytes) -> None:
         route = self.router.route(conn, data, self.now)

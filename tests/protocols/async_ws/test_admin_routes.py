@@ -20,9 +20,9 @@ from parlour.core.service import Service
 from parlour.protocols.async_ws.account_http import AccountSelfRoutes
 from parlour.protocols.async_ws.admin_http import AdminRoutes
 from parlour.protocols.async_ws.model import decode_game
-from parlour.protocols.async_ws.moderation import seats_renamed
-from parlour.storage import AuditRow, Record, StoreFailure
+from parlour.storage import AccountErased, AuditRow, Record, StoreFailure
 from parlour.storage.sqlite import SQLiteStore
+from tests.protocols.async_ws.cluster_harness import ClusterHarness
 from tests.protocols.async_ws.harness import Harness
 
 T = TypeVar("T")
@@ -64,10 +64,14 @@ class Runtime:
         return work()
 
 
+class StoredCluster(Stored, ClusterHarness):
+    """A cluster's hub and shard owners (cluster_harness.py), storing as Stored does."""
+
+
 class Site:
-    def __init__(self, tmp_path: Path) -> None:
+    def __init__(self, tmp_path: Path, harness: type[Stored] = Stored) -> None:
         self.store = SQLiteStore(tmp_path / "parlour.db")
-        self.h = Stored(self.store)
+        self.h = harness(self.store)
         self.runtime = Runtime(self.h)
         service = self.h.service
         self.own = AccountSelfRoutes(
@@ -408,6 +412,42 @@ def test_an_async_game_aborted_by_an_admin_tells_its_players_why(site: Site) -> 
     assert [row.target for row in site.store.audit_log(10, action="abort")] == [f"async:{game_id}"]
 
 
+def test_a_started_game_in_a_cluster_is_aborted_on_its_shards_owner(tmp_path: Path) -> None:
+    site = Site(tmp_path, StoredCluster)
+    h = site.h
+    assert isinstance(h, ClusterHarness)
+    admin = site.admin_token("root")
+    ann, _, _ = site.signed_in("ann")
+    bob, _, _ = site.signed_in("bob")
+    game_id = h.open_game(ann, bob)
+    owner = h.shard_of(game_id)
+    assert h.service.games.is_placed(game_id) and game_id in owner.games
+    h.clear()
+    body = {"protocol": "async", "game_id": str(game_id), "reason": "stuck"}
+    assert site.call("POST", "/api/admin/games/abort", admin, body) == (
+        200,
+        {"protocol": "async", "game_id": str(game_id), "aborted": True},
+    )
+    for conn in (ann, bob):
+        assert (
+            h.expect(conn, "ClientChatRequest", game_id=game_id)["text"]
+            == "An admin aborted this game: stuck"
+        )
+        h.expect(conn, "GameAbortedRequest", game_id=game_id)
+    # Run and stored by the shard's owner; the hub's copy follows.
+    assert owner.games[game_id].status == "ABORTING" == h.games[game_id].status
+    assert h.service.games[game_id].status == "ABORTING"
+    status, again = site.call("POST", "/api/admin/games/abort", admin, body)
+    assert status == 409 and "ABORTING" in again["error"]
+    # A shard without an owner for now: the admin is told to try again, and nothing is audited.
+    other = h.open_game(ann, bob)
+    h.unowned.add(h.shard_of(other).name)
+    status, moving = site.call("POST", "/api/admin/games/abort", admin, {**body, "game_id": str(other)})
+    assert status == 503 and "try again" in moving["error"]
+    assert h.shard_of(other).games[other].status == "RUNNING"
+    assert [row.target for row in site.store.audit_log(10, action="abort")] == [f"async:{game_id}"]
+
+
 def test_the_audit_log_is_filtered_and_a_profile_shows_the_player(site: Site) -> None:
     h = site.h
     admin = site.admin_token("root")
@@ -439,16 +479,16 @@ class Others:
     def __init__(self) -> None:
         self.aborted: list[tuple[str, str, str]] = []
 
-    def live(self) -> list[dict[str, Any]]:
+    async def live(self) -> list[dict[str, Any]]:
         return [
             {"protocol": "fish", "game_id": "t1", "game": "fish", "state": "PLAYING", "players": ["a", "b"]}
         ]
 
-    def abort(self, protocol: str, game_id: str, reason: str) -> tuple[Callable[[], Any], str | None]:
-        async def carry_out() -> None:
-            self.aborted.append((protocol, game_id, reason))
-
-        return carry_out, None if game_id == "t1" else "no table in play has this id"
+    async def abort(self, protocol: str, game_id: str, reason: str) -> str | None:
+        if game_id != "t1":
+            return "no table in play has this id"
+        self.aborted.append((protocol, game_id, reason))
+        return None
 
 
 def test_the_other_protocols_games_are_listed_and_aborted_through_the_app(site: Site) -> None:
@@ -490,31 +530,80 @@ def test_a_deleted_account_is_anonymised_in_chat_games_and_the_push_outbox(site:
     assert record is not None and [seat.name for seat in record.seats] == [alias, "bob"]
 
 
-def test_finished_games_only_in_the_store_are_rewritten_there(site: Site) -> None:
+def test_a_deletion_is_one_commit_with_the_finished_games_only_the_store_holds(site: Site) -> None:
     h = site.h
-    ann, ann_id, _ = site.signed_in("ann")
+    ann, ann_id, token = site.signed_in("ann")
     bob, _, _ = site.signed_in("bob")
     game_id = h.open_game(ann, bob)
     h.send(ann, type="GameForfeitRequest", game_id=game_id)
     h.send(bob, type="GameForfeitRequest", game_id=game_id)
+    # As if retained no more in memory: only the store has it, finished.
     row = site.store.load_async_game(game_id)
     assert row is not None
-    # As if retained no more in memory: only the store has it, finished.
-    over = msgspec.structs.replace(row, status="ABORTED")
-    site.store.commit([over])
-    rewritten = site.store.anonymise_account(
-        ann_id, f"deleted-{ann_id}", seats_renamed(ann_id, f"deleted-{ann_id}")
+    site.store.commit([msgspec.structs.replace(row, status="ABORTED")])
+    h.service.games.reload({game_id: None})
+    assert game_id not in h.service.games
+    commits = len(site.h.records)
+    site.runtime.failing = True
+    failed = site.call("POST", "/api/account/delete", token, {"password": "old password"})
+    assert failed[0] == 503
+    # Nothing was deleted: the name, the game's seat and the sign-in are as they were.
+    assert h.service.account_named("ann") is not None and site.sign_in("ann", token)["type"] == (
+        "AsyncConnectedRequest"
     )
-    assert rewritten == 1
+    assert "ann" in [s.name for s in decode_game(site.store.load_async_game(game_id).doc).seats]  # type: ignore[union-attr]
+    site.runtime.failing = False
+    assert site.call("POST", "/api/account/delete", token, {"password": "old password"})[0] == 200
+    alias = f"deleted-{ann_id}"
+    stored = [record for record in site.h.records[commits:]]
+    (erased,) = [record for record in stored if isinstance(record, AccountErased)]
+    assert erased.account_id == ann_id and [game for game, _ in erased.games] == [game_id]
     again = site.store.load_async_game(game_id)
-    assert again is not None and [s.name for s in decode_game(again.doc).seats] == [
-        f"deleted-{ann_id}",
-        "bob",
-    ]
-    assert (
-        site.store.anonymise_account(ann_id, f"deleted-{ann_id}", seats_renamed(ann_id, f"deleted-{ann_id}"))
-        == 0
-    )
+    assert again is not None and [s.name for s in decode_game(again.doc).seats] == [alias, "bob"]
+    assert site.store.account(ann_id).name == alias  # type: ignore[union-attr]
+
+
+def test_a_deleted_player_of_a_game_on_a_shard_is_renamed_by_its_owner(tmp_path: Path) -> None:
+    site = Site(tmp_path, StoredCluster)
+    h = site.h
+    assert isinstance(h, ClusterHarness)
+    ann, ann_id, token = site.signed_in("ann")
+    bob, _, _ = site.signed_in("bob")
+    game_id = h.open_game(ann, bob)
+    h.send(ann, type="CommitActionRequest", game_id=game_id, next_state="s1", next_players=[2])
+    h.expect(ann, "ActionCommitedRequest", turn_index=2)
+    assert h.service.games[game_id].turn_index == 1  # the hub's copy: as placed
+    assert site.call("POST", "/api/account/delete", token, {"password": "old password"})[0] == 200
+    alias = f"deleted-{ann_id}"
+    # Stored by the shard's owner, as it runs the game (never the hub's older copy).
+    stored = decode_game(h.games[game_id].doc)
+    assert ([s.name for s in stored.seats], stored.turn_index) == ([alias, "bob"], 2)
+    assert [s.name for s in h.shard_of(game_id).games[game_id].seats] == [alias, "bob"]
+    assert h.directory.accounts.name(ann_id) == alias
+
+
+def test_last_seen_is_stored_at_the_next_tick_and_outlives_a_restart(site: Site) -> None:
+    h = site.h
+    admin = site.admin_token("root")
+    conn, ann_id, _ = site.signed_in("ann")
+    signed_in_at = h.now
+    assert site.store.account(ann_id).last_seen is None  # type: ignore[union-attr]
+    h.advance(1.0)  # the ticker stores who was seen meanwhile, in one commit
+    assert site.store.account(ann_id).last_seen == signed_in_at  # type: ignore[union-attr]
+    before = len(h.records)
+    h.advance(1.0)
+    assert len(h.records) == before  # nothing seen: nothing stored
+    h.now += 30
+    h.drop(conn)
+    left_at = h.now
+    h.advance(1.0)
+    assert site.store.account(ann_id).last_seen == left_at  # type: ignore[union-attr]
+    profile = site.call("GET", "/api/admin/player?name=ann", admin)[1]
+    assert (profile["online"], profile["last_seen"]) == (False, left_at)
+    # A restarted hub has it from the store.
+    restarted = Harness()
+    restarted.service.restore(site.store.accounts(), [], [], None, None, h.now + 60)
+    assert restarted.service.account_named("ann").last_seen == left_at  # type: ignore[union-attr]
 
 
 def test_the_dashboard_serves_the_sampled_columns(site: Site) -> None:

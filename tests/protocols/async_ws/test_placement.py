@@ -257,3 +257,25 @@ def test_a_quick_play_game_is_placed_on_its_shard_like_any_game_that_starts() ->
     h.send(ann, type="CommitActionRequest", game_id=game_id, turn_index=1, action=prompt["legal_actions"][0])
     h.expect(ann, "ActionCommitedRequest", game_id=game_id)
     assert h.routed == 1 and owner.games[game_id].turn_index > 1
+
+
+def test_an_abort_its_owner_could_not_store_is_answered_so_and_changes_nothing() -> None:
+    from parlour.core.effects import Relay, Store
+    from parlour.protocols.async_ws.placement import NOT_SAVED, AbortDone, AbortGame, decode_note, encode_note
+    from parlour.protocols.async_ws.readback import AsyncReload
+
+    h = ClusterHarness(shards=3)
+    game_id, _ann, _bob = _two_player_game(h)
+    owner = h.shard_of(game_id)
+    stored_row = h.games[game_id]
+    effects = owner.noted(encode_note(AbortGame(7, game_id, "stuck")), h.now)
+    store = effects[0]
+    assert isinstance(store, Store) and store.refused is not None
+    # The answer is released only after the commit: it follows the records.
+    (done,) = [decode_note(e.data) for e in effects if isinstance(e, Relay) and b"abort_done" in e.data]
+    assert done == AbortDone(7, game_id, None)
+    store.refused(True)
+    after = owner.store_failed(store.records, [], AsyncReload(async_games={game_id: stored_row}), h.now)
+    told = [decode_note(e.data) for e in after if isinstance(e, Relay)]
+    assert AbortDone(7, game_id, NOT_SAVED) in told
+    assert owner.games[game_id].status == "RUNNING"

@@ -26,15 +26,12 @@ from typing import Final, Protocol, TypeVar
 
 import msgspec
 
-from parlour.accounts.limits import LoginLimiter
 from parlour.accounts.names import password_problem
-from parlour.accounts.passwords import hash_password, verify_password
-from parlour.accounts.tokens import SessionTokens, TokenError
+from parlour.accounts.tokens import TokenError
 from parlour.api import ApiResponse, HttpRequest
 from parlour.protocols.async_ws import moderation
 from parlour.protocols.async_ws.accounts import Account
-from parlour.protocols.async_ws.http import Commits
-from parlour.protocols.async_ws.service import AsyncService
+from parlour.protocols.async_ws.http import BoundRoutes, Commits
 from parlour.protocols.jsonlimits import MAX_DEPTH, too_deep
 from parlour.storage.base import Store, StoreFailure
 
@@ -107,24 +104,8 @@ class Reset(msgspec.Struct, forbid_unknown_fields=True):
     new_password: str
 
 
-class AccountSelfRoutes:
+class AccountSelfRoutes(BoundRoutes[StoreRuntime]):
     """The handlers, bound to the /async service that owns the accounts."""
-
-    def __init__(
-        self,
-        service: AsyncService,
-        runtime: StoreRuntime,
-        tokens: SessionTokens,
-        limiter: LoginLimiter,
-        hash_with: Callable[[str], str] = hash_password,
-        verify_with: Callable[[str, str], bool] = verify_password,
-    ) -> None:
-        self.service = service
-        self.runtime = runtime
-        self.tokens = tokens
-        self.limiter = limiter
-        self.hash = hash_with
-        self.verify = verify_with
 
     def routes(self) -> dict[str, Callable[[HttpRequest], Awaitable[ApiResponse]]]:
         return {
@@ -181,7 +162,7 @@ class AccountSelfRoutes:
         try:
             await self.runtime.stored(effects, self.service)
         except StoreFailure:
-            _restore(account, before)
+            self.service.hub.accounts.put_back(before.row())
             return error(HTTPStatus.SERVICE_UNAVAILABLE, "the change could not be saved; try again")
         return None
 
@@ -223,28 +204,35 @@ class AccountSelfRoutes:
         if isinstance(posted, ApiResponse):
             return posted
         account, body = posted
+        revision = account.revision
         wrong = await self._password_ok(account, body.password, request)
         if wrong is not None:
             return wrong
-        alias = moderation.delete_account(self.service, account, self.runtime.clock())
-        effects = self.service.effects(self.runtime.clock())
+        # The finished games only the store holds, read and rewritten first (the one commit
+        # below then erases everything at once); those in memory are the hub's to rename.
+        in_memory = set(self.service.games)
+        rewrite = moderation.seats_renamed(account.id, moderation.alias_of(account.id))
         store = self.runtime.store
-        try:
-            await self.runtime.stored(effects, self.service)
-            if store is not None:
-                # Then what the hub does not hold: chat lines signed with the name, the push
-                # outbox, finished games only in the store (their seats renamed).
-                rewrite = moderation.seats_renamed(account.id, alias)
-                await self.runtime.in_store_thread(
-                    lambda: store.anonymise_account(account.id, alias, rewrite)
+        games: list[tuple[int, bytes]] = []
+        if store is not None:
+            try:
+                games = await self.runtime.in_store_thread(
+                    lambda: [
+                        (row.id, doc)
+                        for row in store.finished_async_games()
+                        if row.id not in in_memory and (doc := rewrite(row.doc)) is not None
+                    ]
                 )
-        except StoreFailure:
-            # Known gap (docs/operations.md): the hub has let the account go already; a failed
-            # commit is put back by the service's recovery from the store (Service.reload),
-            # and a failed second step leaves old chat names and finished games' seats as they
-            # were, for the operator to see in the store's failure log.
-            return error(HTTPStatus.SERVICE_UNAVAILABLE, "the account could not be deleted whole; try again")
-        return json_reply(HTTPStatus.OK, {"deleted": True})
+            except StoreFailure:
+                return error(
+                    HTTPStatus.SERVICE_UNAVAILABLE, "the store cannot be read now; nothing was deleted"
+                )
+        if account.revision != revision:  # deleted, signed out or banned while this waited
+            return error(HTTPStatus.UNAUTHORIZED, "this session ended meanwhile; nothing was deleted")
+        before = _copy(account)
+        moderation.delete_account(self.service, account, self.runtime.clock(), games)
+        failed = await self._commit(account, before)
+        return failed or json_reply(HTTPStatus.OK, {"deleted": True})
 
     async def reset(self, request: HttpRequest) -> ApiResponse:
         refused = only(request, "POST")
@@ -291,10 +279,3 @@ def _copy(account: Account) -> Account:
         account.ban,
         account.last_seen,
     )
-
-
-def _restore(account: Account, before: Account) -> None:
-    """A change the store refused: the account as it was (its name is never changed here)."""
-    account.password_hash = before.password_hash
-    account.revision = before.revision
-    account.ban = before.ban

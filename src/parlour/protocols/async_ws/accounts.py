@@ -11,7 +11,7 @@ from collections.abc import Iterator, ValuesView
 from dataclasses import dataclass, field
 
 from parlour.accounts.moderation import Ban
-from parlour.storage import AccountRow, RatingRow
+from parlour.storage import AccountRow, AccountSeen, RatingRow
 
 __all__ = ["Account", "Accounts"]
 
@@ -31,7 +31,7 @@ class Account:
     revision: int = 0
     #: The ban, if any (it may have ended: ``Ban.active``).
     ban: Ban | None = None
-    #: When it was last seen signed in on this hub (not stored: since this hub started).
+    #: When it last signed in or out (AccountRow.last_seen; Accounts.seen changes it).
     last_seen: float | None = None
 
     def row(self) -> AccountRow:
@@ -45,18 +45,21 @@ class Account:
             revision=self.revision,
             ban_reason=self.ban.reason if self.ban is not None else "",
             ban_until=self.ban.until if self.ban is not None else None,
+            last_seen=self.last_seen,
         )
 
 
 class Accounts:
     """Accounts by id and by case-folded name, and the next id to give."""
 
-    __slots__ = ("_by_id", "_by_name", "next_id")
+    __slots__ = ("_by_id", "_by_name", "_seen", "next_id")
 
     def __init__(self) -> None:
         self._by_id: dict[int, Account] = {}
         self._by_name: dict[str, int] = {}
         self.next_id = 1
+        #: Accounts seen since their last_seen was last stored (``seen_rows``).
+        self._seen: set[int] = set()
 
     def __contains__(self, account_id: object) -> bool:
         return account_id in self._by_id
@@ -94,6 +97,7 @@ class Accounts:
             role=row.role,
             revision=row.revision,
             ban=Ban(row.ban_reason, row.ban_until) if row.ban_reason else None,
+            last_seen=row.last_seen,
         )
         self._by_id[row.id] = account
         self._by_name[row.name.casefold()] = row.id
@@ -106,11 +110,43 @@ class Accounts:
         if account is not None:
             self._by_name.pop(account.name.casefold(), None)
 
+    def put_back(self, row: AccountRow) -> None:
+        """The account as ``row`` has it (a change the store refused is undone): its name
+        back too, unless another account took it meanwhile."""
+        account = self._by_id.get(row.id)
+        if account is None:
+            self.add(row)
+            return
+        if row.name != account.name and self._by_name.get(row.name.casefold(), row.id) == row.id:
+            self.rename(account, row.name)
+        account.password_hash = row.password_hash
+        account.role = row.role
+        account.revision = row.revision
+        account.ban = Ban(row.ban_reason, row.ban_until) if row.ban_reason else None
+        account.last_seen = row.last_seen
+
     def rename(self, account: Account, name: str) -> None:
         """The account is known by ``name`` from now on (its old name is free again)."""
         self._by_name.pop(account.name.casefold(), None)
         account.name = name
         self._by_name[name.casefold()] = account.id
+
+    def seen(self, account: Account, now: float) -> None:
+        """The account signed in or out at ``now``. Stored later, with the others seen meanwhile
+        (``seen_rows``, at the next tick): a sign-in is not held back by a commit of its own."""
+        account.last_seen = now
+        self._seen.add(account.id)
+
+    def seen_rows(self) -> list[AccountSeen]:
+        """When each account seen since the last call was seen, to store (its last_seen
+        alone: a failed commit of these undoes nothing else)."""
+        rows = [
+            AccountSeen(account_id, seen)
+            for account_id in sorted(self._seen)
+            if account_id in self._by_id and (seen := self._by_id[account_id].last_seen) is not None
+        ]
+        self._seen.clear()
+        return rows
 
     def rate(self, row: RatingRow) -> None:
         """An account's rating for a game type (unknown accounts are skipped)."""

@@ -17,6 +17,7 @@ the player's connection whichever node holds it.
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
@@ -32,6 +33,7 @@ from parlour.api import ApiResponse, HttpRequest
 from parlour.core.effects import Store as Remember
 from parlour.core.rating_scale import shown_rating
 from parlour.protocols.async_ws import moderation
+from parlour.protocols.async_ws.aborts import UNKNOWN
 from parlour.protocols.async_ws.account_http import (
     RESET,
     AccountSelfRoutes,
@@ -43,6 +45,8 @@ from parlour.protocols.async_ws.account_http import (
 )
 from parlour.protocols.async_ws.accounts import Account
 from parlour.protocols.async_ws.model import LIVE
+from parlour.protocols.async_ws.placement import MOVING, NOT_SAVED
+from parlour.protocols.async_ws.placing import Placing
 from parlour.protocols.async_ws.ratings import ordinal
 from parlour.protocols.async_ws.service import AsyncService
 from parlour.storage import AuditRow, ChatRow, ReportRow
@@ -58,6 +62,10 @@ REPORTS_READ: Final = 500
 CONTEXT_LINES: Final = 8
 #: The audit action that closes a report (its target is the report's id).
 REPORT_ACTION: Final = "report"
+#: How long an abort waits for the owner of the game's shard, in a cluster.
+SHARD_SECONDS: Final = 5.0
+#: What an abort is answered when that owner does not answer in time.
+NO_ANSWER: Final = "the node running this game did not answer in time; look at the games list before retrying"
 #: The longest ban or mute, in minutes (ten years; a ban for good has none).
 MAX_MINUTES: Final = 10 * 366 * 24 * 60
 
@@ -67,17 +75,17 @@ AdminRuntime = StoreRuntime
 
 
 class OtherGames(Protocol):
-    """The games of the other protocols (Apologies, Fish, Tsuro), as the app reaches them."""
+    """The games of the other protocols (Apologies, Fish, Tsuro), as the app reaches them (in
+    a cluster, on every node)."""
 
-    def live(self) -> list[dict[str, Any]]:
-        """Every live game: ``{"protocol", "game_id", "game", "state", "players"}``."""
+    async def live(self) -> list[dict[str, Any]]:
+        """Every live game: ``{"protocol", "game_id", "game", "state", "players"}`` (and the
+        ``node`` that runs it, in a cluster)."""
         ...
 
-    def abort(
-        self, protocol: str, game_id: str, reason: str
-    ) -> tuple[Callable[[], Awaitable[None]], str | None]:
-        """Abort one (its players told the reason): how to carry it out (stored before
-        answered), or why it cannot be (unknown game, over already)."""
+    async def abort(self, protocol: str, game_id: str, reason: str) -> str | None:
+        """Abort one (its players told the reason), answered once stored: None, or why it
+        cannot be (unknown game, over already). StoreFailure if it could not be stored."""
         ...
 
 
@@ -147,6 +155,16 @@ def _reason(reason: str) -> ApiResponse | None:
     if len(reason) > MAX_REASON:
         return error(HTTPStatus.BAD_REQUEST, f"a reason has at most {MAX_REASON} characters")
     return None
+
+
+def _refused(problem: str) -> ApiResponse:
+    """An abort not done: over already (409), no answer, not stored or a game moving between
+    nodes (503), else unknown (404)."""
+    if "already" in problem:
+        return error(HTTPStatus.CONFLICT, problem)
+    if problem in (MOVING, NO_ANSWER, NOT_SAVED):
+        return error(HTTPStatus.SERVICE_UNAVAILABLE, problem)
+    return error(HTTPStatus.NOT_FOUND, problem)
 
 
 def _line(row: ChatRow, reported: str) -> dict[str, Any]:
@@ -629,7 +647,7 @@ class AdminRoutes:
                     }
                 )
         if protocol != "async" and self.other_games is not None:
-            found += [game for game in self.other_games.live() if protocol in ("", game["protocol"])]
+            found += [game for game in await self.other_games.live() if protocol in ("", game["protocol"])]
         await self._audit_alone(admin, "games.list", "", "", {"protocol": protocol})
         return json_reply(HTTPStatus.OK, {"games": found})
 
@@ -640,35 +658,50 @@ class AdminRoutes:
         target = f"{body.protocol}:{body.game_id}"
         if body.protocol == "async":
             if not (body.game_id.isascii() and body.game_id.isdigit() and len(body.game_id) <= 18):
-                return error(HTTPStatus.NOT_FOUND, "no live /async game has this id")
-            problem = moderation.abort_game(
-                self.service, int(body.game_id), body.reason, self.runtime.clock()
-            )
+                return error(HTTPStatus.NOT_FOUND, UNKNOWN)
+            game_id = int(body.game_id)
+            placing = self.service.placing
+            if placing is not None and self.service.games.is_placed(game_id):
+                problem = await self._abort_on_shard(placing, game_id, body.reason)
+            else:
+                problem = moderation.abort_game(self.service, game_id, body.reason, self.runtime.clock())
             if problem is not None:
                 self.service.effects(self.runtime.clock())  # nothing was changed: nothing to keep
-                return error(
-                    HTTPStatus.CONFLICT
-                    if "already" in problem or "cluster" in problem
-                    else HTTPStatus.NOT_FOUND,
-                    problem,
-                )
+                return _refused(problem)
             failed = await self._commit(self._audit(admin, "abort", target, body.reason, {}))
             return failed or json_reply(
                 HTTPStatus.OK, {"protocol": "async", "game_id": body.game_id, "aborted": True}
             )
         if self.other_games is None or body.protocol not in ("apologies", "fish", "tsuro"):
             return error(HTTPStatus.BAD_REQUEST, "'protocol' is async, apologies, fish or tsuro")
-        carry_out, problem = self.other_games.abort(body.protocol, body.game_id, body.reason)
-        if problem is not None:
-            return error(HTTPStatus.CONFLICT if "already" in problem else HTTPStatus.NOT_FOUND, problem)
         try:
-            await carry_out()
+            problem = await self.other_games.abort(body.protocol, body.game_id, body.reason)
+            if problem is not None:
+                return error(HTTPStatus.CONFLICT if "already" in problem else HTTPStatus.NOT_FOUND, problem)
             await self.runtime.stored([Remember([self._audit(admin, "abort", target, body.reason, {})])])
         except StoreFailure:
             return error(HTTPStatus.SERVICE_UNAVAILABLE, "the abort could not be saved; try again")
         return json_reply(
             HTTPStatus.OK, {"protocol": body.protocol, "game_id": body.game_id, "aborted": True}
         )
+
+    async def _abort_on_shard(self, placing: Placing, game_id: int, reason: str) -> str | None:
+        """A cluster's started game runs on its shard's owner: the abort goes there as a note,
+        and is answered once stored there (None), or refused with why."""
+        answer: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+
+        def answered(problem: str | None) -> None:
+            if not answer.done():
+                answer.set_result(problem)
+
+        call = placing.abort(game_id, reason, answered)
+        await self.runtime.stored(self.service.effects(self.runtime.clock()), self.service)
+        try:
+            return await asyncio.wait_for(answer, SHARD_SECONDS)
+        except TimeoutError:
+            return NO_ANSWER
+        finally:
+            placing.forget(call)
 
     # -- Audit -----------------------------------------------------------------------------------
 

@@ -92,6 +92,19 @@ class Games:
         game = self._games.get(game_id)
         return game is not None and self.placed is not None and self.placed(game.record)
 
+    def rename_seats(self, account_id: int, name: str, now: float, live_only: bool = False) -> None:
+        """The account's seats named ``name`` in the games kept here (``live_only``: its live
+        games), each stored so. The live games another owner runs (a cluster's hub keeps a
+        copy) are renamed in the copy only: their owner renames and stores them itself."""
+        games = self.live(account_id) if live_only else list(self._games.values())
+        placed = self.placed
+        for game in games:
+            seats = [seat for seat in game.record.seats if seat.player_id == account_id and seat.name != name]
+            for seat in seats:
+                seat.name = name
+            if seats and not (placed is not None and placed(game.record) and game.status in LIVE):
+                game.save(now)
+
     def live_games(self, player_id: int) -> list[AsyncGame]:
         return [game.record for game in self.live(player_id)]
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from http import HTTPStatus
-from typing import Final, Protocol
+from typing import Final, Generic, Protocol, TypeVar
 from urllib.parse import parse_qs, urlsplit
 
 import msgspec
@@ -46,7 +46,7 @@ from parlour.protocols.async_ws.service import AsyncService
 from parlour.protocols.jsonlimits import MAX_DEPTH, too_deep
 from parlour.storage.base import StoreFailure
 
-__all__ = ["AccountRoutes", "Commits"]
+__all__ = ["AccountRoutes", "BoundRoutes", "Commits"]
 
 MAX_LEADERS: Final = 200
 
@@ -92,13 +92,18 @@ class Commits(Protocol):
     ) -> None: ...
 
 
-class AccountRoutes:
-    """The handlers, bound to the /async service that owns the accounts."""
+R = TypeVar("R", bound=Commits)
+
+
+class BoundRoutes(Generic[R]):
+    """Routes bound to the /async service that owns the accounts: what every account route
+    needs (the runtime, the tokens, the login limits, and the password hashing, swappable so
+    that tests need not wait for Argon2id)."""
 
     def __init__(
         self,
         service: AsyncService,
-        runtime: Commits,
+        runtime: R,
         tokens: SessionTokens,
         limiter: LoginLimiter,
         hash_with: Callable[[str], str] = hash_password,
@@ -110,8 +115,13 @@ class AccountRoutes:
         self.limiter = limiter
         self.hash = hash_with
         self.verify = verify_with
-        #: Compared against when the name is unknown, so both failures take the same time.
-        self._decoy: str | None = None
+
+
+class AccountRoutes(BoundRoutes[Commits]):
+    """The handlers, bound to the /async service that owns the accounts."""
+
+    #: Compared against when the name is unknown, so both failures take the same time.
+    _decoy: str | None = None
 
     def routes(self) -> dict[str, Callable[[HttpRequest], Awaitable[ApiResponse]]]:
         return {

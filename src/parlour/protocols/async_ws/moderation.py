@@ -14,17 +14,19 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from parlour.accounts.moderation import Ban, ban_words
+from parlour.protocols.async_ws.aborts import CODE_ABORTED, abort_here
 from parlour.protocols.async_ws.accounts import Account
-from parlour.protocols.async_ws.chat import MUTES_KEY, SERVER
-from parlour.protocols.async_ws.messages import AsyncConnectionErrorRequest, ClientChatRequest
-from parlour.protocols.async_ws.model import LIVE, decode_game, encode_game
+from parlour.protocols.async_ws.chat import MUTES_KEY
+from parlour.protocols.async_ws.messages import AsyncConnectionErrorRequest
+from parlour.protocols.async_ws.model import decode_game, encode_game
 from parlour.protocols.async_ws.service import AsyncService
-from parlour.storage import DeviceGone, MetaRow, RelationGone
+from parlour.storage import AccountErased, DeviceGone, MetaRow, RelationGone
 
 __all__ = [
     "CODE_ABORTED",
     "POLICY_VIOLATION",
     "abort_game",
+    "alias_of",
     "ban",
     "delete_account",
     "end_sessions",
@@ -36,9 +38,6 @@ __all__ = [
 
 #: Close code (RFC 6455 7.4.1) for a connection ended by moderation or its own player.
 POLICY_VIOLATION = 1008
-#: The chat code of the server's line that tells a game's players why an admin aborted it
-#: (Parlour's own, after chat.py's codes).
-CODE_ABORTED = 10
 #: The close reason is at most 123 bytes (RFC 6455 5.5).
 CLOSE_REASON_BYTES = 123
 
@@ -87,11 +86,21 @@ def set_password(service: AsyncService, account: Account, password_hash: str, wh
     end_sessions(service, account, why, now)
 
 
-def delete_account(service: AsyncService, account: Account, now: float) -> str:
+def alias_of(account_id: int) -> str:
+    """The name a deleted account keeps (its finished games keep a seat so named)."""
+    return f"deleted-{account_id}"
+
+
+def delete_account(
+    service: AsyncService, account: Account, now: float, stored_games: list[tuple[int, bytes]] | None = None
+) -> str:
     """The player's own account, deleted: its personal data removed (password, role, devices,
     buddy and ignore lists both ways, ratings are kept only under the anonymous name) and its
     name freed; the account's id stays, renamed, so that its finished games keep a seat
-    named ``deleted-ID``. Its sessions end. The new name."""
+    named ``deleted-ID``. Its sessions end. Everything goes in one commit: the hub's records,
+    and what only the store holds (records.AccountErased: chat lines signed with the name,
+    the push outbox, and ``stored_games``, the finished games not in memory with the seat
+    renamed, as ``seats_renamed`` made them). The new name."""
     hub = service.hub
     end_sessions(service, account, "this account was deleted", now)
     for device_type, token in hub.devices.linked(account.id):
@@ -105,23 +114,17 @@ def delete_account(service: AsyncService, account: Account, now: float) -> str:
             if account.id in hub.relations.listed(kind, owner):
                 hub.relations.remove(kind, owner, account.id)
                 hub.store(RelationGone(owner, account.id, kind))
-    alias = f"deleted-{account.id}"
+    alias = alias_of(account.id)
     hub.accounts.rename(account, alias)
     hub.chat_log.rename_sender(account.id, alias)
     # The games kept in memory, live or finished, name its seat so from now on (and are stored
-    # so); the finished ones only in the store are rewritten by Store.anonymise_account.
-    for record in service.games.values():
-        if any(seat.player_id == account.id and seat.name != alias for seat in record.seats):
-            for seat in record.seats:
-                if seat.player_id == account.id:
-                    seat.name = alias
-            game = service.games.game(record.id)
-            if game is not None:
-                game.save(now)
+    # so; in a cluster the owners of the shards rename their live games when they hear the new
+    # name, below); the finished ones only in the store are in ``stored_games``.
+    service.games.rename_seats(account.id, alias, now)
     account.password_hash = ""
     account.role = ""
     account.ban = None
-    hub.store(account.row())
+    hub.store(account.row(), AccountErased(account.id, alias, stored_games or []))
     if service.placing is not None:
         service.placing.named(account.id, alias)
     return alias
@@ -129,7 +132,7 @@ def delete_account(service: AsyncService, account: Account, now: float) -> str:
 
 def seats_renamed(account_id: int, alias: str) -> Callable[[bytes], bytes | None]:
     """Rewrites a stored game's document with the account's seats named ``alias`` (None when it
-    had no seat there): what Store.anonymise_account applies to finished games."""
+    had no seat there): what the deletion stores of the finished games only the store holds."""
 
     def rewrite(doc: bytes) -> bytes | None:
         game = decode_game(doc)
@@ -142,25 +145,6 @@ def seats_renamed(account_id: int, alias: str) -> Callable[[bytes], bytes | None
 
 
 def abort_game(service: AsyncService, game_id: int, reason: str, now: float) -> str | None:
-    """Abort a live /async game, its players told the reason by a server line in its chat;
-    None, or why it cannot be (unknown, over already, run by a shard's owner in a cluster)."""
-    game = service.games.game(game_id)
-    if game is None:
-        return "no live /async game has this id"
-    if game.status not in LIVE or game.status == "ABORTING":
-        return f"the game is {game.status} already"
-    if service.placing is not None and game.status != "NOT_STARTED":
-        return "this game runs on its shard's owner: a cluster's hub cannot abort a started game yet"
-    humans = [seat.player_id for seat in game.record.seats if seat.player_id is not None and not seat.robot]
-    service.hub.to_players(
-        humans,
-        ClientChatRequest(
-            game_id=game_id, text=f"An admin aborted this game: {reason}", sender=SERVER, code=CODE_ABORTED
-        ),
-    )
-    if game.status == "NOT_STARTED":
-        game.abort_unstarted(now)  # nobody has anything to confirm
-    else:
-        game.abort(now)  # ABORTING until its humans confirm, as when nobody is left to play
-        game.save(now)
-    return None
+    """Abort a live /async game that runs on this hub (aborts.abort_here); in a cluster, a
+    started game runs on its shard's owner, which the admin route asks (``Placing.abort``)."""
+    return abort_here(service.hub, service.games, game_id, reason, now)

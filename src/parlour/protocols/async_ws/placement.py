@@ -20,7 +20,7 @@ from typing import Final
 
 import msgspec
 
-from parlour.core.effects import Close, ConnId, Effect, Send
+from parlour.core.effects import Close, ConnId, Effect, Relay, Send
 from parlour.core.ratelimit import TokenBucket
 from parlour.protocols.async_ws.accounts import Accounts
 from parlour.protocols.async_ws.game.host import Notice
@@ -31,6 +31,10 @@ __all__ = [
     "EVERYONE",
     "HUB",
     "IN_GAME",
+    "MOVING",
+    "NOT_SAVED",
+    "AbortDone",
+    "AbortGame",
     "Changed",
     "Directory",
     "Gather",
@@ -168,7 +172,8 @@ class WantOnline(msgspec.Struct, tag="want_online", array_like=True):
 
 
 class Named(msgspec.Struct, tag="named", array_like=True):
-    """Hub -> everyone: a new account (its name: never its password hash)."""
+    """Hub -> everyone: a new account (its name: never its password hash), or an account's new
+    name (a deleted account's: the shards rename its seats in their live games)."""
 
     account: int
     name: str
@@ -180,7 +185,43 @@ class Rated(msgspec.Struct, tag="rated", array_like=True):
     rows: list[RatingRow]
 
 
-Note = Routed | Placed | Changed | Noticed | Gather | Watch | Online | OnlineAll | WantOnline | Named | Rated
+class AbortGame(msgspec.Struct, tag="abort", array_like=True):
+    """Hub -> shard: an admin aborts a started game (its players are told ``reason``); the
+    shard answers AbortDone with ``call`` once the abort is stored."""
+
+    call: int
+    game_id: int
+    reason: str
+
+
+class AbortDone(msgspec.Struct, tag="abort_done", array_like=True):
+    """Shard -> hub: the abort of ``call`` is stored (``problem`` None), or why it was not."""
+
+    call: int
+    game_id: int
+    problem: str | None = None
+
+
+#: Why an abort is answered from a node that found no owner for the game's shard.
+MOVING: Final = "the game is moving to another node; try again"
+#: Why an abort is answered when its owner could not store it.
+NOT_SAVED: Final = "the abort could not be saved; nothing was changed: try again"
+
+Note = (
+    Routed
+    | Placed
+    | Changed
+    | Noticed
+    | Gather
+    | Watch
+    | Online
+    | OnlineAll
+    | WantOnline
+    | Named
+    | Rated
+    | AbortGame
+    | AbortDone
+)
 
 _encoder = msgspec.msgpack.Encoder()
 _decoder = msgspec.msgpack.Decoder(Note)
@@ -249,8 +290,11 @@ class Directory:
                 self.online[player] = conn
                 self.bound[conn] = player
         elif type(note) is Named:
-            if self.accounts.get(note.account) is None:
+            known = self.accounts.get(note.account)
+            if known is None:
                 self.accounts.add(AccountRow(id=note.account, name=note.name, password_hash="", created=0.0))
+            elif known.name != note.name:  # a deleted account's new name
+                self.accounts.rename(known, note.name)
         elif type(note) is Rated:
             for row in note.rows:
                 self.accounts.rate(row)
@@ -280,6 +324,8 @@ def unheard(data: bytes) -> list[Effect]:
             request_id=note.request_id,
         )
         return [Send(note.conn, encode(error))]
+    if type(note) is AbortGame:  # the admin's route, on the hub, is told to try again
+        return [Relay(HUB, encode_note(AbortDone(note.call, note.game_id, MOVING)))]
     if type(note) is Watch:
         error = ErrorRequest(
             code="TRY_AGAIN",

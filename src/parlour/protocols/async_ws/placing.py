@@ -11,6 +11,7 @@ know as signed in yet) are relayed to the owner.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 import msgspec
 
@@ -23,6 +24,8 @@ from parlour.protocols.async_ws.placement import (
     EVERYONE,
     IN_GAME,
     MAX_HOPS,
+    AbortDone,
+    AbortGame,
     Changed,
     Gather,
     Named,
@@ -55,11 +58,14 @@ def started(record: AsyncGame) -> bool:
 class Placing:
     """One per hub of a cluster (AsyncService.placing)."""
 
-    __slots__ = ("hub", "shards")
+    __slots__ = ("_calls", "aborting", "hub", "shards")
 
     def __init__(self, hub: Hub, shards: int) -> None:
         self.hub = hub
         self.shards = shards
+        #: Admins' aborts sent to shards, by call: what to tell when the shard answers.
+        self.aborting: dict[int, tuple[int, Callable[[str | None], None]]] = {}
+        self._calls = 0
         hub.games.placed = started
         hub.placing = self
 
@@ -130,6 +136,18 @@ class Placing:
         hub.output.relay(shard_name(shards[0]), encode_note(note))
         return True
 
+    def abort(self, game_id: int, reason: str, answered: Callable[[str | None], None]) -> int:
+        """An admin's abort of a started game, sent to its shard's owner; ``answered`` gets
+        None once the abort is stored there, or why it was not done. The call's number (for
+        ``forget``, when nobody waits any more)."""
+        self._calls += 1
+        self.aborting[self._calls] = (game_id, answered)
+        self.hub.output.relay(self.shard(game_id), encode_note(AbortGame(self._calls, game_id, reason)))
+        return self._calls
+
+    def forget(self, call: int) -> None:
+        self.aborting.pop(call, None)
+
     def watch(self, game_id: int, conn: int, player_id: int, on: bool, request_id: str | None) -> None:
         self.hub.output.relay(
             self.shard(game_id), encode_note(Watch(game_id, conn, player_id, on, request_id))
@@ -156,6 +174,11 @@ class Placing:
                 hub.accounts.rate(row)
         elif type(note) is WantOnline:
             self.everyone_online()
+        elif type(note) is AbortDone:
+            waiting = self.aborting.get(note.call)
+            if waiting is not None and waiting[0] == note.game_id:  # not an earlier hub's call
+                del self.aborting[note.call]
+                waiting[1](note.problem)
 
     def everyone_online(self) -> None:
         """Every node's directory gets who is signed in, whole (a node that starts asks)."""

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from parlour.storage import (
+    AccountRow,
     AsyncGameRow,
     AsyncTurnRow,
     ChatRow,
@@ -45,6 +46,8 @@ class AsyncReload:
     relations: dict[tuple[int, int, str], RelationRow | None] = field(default_factory=dict)
     devices: dict[tuple[int, str, str], DeviceRow | None] = field(default_factory=dict)
     chat: dict[int, list[ChatRow]] = field(default_factory=dict)
+    #: Accounts by id (None: never stored, a new account that goes).
+    accounts: dict[int, AccountRow | None] = field(default_factory=dict)
     failure: StoreFailure | None = None
 
 
@@ -65,6 +68,8 @@ def read_back(records: Iterable[Record], store: Store) -> AsyncReload:
                 reload.devices[record.account_id, record.device_type, record.token] = None
             elif isinstance(record, ChatRow):
                 reload.chat[record.scope] = []
+            elif isinstance(record, AccountRow) and record.id not in reload.accounts:
+                reload.accounts[record.id] = store.account(record.id)
         _read_social(reload, store)
     except StoreFailure as failure:
         reload.failure = failure

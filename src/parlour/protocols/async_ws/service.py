@@ -154,14 +154,27 @@ class AsyncService:
         observe.tick(hub, now)
         social.tick(hub, now)
         quickplay.tick(hub, now)
+        self._store_seen()
         return self._take(now)
+
+    def _store_seen(self) -> None:
+        """When the accounts seen since the last tick were seen (Accounts.seen)."""
+        rows = self.hub.accounts.seen_rows()
+        if rows:
+            self.hub.store(*rows)
 
     def shutdown(self, now: float) -> list[Effect]:
         """Games stay stored; connections are told the server is going away, and players who
         wait for quick play that their queues end (they are not stored)."""
-        quickplay.stopping(self.hub)
-        for conn in list(self.hub.sessions):
-            self.hub.close(conn, GOING_AWAY, "server stopping")
+        hub = self.hub
+        quickplay.stopping(hub)
+        for conn in list(hub.sessions):
+            hub.close(conn, GOING_AWAY, "server stopping")
+        for player_id in list(hub.online):  # signed out by the stop: seen until now
+            account = hub.accounts.get(player_id)
+            if account is not None:
+                hub.accounts.seen(account, now)
+        self._store_seen()
         return self._take(now)
 
     def stats(self) -> dict[str, Any]:
@@ -279,8 +292,8 @@ class AsyncService:
     def store_failed(
         self, records: list[Record], origins: list[ConnId], reload: AsyncReload | None, now: float
     ) -> list[Effect]:
-        """A commit failed: the games, ratings, buddy and ignore lists, devices and chat
-        histories it touched return to what the store holds (``reload``, read back on the
+        """A commit failed: the games, accounts, ratings, buddy and ignore lists, devices and
+        chat histories it touched return to what the store holds (``reload``, read back on the
         store's thread), accounts it created are forgotten, and the senders are told nothing
         changed."""
         hub = self.hub
@@ -290,7 +303,11 @@ class AsyncService:
         stored: dict[int, AsyncGameRow | None] = reload.async_games
         for record in records:
             if isinstance(record, AccountRow):
-                self.forget_account(record.id)
+                row = reload.accounts.get(record.id)
+                if row is None:  # never stored (or the store could not say): a new one goes
+                    self.forget_account(record.id)
+                else:  # as stored: a ban, a deletion, a sign-in's time undone
+                    hub.accounts.put_back(row)
         self.games.reload(stored, now)
         if reload.failure is None:
             for (account_id, game_type), rating in reload.ratings.items():
@@ -389,7 +406,7 @@ class AsyncService:
                 hub.connections.unbind(old)
         digest = hashlib.blake2b(msg.sessionToken.encode(), digest_size=12).hexdigest()
         hub.connections.bind(session, account.id, digest)
-        account.last_seen = now
+        hub.accounts.seen(account, now)
         if self.placing is not None:
             self.placing.online(account.id, session.conn, True)
         player = ratings.player(account, "ONLINE")
@@ -453,7 +470,7 @@ class AsyncService:
         if player_id is not None:
             account = hub.accounts.get(player_id)
             if account is not None:
-                account.last_seen = now
+                hub.accounts.seen(account, now)
             if self.placing is not None:
                 self.placing.online(player_id, session.conn, False)
             observe.signed_out(hub, player_id)

@@ -22,6 +22,7 @@ from parlour.core.effects import ConnId, Effect, Relay
 from parlour.core.effects import Store as StoreEffect
 from parlour.core.ids import IdSource
 from parlour.protocols.async_ws import observe, phases, play
+from parlour.protocols.async_ws.aborts import abort_here
 from parlour.protocols.async_ws.game.host import Notice
 from parlour.protocols.async_ws.games import Games
 from parlour.protocols.async_ws.hub import AsyncLimits, Handler, Hub, Session
@@ -38,9 +39,13 @@ from parlour.protocols.async_ws.placement import (
     EVERYONE,
     HUB,
     MAX_HOPS,
+    NOT_SAVED,
+    AbortDone,
+    AbortGame,
     Changed,
     Directory,
     Gather,
+    Named,
     Noticed,
     Online,
     OnlineAll,
@@ -173,6 +178,11 @@ class ShardService:
         echoing its request_id (sent with the effects of store_failed, which follows)."""
         self.hub.error(conn, "INTERNAL_ERROR", refusal_text(confirmed), request)
 
+    def _abort_refused(self, note: AbortGame, confirmed: bool) -> None:
+        """Store.refused of an admin's abort: the admin is told (the game is read back as
+        stored by store_failed, which follows)."""
+        self.hub.output.relay(HUB, encode_note(AbortDone(note.call, note.game_id, NOT_SAVED)))
+
     # -- The shard's own ------------------------------------------------------------------------
 
     def owns(self, game_id: int) -> bool:
@@ -222,7 +232,16 @@ class ShardService:
         elif type(note) is OnlineAll:
             for player_id, _ in note.pairs:
                 self._online(player_id, True, now)
+        elif type(note) is Named:  # the directory took the new name already (on_everyone)
+            self.games.rename_seats(note.account, note.name, now, live_only=True)
+        elif type(note) is AbortGame:
+            # The answer follows the records (a Relay is released after the same commit): the
+            # admin hears it is done once it is stored.
+            problem = abort_here(self.hub, self.games, note.game_id, note.reason, now)
+            self.hub.output.relay(HUB, encode_note(AbortDone(note.call, note.game_id, problem)))
         effects = self._take(now)
+        if type(note) is AbortGame and effects and type(effects[0]) is StoreEffect:
+            effects[0].refused = partial(self._abort_refused, note)
         if request is not None and effects and type(effects[0]) is StoreEffect:
             # If this cannot be stored, the request's own error answers it (its request_id).
             effects[0].refused = partial(self._refused, request[0], request[1])

@@ -144,6 +144,13 @@ async function reports() {
   $("report-list").replaceChildren(...(items.length ? items : [node("li", { class: "fine" }, "No report here.")]));
 }
 
+/** Where a live game is watched: an /async game from the player page (as an observer, under
+ * its observation rules), the others' record so far as a replay on the front page. */
+function watchUrl(g) {
+  const id = encodeURIComponent(g.game_id);
+  return g.protocol === "async" ? `play.html?watch=${id}` : `./?replay=${id}`;
+}
+
 async function games() {
   const body = await ask(get("api/admin/games"));
   if (!body) return;
@@ -153,8 +160,9 @@ async function games() {
         notice(`game ${g.game_id} aborted`, true); games();
       }
     });
+    const watch = node("a", { href: watchUrl(g), target: "_blank", rel: "noopener", "data-testid": `watch-${g.game_id}` }, "Watch");
     return node("tr", { "data-testid": "game" }, node("td", {}, g.protocol), node("td", {}, `${g.game} ${g.game_id}`),
-      node("td", {}, g.state), node("td", {}, g.players.join(", ")), node("td", {}, abort));
+      node("td", {}, g.state), node("td", {}, g.players.join(", ")), node("td", {}, watch), node("td", {}, abort));
   });
   document.querySelector("[data-testid='game-list'] tbody").replaceChildren(...rows);
 }

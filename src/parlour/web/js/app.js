@@ -70,6 +70,9 @@ const replays = setupReplays({
   onChange: () => render(),
   showError,
 });
+// /?replay=ID (the admin page's Watch link): that game's record so far, as a replay.
+const REPLAY_ASKED = new URLSearchParams(location.search).get("replay");
+if (REPLAY_ASKED) replays.open(REPLAY_ASKED);
 
 // ---------------------------------------------------------------- small helpers
 

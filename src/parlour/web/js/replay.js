@@ -335,6 +335,7 @@ export function setupReplays({ handle, busy, onOpen = () => {}, onChange = () =>
 
   return {
     isOpen: () => replay.record !== null,
+    open,
     close,
     refresh,
     renderList,

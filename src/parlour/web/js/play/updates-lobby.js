@@ -70,6 +70,10 @@ export const LOBBY_UPDATES = {
     fx.send("AskServerStatisticsRequest", { subscribe: true });
     fx.send("SubscribeToObservableGameListRequest", { subscribe: true });
     fx.send("GetChatHistoryRequest", { game_id: 0 });
+    // play.html?watch=ID (the admin page's Watch link): watch that game, once in the lobby,
+    // under its own observation rules.
+    const watch = Number(new URLSearchParams(globalThis.location?.search ?? "").get("watch"));
+    if (Number.isSafeInteger(watch) && watch > 0) fx.send("StartObserveGameRequest", { game_id: watch });
     for (const g of state.games.values()) g.chatAsked = false;
     fx.loadLeaders();
     return ALL;
