@@ -16,6 +16,7 @@ import pytest
 
 from parlour.storage import (
     ADMIN_ROLE,
+    AccountErased,
     EXPORT_KINDS,
     LIVE_STATES,
     AccountErased,
@@ -1096,7 +1097,6 @@ def test_an_accounts_record_against_each_opponent_counts_ranked_seats_only(store
     assert store.opponents(1, 1) == [Opponent(account_id=2, name="Player2", wins=2, losses=1, draws=0)]
     assert store.opponents(2, 10)[0] == Opponent(account_id=1, name="Player1", wins=1, losses=2, draws=0)
     # An anonymised account is named by its alias, in the results as in its account row.
-    store.commit([msgspec.structs.replace(account(2), name="deleted-2")])
-    assert store.anonymise_account(2, "deleted-2", lambda doc: None) == 0
+    store.commit([msgspec.structs.replace(account(2), name="deleted-2"), AccountErased(2, "deleted-2")])
     assert store.opponents(1, 10)[0].name == "deleted-2"
     assert {row.name for row in store.recent_results(1, 10) if row.account_id == 2} == {"deleted-2"}

@@ -541,7 +541,7 @@ def test_a_deletion_is_one_commit_with_the_finished_games_only_the_store_holds(s
     row = site.store.load_async_game(game_id)
     assert row is not None
     site.store.commit([msgspec.structs.replace(row, status="ABORTED")])
-    h.service.games.reload({game_id: None})
+    h.service.games.reload({game_id: None}, h.now)
     assert game_id not in h.service.games
     commits = len(site.h.records)
     site.runtime.failing = True

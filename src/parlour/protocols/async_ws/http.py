@@ -41,6 +41,7 @@ from parlour.api import ApiResponse, HttpRequest
 from parlour.core.effects import ConnId, Effect
 from parlour.core.rating_scale import shown_rating
 from parlour.core.service import Service
+from parlour.protocols.async_ws.accounts import Account
 from parlour.protocols.async_ws.ratings import ordinal
 from parlour.protocols.async_ws.service import AsyncService
 from parlour.protocols.jsonlimits import MAX_DEPTH, too_deep
@@ -68,6 +69,24 @@ def _only(request: HttpRequest, method: str) -> ApiResponse | None:
     if request.method == method or (method == "GET" and request.method == "HEAD"):
         return None
     return _error(HTTPStatus.METHOD_NOT_ALLOWED, f"use {method}", (("Allow", method),))
+
+
+def named_account(request: HttpRequest, service: AsyncService) -> Account | ApiResponse:
+    """The account named by a GET's one parameter, ``name``; or the answer that refuses it."""
+    refused = _only(request, "GET")
+    if refused is not None:
+        return refused
+    query = parse_qs(urlsplit(request.target).query, keep_blank_values=True)
+    unknown = set(query) - {"name"}
+    if unknown:
+        return _error(HTTPStatus.BAD_REQUEST, f"unknown parameter '{sorted(unknown)[0]}'")
+    name = (query.get("name") or [""])[0]
+    if not name:
+        return _error(HTTPStatus.BAD_REQUEST, "'name' is required")
+    account = service.account_named(name)
+    if account is None:
+        return _error(HTTPStatus.NOT_FOUND, f"nobody is named {name!r}")
+    return account
 
 
 def _credentials(request: HttpRequest) -> Credentials | ApiResponse:
@@ -199,19 +218,9 @@ class AccountRoutes(BoundRoutes[Commits]):
         )
 
     async def players(self, request: HttpRequest) -> ApiResponse:
-        refused = _only(request, "GET")
-        if refused is not None:
-            return refused
-        query = parse_qs(urlsplit(request.target).query, keep_blank_values=True)
-        unknown = set(query) - {"name"}
-        if unknown:
-            return _error(HTTPStatus.BAD_REQUEST, f"unknown parameter '{sorted(unknown)[0]}'")
-        name = (query.get("name") or [""])[0]
-        if not name:
-            return _error(HTTPStatus.BAD_REQUEST, "'name' is required")
-        account = self.service.account_named(name)
-        if account is None:
-            return _error(HTTPStatus.NOT_FOUND, "nobody has this name")
+        account = named_account(request, self.service)
+        if isinstance(account, ApiResponse):
+            return account
         return _json(HTTPStatus.OK, {"player_id": account.id, "name": account.name})
 
     async def leaderboard(self, request: HttpRequest) -> ApiResponse:

@@ -30,13 +30,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from http import HTTPStatus
 from typing import Any, Final, NamedTuple
-from urllib.parse import parse_qs, urlsplit
 
 import msgspec
 
 from parlour.api import ApiResponse, HttpRequest
 from parlour.core.rating_scale import MU0, shown_rating
 from parlour.protocols.async_ws.accounts import Account
+from parlour.protocols.async_ws.http import named_account
 from parlour.protocols.async_ws.service import AsyncService
 from parlour.storage import GameResultRow, Opponent, Store
 
@@ -191,18 +191,9 @@ class ProfileRoutes:
         return {PROFILE_PATH: self.profile}
 
     async def profile(self, request: HttpRequest) -> ApiResponse:
-        if request.method not in ("GET", "HEAD"):
-            return _error(HTTPStatus.METHOD_NOT_ALLOWED, "use GET", (("Allow", "GET"),))
-        query = parse_qs(urlsplit(request.target).query, keep_blank_values=True)
-        unknown = set(query) - {"name"}
-        if unknown:
-            return _error(HTTPStatus.BAD_REQUEST, f"unknown parameter '{sorted(unknown)[0]}'")
-        name = (query.get("name") or [""])[0]
-        if not name:
-            return _error(HTTPStatus.BAD_REQUEST, "'name' is required")
-        account = self.service.account_named(name)
-        if account is None:
-            return _error(HTTPStatus.NOT_FOUND, f"nobody is named {name!r}")
+        account = named_account(request, self.service)
+        if isinstance(account, ApiResponse):
+            return account
         rows = ProfileRows([], [], []) if self.read is None else await self.read(account.id)
         body = profile_of(account, self.service.hub.presence(account.id), rows)
         return ApiResponse(HTTPStatus.OK, msgspec.json.encode(body))
