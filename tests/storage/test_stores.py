@@ -16,7 +16,6 @@ import pytest
 
 from parlour.storage import (
     ADMIN_ROLE,
-    AccountErased,
     EXPORT_KINDS,
     LIVE_STATES,
     AccountErased,
