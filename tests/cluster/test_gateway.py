@@ -117,6 +117,30 @@ def test_the_owner_hands_local_and_remote_inputs_to_its_service() -> None:
     assert service.shutdown(0) == [Broadcast([local], b"bye"), Store([MetaRow("k", "v")])]
 
 
+@dataclass
+class Farewell(Echo):
+    """A service with something to tell every connection, any node's, before it stops (as the
+    /async hub tells players waiting for quick play that their queues end)."""
+
+    def farewell(self, now: float) -> list[Effect]:
+        return [Send(c, b"your queues end") for c in self.conns]
+
+
+def test_a_stopping_owner_says_its_farewell_to_every_nodes_connections() -> None:
+    harness = Harness()
+    service, inner = harness.service(), Farewell()
+    service.promote(inner, 7)
+    local, remote = conn(ME, 1), conn(OTHER, 1)
+    service.connected(local, 0)
+    service.feed(Input("async", 7, CONNECTED, remote), 0)
+    assert service.shutdown(0) == [
+        Send(local, b"your queues end"),
+        Send(remote, b"your queues end"),
+        Broadcast([local], b"bye"),
+        Store([MetaRow("k", "v")]),
+    ]
+
+
 def test_a_takeover_closes_connections_of_earlier_owners_with_1012() -> None:
     harness = Harness()
     service = harness.service()

@@ -138,10 +138,16 @@ class ClusterService:
 
     def shutdown(self, now: float) -> list[Effect]:
         """This node stops: its own connections hear it; other nodes' connections stay open
-        (a new owner takes over and closes them with 1012)."""
-        if self.inner is None:
+        (a new owner takes over and closes them with 1012), told only the service's
+        ``farewell(now)``, if it has one."""
+        inner = self.inner
+        if inner is None:
             return []
-        return self.local_only(self.inner.shutdown(now))
+        # What the service says to every connection, this node's or not, before its state goes
+        # (/async: quick play's queues end, and a new owner will not know them).
+        farewell = getattr(inner, "farewell", None)
+        told: list[Effect] = farewell(now) if callable(farewell) else []
+        return told + self.local_only(inner.shutdown(now))
 
     def reload(self, records: list[Record], store: StoreBackend) -> object:
         inner = self.inner

@@ -201,6 +201,25 @@ def test_a_restart_tells_waiting_players_to_queue_again() -> None:
     assert after.expect(conn, "QuickPlayStatusRequest")["queues"][0]["game_type"] == "fish"
 
 
+def test_a_stopping_hub_of_a_cluster_tells_waiting_players_once() -> None:
+    """In a cluster the stopping hub's farewell tells every waiting player (the node's proxy
+    keeps it whole, wherever they are connected); its shutdown then tells nobody again."""
+    h = Harness()
+    (ann, _), (bob, _) = h.player("ann"), h.player("bob")
+    join(h, ann)
+    join(h, bob, game_type="tsuro", seats=3)
+    h.clear()
+    h.run(h.service.farewell(h.now))
+    for conn in (ann, bob):
+        assert h.expect(conn, "QuickPlayStatusRequest")["ended"] == "SERVER_STOPPING"
+        assert conn not in h.closed
+    assert len(h.service.hub.matchmaker) == 0
+    h.run(h.service.shutdown(h.now))
+    for conn in (ann, bob):
+        h.none(conn, "QuickPlayStatusRequest")
+        assert conn in h.closed
+
+
 def test_a_player_at_the_games_limit_when_matched_leaves_the_queues() -> None:
     """A match whose player reached the games limit while waiting (an invitation accepted) is
     not made: that player is told and leaves; the partner waits on, its wait kept."""

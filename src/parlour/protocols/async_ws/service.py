@@ -163,6 +163,13 @@ class AsyncService:
         if rows:
             self.hub.store(*rows)
 
+    def farewell(self, now: float) -> list[Effect]:
+        """In a cluster, what the stopping hub tells every waiting player wherever connected
+        (ClusterService.shutdown keeps it whole; the rest of ``shutdown`` reaches only the
+        stopping node's connections): their quick play queues end, since no other hub knows them."""
+        quickplay.stopping(self.hub)
+        return self._take(now)
+
     def shutdown(self, now: float) -> list[Effect]:
         """Games stay stored; connections are told the server is going away, and players who
         wait for quick play that their queues end (they are not stored)."""
