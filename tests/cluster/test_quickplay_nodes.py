@@ -15,10 +15,10 @@ from tests.cluster.test_two_nodes import player_on, presence, run
 from tests.pg import PostgresServer
 
 
-async def join(player: Player, ranked: bool = False) -> dict[str, object]:
+async def join(player: Player, ranked: bool = False, **extra: object) -> dict[str, object]:
     """The player joins the two-seat Fish queue (ranked or not); the only queue it then waits in."""
     await player.client.send(
-        {"type": "QuickPlayJoinRequest", "game_type": "fish", "seats": 2, "ranked": ranked}
+        {"type": "QuickPlayJoinRequest", "game_type": "fish", "seats": 2, "ranked": ranked, **extra}
     )
     status = await player.client.expect(("QuickPlayStatusRequest", "ErrorRequest"))
     assert status["type"] == "QuickPlayStatusRequest" and not status.get("ended"), status
@@ -28,12 +28,12 @@ async def join(player: Player, ranked: bool = False) -> dict[str, object]:
     return entry
 
 
-async def matched(players: tuple[Player, ...]) -> int:
+async def matched(players: tuple[Player, ...], robots: int = 0) -> int:
     """Every player is told the same match, and gets its game; the game id."""
     games = set()
     for player in players:
         told = await player.client.expect("QuickPlayMatchedRequest")
-        assert (told["game_type"], told["seats"], told.get("robots", 0)) == ("fish", 2, 0), told
+        assert (told["game_type"], told["seats"], told.get("robots", 0)) == ("fish", 2, robots), told
         await player.client.expect("GameCreatedRequest", game_id=told["game_id"])
         games.add(told["game_id"])
     [game_id] = games
@@ -126,5 +126,11 @@ def test_quick_play_across_two_nodes(tmp_path: Path, redis_url: str, postgres_se
             second = await matched((a, b))
             assert second != game_id
             await play_turns((a, b), second, 1)
+
+            # Robots at once: A's game has a robot seat, played by the shard's owner.
+            await join(a, robots_after=0)
+            alone = await matched((a,), robots=1)
+            await play_turns((a,), alone, 1)  # seat 1: people first, then robots
+            await a.client.expect("ActionRequiredRequest", game_id=alone, turn_index=3)
 
         run(cluster, scenario)
