@@ -2,7 +2,8 @@
 live on the hub, whichever node a player is connected to. Players on both nodes are matched into
 one game, placed on its shard and played there; a player whose connection drops leaves the
 queue; the hub's node stopped gracefully tells every waiting player their queues ended, and on
-the new hub they queue again from nothing."""
+the new hub they queue again from nothing; a game with a robot seat from the queue is played by
+its shard's owner."""
 
 from __future__ import annotations
 
@@ -100,7 +101,8 @@ def test_quick_play_across_two_nodes(tmp_path: Path, redis_url: str, postgres_se
             assert not again.get("waited_seconds"), again
             game_id = await matched((a, b))
             shard = game_id % SHARDS
-            held = [shard in health(node.port).get("cluster_shards", []) for node in (hub, other)]
+            states = [await asyncio.to_thread(health, node.port) for node in (hub, other)]
+            held = [shard in state.get("cluster_shards", []) for state in states]
             assert held.count(True) == 1, (shard, held)
             await play_turns((a, b), game_id, 2)  # one turn each
 
