@@ -8,7 +8,8 @@ clocks, placement on a shard in a cluster) is the ordinary path.
 
 Queues are not stored: a queue lives as long as its player stays signed in. Signing out ends
 every queue of the player; a server that stops tells each waiting player (QuickPlayStatusRequest
-``ended: SERVER_STOPPING``) before it closes the connections, and after any restart (a crash
+``ended: SERVER_STOPPING``) before it closes the connections (in a cluster, the hub's node tells
+those of every node: ``AsyncService.farewell``), and after any restart (a crash
 too, or a new hub in a cluster) every connection is new, so a client queues again once signed in.
 """
 
