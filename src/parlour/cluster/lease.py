@@ -52,6 +52,13 @@ class LeaseBackend(Protocol):
         ...
 
 
+def renewal_period(ttl: float) -> float:
+    """How often a lease of ``ttl`` is renewed: a sixth of it, so that a renewal that comes late
+    (a node's loop or its machine busy for a moment) still has half the ttl before the holder's
+    validity (``ttl - margin``) ends, where a third would leave a third."""
+    return ttl / 6
+
+
 @dataclass
 class Lease:
     """One node's view of one service's lease. ``clock`` is monotonic seconds (injected)."""
@@ -74,7 +81,7 @@ class Lease:
     @property
     def period(self) -> float:
         """How often the holder renews (and a candidate tries to take it)."""
-        return self.ttl / 3
+        return renewal_period(self.ttl)
 
     @property
     def value(self) -> str:

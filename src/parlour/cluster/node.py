@@ -2,7 +2,7 @@
 
 ``ClusterNode`` is what app.py wires in with ``--cluster redis://...``: it numbers the node
 (``INCR parlour:nodes``) so that its connection ids are unique across the cluster, keeps a
-lease loop per stateful service (take the lease when free, renew it every ttl/3, let go when it
+lease loop per stateful service (take the lease when free, renew it every ttl/6, let go when it
 lapses), restores a service from the store when it becomes its owner, forwards HTTP requests
 to owners, and routes effects for other nodes' connections (Runtime.remote).
 """
@@ -27,7 +27,7 @@ import msgspec
 
 from parlour.api import ApiResponse, HttpRequest
 from parlour.cluster.gateway import NODE_SHIFT, ClusterService, node_of
-from parlour.cluster.lease import Lease, lease_key
+from parlour.cluster.lease import Lease, lease_key, renewal_period
 from parlour.cluster.redisbus import Bus, RedisError, RedisLeaseBackend, connect
 from parlour.cluster.wire import (
     CLUSTER_CHANNEL,
@@ -236,7 +236,7 @@ class ClusterNode:
         """The shards' renewals, apart from the balance: taking several shards over (a claim
         and a restore each) must not hold back the renewal of those already held."""
         while True:
-            await asyncio.sleep(self.ttl / 3)
+            await asyncio.sleep(renewal_period(self.ttl))
             await self._renew_shards()
 
     async def _balance(self) -> None:
