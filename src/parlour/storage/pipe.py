@@ -181,7 +181,8 @@ def _open(location: str, sync: str) -> Any:
 
     # Checkpoints (and their fsync) are the server's store thread's job: a commit that every
     # waiting player waits on must not also copy the WAL into the database file.
-    return SQLiteStore(location, sync, autocheckpoint=False)
+    # The server checked the file when it opened it, just before starting this process.
+    return SQLiteStore(location, sync, autocheckpoint=False, check=False)
 
 
 def batch_scheduling() -> None:
