@@ -17,6 +17,14 @@ the reference's.
     python bench/server.py [--clients 20] [--seconds 20] [--max-games 5000] [--mode STANDARD]
                            [--only parlour,parlour-store,reference]
     python bench/server.py --robot-latency [--clients 20] [--fish-clients 1] [--seconds 20]
+    python bench/server.py --runs 5 [--seconds 6] [--baseline OTHER/.venv/bin]
+
+Each server's CPU per client move is printed too, split into its event loop (the main thread),
+its other threads and its store writer process, read from /proc from the load's second second
+to its end. ``--runs N`` measures only the store's cost: without then with the store, N times at
+--clients and at --busy-clients, each run's ratio and their spread; with ``--baseline``, another
+installation (a checkout of an earlier commit with its own virtualenv) is measured the same way
+just before this one in every run, so that before and after share each moment of a busy machine.
 
 ``--robot-latency`` measures something else: the human seats' latency while the clients play
 Apologies and ``--fish-clients`` others play Fish (one human and one robot a table), against
