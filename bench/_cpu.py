@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from contextlib import suppress
 from pathlib import Path
 
-__all__ = ["cpu_seconds", "descendants", "parents"]
+__all__ = ["cpu_seconds", "descendants", "parents", "thread_cpu_seconds"]
 
 TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -65,3 +65,14 @@ def cpu_seconds(pids: Iterable[int]) -> float:
             with suppress(IndexError, ValueError):
                 total += int(fields[11]) + int(fields[12])  # utime, stime
     return total / TICKS
+
+
+def thread_cpu_seconds(pid: int, tid: int) -> float:
+    """The CPU time (user + system) one thread of ``pid`` used so far; 0 if it is gone. The
+    main thread's id is the process's: a server's event loop."""
+    try:
+        text = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
+    except OSError:
+        return 0.0
+    fields = text.rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS

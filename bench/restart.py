@@ -356,12 +356,17 @@ def restore_in_process(path: Path) -> tuple[dict[str, float], int, int]:
     started_at = time.perf_counter()
     store = SQLiteStore(path, settings.store_sync)
     opened = time.perf_counter()
-    snapshot = store.load_live()
-    loaded = time.perf_counter()
-    now = time.time()
-    for service in services:
-        service.restore(snapshot, now)
-    done = time.perf_counter()
+    # As parlour.app restores: with the cyclic garbage collector paused.
+    gc.disable()
+    try:
+        snapshot = store.load_live()
+        loaded = time.perf_counter()
+        now = time.time()
+        for service in services:
+            service.restore(snapshot, now)
+        done = time.perf_counter()
+    finally:
+        gc.enable()
     store.close()
     lobby = apologies.lobby
     # Every restored game stopped on its human's turn: no robot had to move at the restart.

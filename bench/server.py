@@ -17,6 +17,14 @@ the reference's.
     python bench/server.py [--clients 20] [--seconds 20] [--max-games 5000] [--mode STANDARD]
                            [--only parlour,parlour-store,reference]
     python bench/server.py --robot-latency [--clients 20] [--fish-clients 1] [--seconds 20]
+    python bench/server.py --runs 5 [--seconds 6] [--baseline OTHER/.venv/bin]
+
+Each server's CPU per client move is printed too, split into its event loop (the main thread),
+its other threads and its store writer process, read from /proc from the load's second second
+to its end. ``--runs N`` measures only the store's cost: without then with the store, N times at
+--clients and at --busy-clients, each run's ratio and their spread; with ``--baseline``, another
+installation (a checkout of an earlier commit with its own virtualenv) is measured the same way
+just before this one in every run, so that before and after share each moment of a busy machine.
 
 ``--robot-latency`` measures something else: the human seats' latency while the clients play
 Apologies and ``--fish-clients`` others play Fish (one human and one robot a table), against
@@ -51,6 +59,7 @@ import msgspec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench._cpu import cpu_seconds, descendants, thread_cpu_seconds
 from bench._wsclient import WireClient, open_client
 from tests.processes import BIN, free_port, running, serve_command
 
@@ -76,6 +85,27 @@ class Load:
     #: A human seat's own move, from its request to the first state that shows it: nothing in
     #: it waits for a robot, unless a robot decides on the event loop in the same input.
     acks: list[float] = field(default_factory=list)
+    #: CPU per client move (EXECUTE_MOVE, the robots' three moves that follow included), in
+    #: microseconds, from the second second of the load to its end: the server's event loop
+    #: (its main thread), its other threads, and its store writer process.
+    cpu: dict[str, float] = field(default_factory=dict)
+
+
+def _cpu_now(pid: int) -> tuple[float, float, float]:
+    """(event loop, other threads, writer processes) CPU seconds of server ``pid`` so far."""
+    loop = thread_cpu_seconds(pid, pid)
+    return loop, cpu_seconds([pid]) - loop, cpu_seconds(descendants(pid))
+
+
+async def sample_cpu(pid: int, load: Load, warmup: float, stop_at: float) -> None:
+    """Fill ``load.cpu`` over the load's window after ``warmup`` seconds (the writer process
+    starts with the first commit and its start-up is not a move's cost)."""
+    await asyncio.sleep(warmup)
+    before, moves = _cpu_now(pid), load.moves
+    await asyncio.sleep(max(0.0, stop_at - time.monotonic()))
+    after, played = _cpu_now(pid), max(load.moves - moves, 1)
+    names = ("loop", "threads", "writer")
+    load.cpu = {name: (b - a) / played * 1e6 for name, a, b in zip(names, before, after, strict=True)}
 
 
 #: The servers a run can measure, in the order they run.
@@ -171,7 +201,7 @@ async def client(
 
 
 async def drive(
-    port: int, clients: int, seconds: float, max_games: int, mode: str, seed: int
+    port: int, clients: int, seconds: float, max_games: int, mode: str, seed: int, pid: int | None = None
 ) -> tuple[Load, float]:
     load = Load()
     started = time.monotonic()
@@ -180,6 +210,8 @@ async def drive(
         client(port, i, mode, load, stop_at, max_games, random.Random(seed * 1000 + i))
         for i in range(clients)
     ]
+    if pid is not None:
+        tasks.append(sample_cpu(pid, load, min(1.0, seconds / 4), stop_at))
     # A hard ceiling on top of the soft budget: a game in flight finishes, a stuck server does not hang us.
     await asyncio.wait_for(asyncio.gather(*tasks), timeout=seconds + 120)
     return load, time.monotonic() - started
@@ -445,9 +477,9 @@ def measure(
     """One server under the load; with a store, its /healthz read at the end of the load."""
     port = free_port()
     stats = None
-    with running(command(port), port):
+    with running(command(port), port) as process:
         load, elapsed = asyncio.run(
-            drive(port, args.clients, args.seconds, args.max_games, args.mode, args.seed)
+            drive(port, args.clients, args.seconds, args.max_games, args.mode, args.seed, process.pid)
         )
         if store is not None:
             stats = healthz(port)
@@ -475,9 +507,15 @@ def summarize(name: str, load: Load, elapsed: float) -> dict[str, float]:
         f"{name:14s} games={load.games:5d} moves={load.moves:6d} elapsed={elapsed:6.1f}s "
         f"games/s={rate:8.2f} p50={p50:8.2f}ms p99={p99:8.2f}ms errors={len(load.errors)}"
     )
+    if load.cpu:
+        cpu = load.cpu
+        print(
+            f"{'':14s} CPU per client move: event loop {cpu['loop']:.0f} us, other threads "
+            f"{cpu['threads']:.0f} us, writer process {cpu['writer']:.0f} us"
+        )
     for error in load.errors[:3]:
         print(f"  error: {error}")
-    return {"rate": rate, "p50": p50, "p99": p99}
+    return {"rate": rate, "p50": p50, "p99": p99, **load.cpu}
 
 
 def main() -> int:
@@ -531,7 +569,23 @@ def main() -> int:
         default=0.02,
         help="with --robot-latency: seconds those humans take to answer a turn (default: 0.02)",
     )
+    parser.add_argument(
+        "--runs",
+        type=int,
+        default=0,
+        help="only this: Parlour without then with the store, this many times in turn at --clients "
+        "and at --busy-clients, each run's ratio and their spread, and the CPU per move",
+    )
+    parser.add_argument(
+        "--baseline",
+        metavar="BIN",
+        help="with --runs: also measure the parlour installed in BIN (a virtualenv's bin of another "
+        "checkout), before this one in every run",
+    )
     args = parser.parse_args()
+    if args.runs:
+        store_runs(args)
+        return 0
     if args.robot_latency:
         robot_latency(args)
         return 0
@@ -574,6 +628,55 @@ def main() -> int:
     if args.busy_clients and {"parlour", "parlour-store"} <= set(chosen):
         busy(args)
     return 0
+
+
+def _at(bin_dir: str | None, command: Callable[[int], list[str]]) -> Callable[[int], list[str]]:
+    """``command`` run by the ``parlour`` of ``bin_dir`` (another installation) if given."""
+    if bin_dir is None:
+        return command
+    return lambda port: [str(Path(bin_dir) / "parlour"), *command(port)[1:]]
+
+
+def store_runs(args: argparse.Namespace) -> None:
+    """The store's cost, ``args.runs`` times at each number of clients: each run measures the
+    server without the store then with it, back to back, so that every ratio compares two
+    measures of the same moment of a shared machine; then the spread of the ratios. With
+    ``--baseline BIN``, each run first measures that installation the same way (before/after,
+    interleaved)."""
+    builds = [("before", args.baseline), ("after", None)] if args.baseline else [("", None)]
+    for clients in (args.clients, args.busy_clients):
+        if not clients:
+            continue
+        at = argparse.Namespace(**{**vars(args), "clients": clients})
+        ratios: dict[str, list[float]] = {}
+        cpu: dict[str, list[float]] = {}
+        for run in range(1, args.runs + 1):
+            print(f"{clients} clients, run {run}:")
+            for build, bin_dir in builds:
+                load, elapsed, _ = measure(_at(bin_dir, parlour_command), at)
+                without = summarize(f"{build} off".strip(), load, elapsed)
+                with tempfile.TemporaryDirectory(prefix="parlour-bench-") as tmp:
+                    store = Path(tmp) / "bench.db"
+                    load, elapsed, _ = measure(
+                        _at(bin_dir, partial(parlour_command, store=str(store))), at, store
+                    )
+                    stored = summarize(f"{build} on".strip(), load, elapsed)
+                ratio = stored["rate"] / without["rate"] if without["rate"] else float("nan")
+                ratios.setdefault(build, []).append(ratio)
+                print(f"{'':14s} ratio games/s store on/off {build} = {ratio:.2f}x")
+                for side, result in (("off", without), ("on", stored)):
+                    for key in ("loop", "threads", "writer"):
+                        if key in result:
+                            cpu.setdefault(f"{build} {key} {side}".strip(), []).append(result[key])
+        for build, values in ratios.items():
+            ordered = sorted(values)
+            print(
+                f"ratio games/s store on/off {build} at {clients} clients over {len(values)} runs: "
+                f"min {ordered[0]:.2f}x, median {statistics.median(ordered):.2f}x, max {ordered[-1]:.2f}x "
+                f"(target >= 0.9x)"
+            )
+        shown = ", ".join(f"{key} {statistics.median(values):.0f}" for key, values in cpu.items())
+        print(f"median CPU per client move at {clients} clients (us): {shown}")
 
 
 def busy(args: argparse.Namespace) -> None:

@@ -11,7 +11,7 @@ from importlib.metadata import version
 
 import pytest
 
-from parlour.app import browser_url
+from parlour.app import _collector_paused, browser_url
 from parlour.cli import GC_THRESHOLDS, _tune_gc, main
 from parlour.settings import CHOICES, HELP, Settings
 from tests.processes import clean_env, free_port, serve_command
@@ -27,6 +27,23 @@ def test_the_server_collects_garbage_less_often_and_freezes_its_start_up_objects
     finally:
         gc.unfreeze()
         gc.set_threshold(*before)
+
+
+def test_the_collector_pauses_while_the_store_is_restored_and_only_then() -> None:
+    assert gc.isenabled()
+    with _collector_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()  # turned off by someone else: left off
+    try:
+        with _collector_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    with pytest.raises(RuntimeError), _collector_paused():
+        raise RuntimeError("a restore that fails")
+    assert gc.isenabled()
 
 
 def test_every_serve_flag_has_a_sentence_its_choices_and_its_default(

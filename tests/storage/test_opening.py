@@ -157,6 +157,17 @@ def test_a_file_that_is_not_a_usable_store_is_refused_and_left_untouched(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["parlour.db"]
 
 
+def test_the_writer_process_opens_without_scanning_the_file_again(tmp_path: Path) -> None:
+    """The server checks the whole file when it opens it; the writer process it starts next
+    does not read every page again (``check=False``): a page the scan would find damaged, away
+    from the schema, is not read when the writer opens."""
+    path = tmp_path / "parlour.db"
+    _corrupt_store(path)
+    SQLiteStore(path, autocheckpoint=False, check=False).close()
+    with pytest.raises(StoreRefused):
+        SQLiteStore(path)
+
+
 def test_a_store_that_cannot_be_created_is_refused(tmp_path: Path) -> None:
     blocker = tmp_path / "var"
     blocker.write_text("a file where the folder should be")

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import socket
+import subprocess
+import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -260,3 +263,32 @@ def test_a_batch_that_cannot_be_encoded_fails_with_the_rest_of_its_generation(tm
     store = SQLiteStore(path)
     assert [row.text for row in store.load_chat([0], 10)[0]] == ["fine"]
     store.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "SCHED_BATCH"), reason="Linux's batch scheduling")
+def test_the_writer_process_is_batch_scheduled(tmp_path: Path) -> None:
+    """Woken by a frame, the writer must not preempt the event loop that wrote it (pipe.py)."""
+    server_end, writer_end = socket.socketpair()
+    with writer_end:
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "parlour.storage.pipe",
+                str(tmp_path / "w.db"),
+                "normal",
+                str(writer_end.fileno()),
+            ],
+            pass_fds=[writer_end.fileno()],
+        )
+    try:
+        server_end.sendall(encode_batch(1, 0, [PlayerRow("z", "zed", 1.0, 1.0)]))
+        reader = FrameReader()
+        frames: list[bytes] = []
+        while not frames:
+            frames = reader.feed(server_end.recv(65536))
+        assert decode_ack(frames[0]) == (1, 1, None)  # answered: it is serving, so set up
+        assert os.sched_getscheduler(process.pid) == os.SCHED_BATCH
+    finally:
+        server_end.close()
+        assert process.wait(30) == 0

@@ -13,10 +13,11 @@ import msgspec
 import pytest
 
 from parlour.core.effects import Store
-from parlour.storage import GameRow, MetaRow, MoveRow, Record, StoreFailure
+from parlour.storage import GameRow, MetaRow, MoveRow, PlayerRow, Record, StoreFailure
+from parlour.storage.pipe import encode_ack, encode_batch
 from parlour.storage.sqlite import SQLiteStore
 from parlour.transport.runtime import HEARTBEAT_SECONDS, Runtime
-from parlour.transport.writer import StoreWriter
+from parlour.transport.writer import ProcessCommitter, StoreWriter
 
 
 class Gate:
@@ -177,3 +178,47 @@ def test_a_cancelled_job_does_not_stop_the_writer(tmp_path: Path) -> None:
         await runtime.close_store()
 
     asyncio.run(asyncio.wait_for(test(), 10))
+
+
+class Wire:
+    """A socket's transport as ProcessCommitter uses it: what is written, one item a call."""
+
+    def __init__(self) -> None:
+        self.writes: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self.writes.append(data)
+
+    def is_closing(self) -> bool:
+        return False
+
+
+def test_batches_made_while_the_writer_commits_leave_in_one_write_at_its_answer() -> None:
+    loop = asyncio.new_event_loop()
+    try:
+        committer = ProcessCommitter("unused.db", "normal", loop)
+        wire = Wire()
+        committer.connection_made(wire)  # type: ignore[arg-type]
+        answered: list[BaseException | None] = []
+        batches = [[PlayerRow(f"p{n}", f"player{n}", 1.0, 1.0)] for n in range(4)]
+        for batch in batches[:3]:
+            committer.commit(batch, 0, answered.append)
+        # The first leaves at once; the writer reads the next ones only after answering it.
+        assert wire.writes == [encode_batch(1, 0, batches[0])]
+        committer.data_received(encode_ack(1, 1, None))
+        assert answered == [None]
+        assert wire.writes[1:] == [encode_batch(2, 0, batches[1]) + encode_batch(3, 0, batches[2])]
+        committer.commit(batches[3], 0, answered.append)  # still two unanswered: held
+        assert len(wire.writes) == 2
+        committer.data_received(encode_ack(2, 2, None) + encode_ack(3, 2, None))
+        assert wire.writes[2:] == [encode_batch(4, 0, batches[3])] and answered == [None] * 3
+        committer.data_received(encode_ack(4, 3, None))
+        assert answered == [None] * 4 and committer.transactions == 3
+        # The writer gone: a held batch fails with the unanswered ones, and is never written.
+        committer.commit(batches[0], 0, answered.append)
+        committer.commit(batches[1], 0, answered.append)
+        committer.connection_lost(None)
+        assert len(wire.writes) == 4 and all(isinstance(error, StoreFailure) for error in answered[4:])
+        assert len(answered) == 6
+    finally:
+        loop.close()

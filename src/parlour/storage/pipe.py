@@ -17,11 +17,13 @@ dies): what it has received by then is committed first.
 
 from __future__ import annotations
 
+import os
 import signal
 import socket
 import struct
 import sys
 from collections.abc import Sequence
+from contextlib import suppress
 from typing import Any
 
 import msgspec
@@ -142,15 +144,11 @@ def serve(sock: socket.socket, store: Any) -> None:
         data = sock.recv(1 << 20)
         if not data:
             return
-        # Everything already waiting joins this transaction.
-        sock.setblocking(False)
-        try:
-            while more := sock.recv(1 << 20):
+        # Everything already waiting joins this transaction: read without blocking by a flag
+        # of the call, not by switching the socket's mode (two more system calls a round).
+        with suppress(BlockingIOError):
+            while more := sock.recv(1 << 20, socket.MSG_DONTWAIT):
                 data += more
-        except BlockingIOError:
-            pass
-        finally:
-            sock.setblocking(True)
         batches = [decode_batch(frame) for frame in reader.feed(data)]
         answers = []
         while batches:
@@ -183,7 +181,21 @@ def _open(location: str, sync: str) -> Any:
 
     # Checkpoints (and their fsync) are the server's store thread's job: a commit that every
     # waiting player waits on must not also copy the WAL into the database file.
-    return SQLiteStore(location, sync, autocheckpoint=False)
+    # The server checked the file when it opened it, just before starting this process.
+    return SQLiteStore(location, sync, autocheckpoint=False, check=False)
+
+
+def batch_scheduling() -> None:
+    """On Linux, the writer is scheduled as a batch process: woken by a frame, it no longer
+    preempts the task running where it wakes. On a machine with every core busy, that task
+    was often the event loop that had just written the frame: the loop then waited, inside its
+    write, for a whole commit (a socket pair's send took 120-310 us of wall time against 7-38
+    us with the reader batch-scheduled, measured while the machine was at load 11). The writer
+    still gets its fair share of CPU time; it just waits for its turn instead of taking the
+    loop's."""
+    if hasattr(os, "sched_setscheduler") and hasattr(os, "SCHED_BATCH"):
+        with suppress(OSError):
+            os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
 
 
 def main(argv: Sequence[str]) -> int:
@@ -192,6 +204,7 @@ def main(argv: Sequence[str]) -> int:
     # server must not stop it first.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    batch_scheduling()
     store = _open(location, sync)
     try:
         with socket.socket(fileno=int(fd)) as sock:

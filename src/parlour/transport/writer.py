@@ -144,6 +144,9 @@ class ProcessCommitter(asyncio.Protocol):
         self._pending: dict[int, Done] = {}
         self._numbers = itertools.count(1)
         self._reader = FrameReader()
+        #: Frames kept while the writer commits earlier ones (see commit): written at its
+        #: next answer.
+        self._held: list[bytes] = []
         #: The generation of a batch that could not be encoded (nothing after it in that
         #: generation is sent: the writer would commit it without the batch it follows).
         self._refused = -1
@@ -167,7 +170,13 @@ class ProcessCommitter(asyncio.Protocol):
         self._pending[number] = done
         transport = self._transport
         if transport is not None and not transport.is_closing():
-            transport.write(frame)
+            if self._held or len(self._pending) > 1:
+                # The writer has batches of ours to answer first: it reads this one only once
+                # it has. Kept until its next answer, then written with the others held since:
+                # one system call (and one wake-up of the writer) for all of them.
+                self._held.append(frame)
+            else:
+                transport.write(frame)
             return
         self._unsent.append(frame)
         if not self._starting:
@@ -195,7 +204,8 @@ class ProcessCommitter(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._transport, self._starting = transport, False
         unsent, self._unsent = self._unsent, []
-        self._transport.write(b"".join(unsent))
+        if unsent:
+            self._transport.write(b"".join(unsent))
 
     def data_received(self, data: bytes) -> None:
         for frame in self._reader.feed(data):
@@ -204,15 +214,24 @@ class ProcessCommitter(asyncio.Protocol):
             done = self._pending.pop(number, None)
             if done is not None:
                 done(None if error is None else StoreFailure(f"{self.location}: {error}"))
+        self._write_held()
+
+    def _write_held(self) -> None:
+        transport = self._transport
+        if self._held and transport is not None and not transport.is_closing():
+            held, self._held = self._held, []
+            transport.write(b"".join(held))
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._transport = None
+        self._held = []  # their batches are pending: they fail below
         pending, self._pending = self._pending, {}
         for done in pending.values():
             done(StoreFailure(f"{self.location}: the store's writer process stopped"))
 
     async def close(self) -> None:
         """Let the writer finish what it has, then wait for it to exit."""
+        self._write_held()
         transport = self._transport
         if transport is not None and not transport.is_closing():
             transport.write_eof()

@@ -13,6 +13,8 @@ from hypothesis import strategies as st
 from parlour.games.registry import plugin
 from parlour.protocols.async_ws import rules as r
 from parlour.protocols.async_ws.rules import IllegalAction, ServerGame, replay, seat_range, start
+from parlour.protocols.async_ws.server_game import SNAPSHOT_EVERY, PluginGame
+from parlour.storage import SNAPSHOT_VERSION
 
 #: (rules, options) of every variant played below: both Apologies modes, both Tsuro deals.
 VARIANTS: list[tuple[str, dict[str, Any]]] = [
@@ -287,3 +289,73 @@ def test_random_legal_play_never_raises(
         game.apply(choices.choice(legal))
         json.loads(game.view(choices.choice([None, *range(1, count + 1)])))
     assert snapshot(replay(rules, count, seed, game.actions, options)) == snapshot(game)
+
+
+def counting_replay(monkeypatch: pytest.MonkeyPatch, *args: Any, **kwargs: Any) -> tuple[ServerGame, int]:
+    """``replay(*args, **kwargs)`` and how many actions it applied to rebuild the game."""
+    applied = 0
+    apply = PluginGame.apply
+
+    def counted(self: PluginGame[Any, Any], action: str) -> None:
+        nonlocal applied
+        applied += 1
+        apply(self, action)
+
+    monkeypatch.setattr(PluginGame, "apply", counted)
+    game = replay(*args, **kwargs)
+    monkeypatch.setattr(PluginGame, "apply", apply)
+    return game, applied
+
+
+@pytest.mark.parametrize("options", [{}, {"mode": "ADULT"}], ids=["standard", "adult"])
+def test_a_game_resumes_from_its_snapshot_whatever_its_length(
+    monkeypatch: pytest.MonkeyPatch, options: dict[str, Any]
+) -> None:
+    """The record keeps a snapshot every SNAPSHOT_EVERY actions (as the service does): rebuilt
+    from it, a game replays fewer actions than that at any length, and is the game it was."""
+    seats, seed = 4, 11
+    game = start("apologies", seats, seed, options)
+    image: bytes | None = None
+    replayed: list[int] = []
+    while (mover := game.to_move()) is not None:
+        if len(game.actions) % 11 == 3:
+            again, applied = counting_replay(
+                monkeypatch, "apologies", seats, seed, game.actions, options, snapshot=image
+            )
+            assert snapshot(again) == snapshot(game)
+            assert again.robot_action(mover) == game.robot_action(mover)
+            replayed.append(applied)
+        game.apply(game.robot_action(mover))
+        if len(game.actions) % SNAPSHOT_EVERY == 0:
+            image = game.snapshot()
+            assert image is not None
+    assert len(game.actions) > 4 * SNAPSHOT_EVERY  # long enough to show that nothing grows
+    assert max(replayed) < SNAPSHOT_EVERY
+    # Without its snapshot the same record replays every action.
+    _, applied = counting_replay(monkeypatch, "apologies", seats, seed, game.actions, options)
+    assert applied == len(game.actions)
+    # A view after the snapshot shows the movers of the actions before it (``recent``).
+    assert (
+        json.loads(again.view(None))["recent"]
+        == json.loads(replay("apologies", seats, seed, again.actions, options).view(None))["recent"]
+    )
+
+
+def test_a_snapshot_that_does_not_fit_its_record_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    game = robot_game("apologies", 4, 5, {})
+    played = game.actions
+    early = replay("apologies", 4, 5, played[:SNAPSHOT_EVERY])
+    image = early.snapshot()
+    assert image is not None
+    # A record shorter than its snapshot (not written by Parlour), or a snapshot of another
+    # encoding, or not a snapshot: every action is replayed.
+    for record, stored in (
+        (played[: SNAPSHOT_EVERY - 1], image),
+        (played, image.replace(bytes([SNAPSHOT_VERSION]), bytes([SNAPSHOT_VERSION + 1]), 1)),
+        (played, b"\x00garbage"),
+    ):
+        again, applied = counting_replay(monkeypatch, "apologies", 4, 5, record, snapshot=stored)
+        assert applied == len(record)
+        assert snapshot(again) == snapshot(replay("apologies", 4, 5, record))
+    # Fish and Tsuro have no state codec (their games are bounded by their boards): no snapshot.
+    assert robot_game("fish", 2, 5, {}).snapshot() is None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import zlib
+from typing import Any
 
 import msgspec
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from parlour.protocols.async_ws.hub import AsyncLimits, deflated
 from parlour.protocols.async_ws.model import decode_game
 from parlour.protocols.async_ws.rules import ServerGame
+from parlour.protocols.async_ws.server_game import SNAPSHOT_EVERY, PluginGame
 from parlour.storage import GameResultRow
 from tests.protocols.async_ws.harness import Harness
 
@@ -856,3 +858,39 @@ def test_server_rules_take_options_and_a_robot_level_that_survive_a_restart() ->
     ):
         h.send(ann, type="LobbyCreateGameRequest", configuration={**configuration, **bad})
         assert word in h.error(ann, "BAD_REQUEST")["message"], bad
+
+
+def test_a_long_server_rules_game_restarts_from_its_snapshot(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stored record carries the game's latest snapshot: a restart replays only the actions
+    after it, and the game goes on as it would have."""
+    h = Harness()
+    ann, _ = h.player("ann")
+    bob, bob_id = h.player("bob")
+    configuration = {"game_type": "apologies", "rules": "apologies", "max_players": 3, "min_players": 3}
+    h.send(ann, type="EngageGameWithFriendsRequest", friend_ids=[0, bob_id], configuration=configuration)
+    game_id = h.expect(ann, "GameCreatedRequest")["game_id"]
+    h.send(bob, type="AnswerInvitationRequest", game_id=game_id, accept=True)
+    game = h.service.hub.games[game_id]
+    while game.status == "RUNNING" and len(game.actions) < 3 * SNAPSHOT_EVERY + 5:
+        conn = ann if game.turn == 1 else bob
+        required = h.expect(conn, "ActionRequiredRequest", game_id=game_id, turn_index=game.turn_index)
+        h.send(conn, type="CommitActionRequest", game_id=game_id, action=required["legal_actions"][-1])
+        h.expect(conn, "ActionCommitedRequest")
+        game = h.service.hub.games[game_id]
+    assert game.status == "RUNNING" and game.snapshot is not None
+    applied = 0
+    apply = PluginGame.apply
+
+    def counted(self: PluginGame[Any, Any], action: str) -> None:
+        nonlocal applied
+        applied += 1
+        apply(self, action)
+
+    monkeypatch.setattr(PluginGame, "apply", counted)
+    restarted = h.restart()
+    assert 0 <= applied < SNAPSHOT_EVERY < len(game.actions)
+    before, after = rules_of(h, game_id), rules_of(restarted, game_id)
+    assert after.actions == before.actions
+    assert [after.view(seat) for seat in (None, 1, 2, 3)] == [before.view(seat) for seat in (None, 1, 2, 3)]
+    seat = before.to_move()
+    assert seat is not None and after.robot_action(seat) == before.robot_action(seat)

@@ -366,6 +366,7 @@ class Games:
                 record.actions,
                 config.options,
                 config.robot_level,
+                record.snapshot,
             )
         game = self._games[record.id] = Game(record, rules, self.context)
         self.context.roster.track(record)

@@ -132,6 +132,9 @@ class AsyncGame(msgspec.Struct, kw_only=True):
     #: Server rules (S9): the seed of the game's random source and every action, in order.
     seed: int = 0
     actions: list[str] = []
+    #: Server rules: the game's state after its first actions (ServerGame.snapshot), taken every
+    #: SNAPSHOT_EVERY actions, so that a restart replays only the actions after it.
+    snapshot: bytes | None = None
     #: The phase of the turn; the fields below it are empty in the TURN phase but for a merge.
     phase: Phase = "TURN"
     #: SIMULTANEOUS: the listed seats, in the committer's order.

@@ -3,7 +3,8 @@
 One :class:`ServerGame` is one live game played under Parlour's own rules plugins
 (``parlour.games``) and robots (``parlour.robots``). It speaks only in strings: actions are short
 human-readable texts, views are JSON text. The async service stores ``(rules, seats, seed,
-options, actions)`` and rebuilds a game with :func:`replay` after a restart (S10).
+options, actions)`` and rebuilds a game with :func:`replay` after a restart (S10), from the
+game's latest snapshot when it has one (server_game.py).
 
 Seats: the plugins number seats 0..n-1; everything here uses the protocol's local ids 1..n
 (local id = seat + 1). Apologies colours follow seats: 1 RED, 2 YELLOW, 3 GREEN, 4 BLUE; Tsuro
@@ -457,11 +458,14 @@ def replay(
     actions: Sequence[str],
     options: Mapping[str, Any] | None = None,
     level: str | None = None,
+    snapshot: bytes | None = None,
 ) -> ServerGame:
     """The game rebuilt from its record: :func:`start`, then every action (and seat removal) in
-    order. IllegalAction if the record does not fit the game."""
+    order; from ``snapshot`` (:meth:`ServerGame.snapshot`) when there is one that fits, then only
+    the actions after it. IllegalAction if the record does not fit the game."""
     game = start(rules, seats, seed, options, level)
-    for action in actions:
+    done = 0 if snapshot is None else game.resume(snapshot, actions)
+    for action in actions[done:]:
         if action.startswith("remove "):
             local_id = action.removeprefix("remove ")
             if not local_id.isdigit():

@@ -1,14 +1,21 @@
 """The interface of a game played under server rules (S9), and what every plugin's adapter shares:
 seat numbering, the legal-action table, the replay record (rules.py has the adapters, the
-options and the details of actions and views)."""
+options and the details of actions and views).
+
+A game whose plugin is a StateCodec also gives a snapshot of itself (:meth:`ServerGame.snapshot`:
+the plugin's state, the words of its random source and who made the last actions), which the
+service keeps in the game's record every ``SNAPSHOT_EVERY`` actions: a restart resumes from it and
+replays only the actions after it (:meth:`ServerGame.resume`), so restoring a game costs the same
+whatever its length. The actions stay recorded one by one: they are the game's replay."""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from array import array
 from collections.abc import Callable, Sequence
 from functools import partial
 from random import Random
-from typing import Any, Generic, TypeVar
+from typing import Any, Final, Generic, TypeVar
 
 import msgspec
 
@@ -16,10 +23,36 @@ from parlour.games.base import GamePlugin, Robot, StateCodec
 from parlour.games.registry import plugin
 from parlour.robots.levels import level_robot
 from parlour.robots.think import frozen, thawed
+from parlour.storage import SNAPSHOT_VERSION
 
-__all__ = ["IllegalAction", "PluginGame", "ServerGame"]
+__all__ = ["SNAPSHOT_EVERY", "IllegalAction", "PluginGame", "ServerGame"]
 
 _ENCODE = msgspec.json.Encoder().encode
+
+#: A game's record keeps a snapshot after every this many actions: a restart replays fewer than
+#: this many. Encoding one costs about as much as a few actions (tens of microseconds for
+#: Apologies), once per this many.
+SNAPSHOT_EVERY: Final = 32
+#: ``Random.getstate()``'s version of the Mersenne Twister state.
+_MT_VERSION: Final = 3
+
+
+class _Image(msgspec.Struct, array_like=True):
+    """A snapshot: its encoding's version (the store's SNAPSHOT_VERSION: the plugins' codecs
+    follow it), how many actions it follows, the plugin's encoding of the state, the random
+    source (624 words and a position, 4 bytes each, and ``Random.gauss``'s kept variate) and
+    the movers of the last ``seats`` actions (for the views' ``recent``)."""
+
+    version: int
+    actions: int
+    play: bytes
+    rng: bytes
+    gauss: float | None
+    actors: list[int]
+
+
+_encode_image = msgspec.msgpack.Encoder().encode
+_decode_image = msgspec.msgpack.Decoder(_Image).decode
 
 S = TypeVar("S")
 M = TypeVar("M")
@@ -87,6 +120,15 @@ class ServerGame(ABC):
         A no-op when the game is over or the seat is already out. Apologies: ValueError, its
         seats are played by robots instead.
         """
+
+    def snapshot(self) -> bytes | None:
+        """The game as it stands, for :meth:`resume`; None when its plugin cannot encode a state."""
+        return None
+
+    def resume(self, snapshot: bytes, actions: Sequence[str]) -> int:
+        """Take the state ``snapshot`` holds, taken after the first actions of ``actions`` (the
+        whole record): how many of them it covers (0: it does not fit, the game is unchanged)."""
+        return 0
 
 
 class PluginGame(ServerGame, Generic[S, M]):
@@ -255,6 +297,43 @@ class PluginGame(ServerGame, Generic[S, M]):
             raise ValueError(f"{self.rules} seats that leave are played by robots; they cannot be removed")
         if self._seat() is not None and self._remove(local_id - 1):
             self._record(f"remove {local_id}", local_id)
+
+    def snapshot(self) -> bytes | None:
+        codec = self._plugin
+        if not isinstance(codec, StateCodec):
+            return None
+        _, words, gauss = self._rng.getstate()
+        return _encode_image(
+            _Image(
+                SNAPSHOT_VERSION,
+                len(self.actions),
+                codec.encode_state(self._state),
+                array("I", words).tobytes(),
+                gauss,
+                self._actors[-self.seats :],
+            )
+        )
+
+    def resume(self, snapshot: bytes, actions: Sequence[str]) -> int:
+        codec = self._plugin
+        if not isinstance(codec, StateCodec):
+            return 0
+        try:
+            image = _decode_image(snapshot)
+        except msgspec.DecodeError:
+            return 0
+        # Another build's encoding, or a record cut shorter than its snapshot: replay it all.
+        if image.version != SNAPSHOT_VERSION or not 0 < image.actions <= len(actions):
+            return 0
+        rng = Random.__new__(Random)  # not Random(): seeding it from the system would be wasted
+        rng.setstate((_MT_VERSION, tuple(array("I", image.rng)), image.gauss))
+        self._state = codec.decode_state(image.play)
+        self._rng = rng
+        self.actions = list(actions[: image.actions])
+        # Only the last ``seats`` movers are ever shown; the older ones are not known here.
+        self._actors = image.actors
+        self._legal = None
+        return image.actions
 
     def _check(self, local_id: int) -> None:
         if not 1 <= local_id <= self.seats:

@@ -18,6 +18,7 @@ from parlour.protocols.async_ws.messages import (
 )
 from parlour.protocols.async_ws.model import Delegation, SeatInfo, TurnDoc
 from parlour.protocols.async_ws.rules import ServerGame
+from parlour.protocols.async_ws.server_game import SNAPSHOT_EVERY
 
 __all__ = ["ROBOT_TURNS", "Turns"]
 
@@ -157,6 +158,8 @@ class Turns(Ending):
         game = self._record
         rules.apply(action)
         game.actions.append(action)
+        if len(game.actions) % SNAPSHOT_EVERY == 0:
+            game.snapshot = rules.snapshot()
         game.charge(now)
         game.turn_index += 1
         game.state = rules.view(None)
