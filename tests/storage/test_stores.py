@@ -21,6 +21,7 @@ from parlour.storage import (
     AccountErased,
     AccountRow,
     AccountSeen,
+    AsyncGameRow,
     AsyncTurnRow,
     AuditRow,
     ChatRow,
@@ -263,6 +264,43 @@ def test_games_are_filtered_by_type_and_by_human_player(store: SQLStore) -> None
     assert ids(player="alice", game_type="apologies") == ["game-0001"]
     assert ids(player="Robbie") == []
     assert ids(player="nobody") == []
+
+
+def test_games_are_filtered_by_protocol(store: SQLStore) -> None:
+    store.commit(
+        [
+            finished_game(1, finished=10.0),
+            finished_game(2, finished=20.0, protocol="fish", game="fish"),
+            finished_game(3, finished=30.0, protocol="tsuro", game="tsuro"),
+        ]
+    )
+    assert [row.id for row in store.list_games(protocol="fish")] == ["game-0002"]
+    assert [row.id for row in store.list_games(protocol="apologies")] == ["game-0001"]
+    assert len(store.list_games()) == 3
+
+
+def test_ended_async_games_are_listed_newest_first_and_paged_through_ties(store: SQLStore) -> None:
+    # Both ended statuses, several ending at the same instant; live games (updated later than
+    # every ended one) are never listed.
+    ended = [
+        async_game(n, status="OVER" if n % 3 else "ABORTED", updated=u)
+        for n, u in enumerate([50.0, 70.0, 70.0, 70.0, 60.0, 90.0, 70.0, 60.0, 80.0, 80.0, 55.0], 1)
+    ]
+    live = [async_game(20 + n, status=status, updated=999.0) for n, status in enumerate(ASYNC_STATUSES)]
+    store.commit([*reversed(ended), *(row for row in live if row.status not in ("OVER", "ABORTED"))])
+    newest_first = sorted(ended, key=lambda r: (r.updated, r.id), reverse=True)
+    assert store.ended_async_games(50) == newest_first
+    assert store.ended_async_games(4) == newest_first[:4]
+    assert store.ended_async_games(0) == []
+    pages: list[list[AsyncGameRow]] = []
+    before: tuple[float, int] | None = None
+    while page := store.ended_async_games(3, before):
+        pages.append(page)
+        before = (page[-1].updated, page[-1].id)
+    assert [len(page) for page in pages] == [3, 3, 3, 2]
+    assert [row for page in pages for row in page] == newest_first
+    with pytest.raises(ValueError, match="negative"):
+        store.ended_async_games(-1)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -190,6 +190,16 @@ def _v8_last_seen(cur: Cursor) -> None:
     cur.execute("ALTER TABLE accounts ADD COLUMN last_seen DOUBLE PRECISION")
 
 
+def _v9_async_ended(cur: Cursor) -> None:
+    """The ended /async games by when they ended (issue 27: the admin's list of finished games,
+    newest first, a page at a time): the index by status gets the time of the last change and
+    the id after it, so that the games of one status are a range of it in that order (the
+    status alone made every page read and sort every ended game). It replaces the index by
+    status, whose lookups it serves as well."""
+    cur.execute("DROP INDEX async_games_by_status")
+    cur.execute("CREATE INDEX async_games_by_status_updated ON async_games (status, updated, id)")
+
+
 #: (version, what it does, the migration). Versions are 1, 2, ... with no gaps.
 MIGRATIONS: list[tuple[int, str, Callable[[Cursor], None]]] = [
     (1, "players, games and moves", _v1_base),
@@ -200,5 +210,6 @@ MIGRATIONS: list[tuple[int, str, Callable[[Cursor], None]]] = [
     (6, "account roles, revocation counters and bans; the audit log", _v6_admin),
     (7, "the seats of ended /async games: ranks, scores and ratings after", _v7_game_results),
     (8, "when each account was last seen", _v8_last_seen),
+    (9, "ended /async games by when they ended", _v9_async_ended),
 ]
 LATEST = MIGRATIONS[-1][0]

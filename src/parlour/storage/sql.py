@@ -290,6 +290,10 @@ class SQLStore:
         rows = self._read(f"SELECT {table.select} FROM {table.name} {rest}", params)
         return [table.load(row) for row in rows]
 
+    def _load_rows(self, table: Table[R], sql: str, params: Sequence[Any] = ()) -> list[R]:
+        """The records of ``table`` that a whole statement of its columns reads."""
+        return [table.load(row) for row in self._read(sql, params)]
+
     def load_live(self) -> Snapshot:
         marks = ", ".join("?" for _ in LIVE_STATES)
         players = self._load(PLAYERS)
@@ -336,6 +340,7 @@ class SQLStore:
         limit: int = 50,
         before: tuple[float, str] | None = None,
         state: str | None = None,
+        protocol: str | None = None,
     ) -> list[GameRow]:
         states = (state,) if state is not None else FINISHED_STATES
         sql = [
@@ -351,6 +356,9 @@ class SQLStore:
         if game_type is not None:
             sql.append("AND g.game = ?")
             params.append(game_type)
+        if protocol is not None:
+            sql.append("AND g.protocol = ?")
+            params.append(protocol)
         if before is not None:
             sql.append("AND (g.finished < ? OR (g.finished = ? AND g.id < ?))")
             params.extend((before[0], before[0], before[1]))
@@ -391,6 +399,26 @@ class SQLStore:
     def finished_async_games(self) -> list[AsyncGameRow]:
         over = ", ".join("?" for _ in ASYNC_FINISHED_STATUSES)
         return self._load(ASYNC_GAMES, f"WHERE status IN ({over}) ORDER BY id", ASYNC_FINISHED_STATUSES)
+
+    def ended_async_games(self, limit: int, before: tuple[float, int] | None = None) -> list[AsyncGameRow]:
+        if limit < 0:
+            raise ValueError(f"a list of games' limit must not be negative, not {limit}")
+        # The latest ``limit`` of each ended status, each a range of the index on (status,
+        # updated, id) read from its newest end (an IN over both statuses would read and sort
+        # every ended game), then the newest ``limit`` of the two. The page's bound is also a
+        # range of that index (``updated <= ?``), not only an OR it cannot seek to.
+        after = "" if before is None else " AND updated <= ? AND (updated < ? OR id < ?)"
+        bound: tuple[Any, ...] = () if before is None else (before[0], before[0], before[1])
+        newest = "ORDER BY updated DESC, id DESC LIMIT ?"
+        parts: list[str] = []
+        params: list[Any] = []
+        for status in ASYNC_FINISHED_STATUSES:
+            parts.append(
+                f"SELECT {ASYNC_GAMES.select} FROM (SELECT {ASYNC_GAMES.select} FROM async_games "
+                f"WHERE status = ?{after} {newest}) AS ended_{status.lower()}"
+            )
+            params.extend((status, *bound, limit))
+        return self._load_rows(ASYNC_GAMES, f"{' UNION ALL '.join(parts)} {newest}", (*params, limit))
 
     def audit_log(
         self,
