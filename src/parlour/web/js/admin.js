@@ -173,7 +173,7 @@ async function games() {
   if (gamesShown === "finished") return finishedGames(null);
   $("games-older").hidden = true;
   const body = await ask(get("api/admin/games"));
-  if (!body) return;
+  if (!body || gamesShown !== "live") return; // switched meanwhile: the other list is drawn
   const rows = body.games.map((g) => {
     const abort = actionForm("Abort", `abort-${g.game_id}`, [], async (f) => {
       if (await ask(post("api/admin/games/abort", { protocol: g.protocol, game_id: g.game_id, reason: f.get("reason") }))) {
@@ -198,8 +198,9 @@ async function finishedGames(before) {
     const replay = g.replay
       ? node("a", { href: `.${g.replay}`, target: "_blank", rel: "noopener", class: "go", "data-testid": `replay-${g.protocol}-${g.game_id}` }, "Replay")
       : node("span", { class: "fine" }, "none");
-    return node("tr", { "data-testid": "finished-game" }, node("td", {}, g.protocol), node("td", {}, `${g.game} ${g.game_id}`),
-      node("td", {}, g.state), node("td", {}, g.players.join(", ")), node("td", {}, when(g.ended)), node("td", {}, replay));
+    // Each cell names its column too: a phone shows a row as a card, without the table's head.
+    const cells = [g.protocol, `${g.game} ${g.game_id}`, g.state, g.players.join(", ") || "-", when(g.ended), replay];
+    return node("tr", { "data-testid": "finished-game" }, ...cells.map((cell, i) => node("td", { "data-label": cell === replay ? null : HEADS.finished[i] }, cell)));
   });
   const list = before ? document.querySelector("[data-testid='game-list'] tbody") : gameTable("finished");
   if (before) list.append(...rows);
