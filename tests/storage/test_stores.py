@@ -10,6 +10,7 @@ import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
@@ -266,17 +267,57 @@ def test_games_are_filtered_by_type_and_by_human_player(store: SQLStore) -> None
     assert ids(player="nobody") == []
 
 
-def test_games_are_filtered_by_protocol(store: SQLStore) -> None:
-    store.commit(
-        [
-            finished_game(1, finished=10.0),
-            finished_game(2, finished=20.0, protocol="fish", game="fish"),
-            finished_game(3, finished=30.0, protocol="tsuro", game="tsuro"),
-        ]
-    )
-    assert [row.id for row in store.list_games(protocol="fish")] == ["game-0002"]
-    assert [row.id for row in store.list_games(protocol="apologies")] == ["game-0001"]
-    assert len(store.list_games()) == 3
+def test_games_of_every_state_are_paged_through_ties_and_filtered_by_protocol(store: SQLStore) -> None:
+    # Each state's games are read apart (a range of the index each) and merged: ties between
+    # states must neither repeat nor lose a game from one page to the next.
+    finishes = [40.0, 40.0, 40.0, 30.0, 30.0, 50.0, 20.0, 40.0, 30.0]
+    rows = [
+        finished_game(
+            n,
+            finished=f,
+            state=("COMPLETED", "CANCELLED", "ABORTED")[n % 3],
+            protocol=("apologies", "fish")[n % 2],
+        )
+        for n, f in enumerate(finishes)
+    ]
+    store.commit([*rows, game(20)])
+    newest_first = sorted(rows, key=lambda r: (r.finished, r.id), reverse=True)
+    for size in (1, 2, 4):
+        shown: list[GameRow] = []
+        before: tuple[float, str] | None = None
+        while page := store.list_games(limit=size, before=before):
+            assert len(page) <= size
+            shown += page
+            last = page[-1]
+            assert last.finished is not None
+            before = (last.finished, last.id)
+        assert shown == newest_first
+    fish = store.list_games(protocol="fish")
+    assert fish == [row for row in newest_first if row.protocol == "fish"] and fish
+    assert store.list_games(protocol="fish", state="ABORTED") == [
+        row for row in fish if row.state == "ABORTED"
+    ]
+    assert store.list_games(limit=0) == []
+
+
+def test_finished_games_are_read_by_the_index_of_each_state(sqlite_store: SQLiteStore) -> None:
+    """SQLite's plan of each list: a range of (state, finished, id) or (status, updated, id)
+    per state, in its order (no sort of every finished game)."""
+    asked: list[tuple[str, Any]] = []
+    read = sqlite_store._read
+
+    def recorded(sql: str, params: Any = ()) -> list[Any]:
+        asked.append((sql, params))
+        return read(sql, params)
+
+    sqlite_store._read = recorded  # type: ignore[method-assign]
+    sqlite_store.list_games(limit=5, before=(10.0, "x"), protocol="fish")
+    sqlite_store.ended_async_games(5, (10.0, 3))
+    for sql, params in asked:
+        plan = " | ".join(row[3] for row in read(f"EXPLAIN QUERY PLAN {sql}", params))
+        assert plan.count("INDEX games_by_state_finished (state=? AND finished<?)") == 3 or (
+            plan.count("INDEX async_games_by_status_updated (status=? AND updated<?)") == 2
+        ), plan
 
 
 def test_ended_async_games_are_listed_newest_first_and_paged_through_ties(store: SQLStore) -> None:

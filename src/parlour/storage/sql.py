@@ -342,29 +342,38 @@ class SQLStore:
         state: str | None = None,
         protocol: str | None = None,
     ) -> list[GameRow]:
+        if limit < 0:
+            raise ValueError(f"a list of games' limit must not be negative, not {limit}")
         states = (state,) if state is not None else FINISHED_STATES
-        sql = [
-            f"SELECT {GAMES.prefixed('g')} FROM games g WHERE g.state IN ({', '.join('?' for _ in states)})"
-        ]
-        params: list[Any] = list(states)
+        where: list[str] = []
+        params: list[Any] = []
         if player is not None:
             # A human of that handle sat at the game (robots share handles across games).
-            sql.append(
+            where.append(
                 "AND EXISTS (SELECT 1 FROM game_seats s WHERE s.game_id = g.id AND s.handle = ? AND s.robot = 0)"
             )
             params.append(player)
         if game_type is not None:
-            sql.append("AND g.game = ?")
+            where.append("AND g.game = ?")
             params.append(game_type)
         if protocol is not None:
-            sql.append("AND g.protocol = ?")
+            where.append("AND g.protocol = ?")
             params.append(protocol)
         if before is not None:
-            sql.append("AND (g.finished < ? OR (g.finished = ? AND g.id < ?))")
+            # A range of the index (``finished <= ?``) as well as the page's exact bound.
+            where.append("AND g.finished <= ? AND (g.finished < ? OR g.id < ?)")
             params.extend((before[0], before[0], before[1]))
-        sql.append("ORDER BY g.finished DESC, g.id DESC LIMIT ?")
-        params.append(limit)
-        return [GAMES.load(row) for row in self._read(" ".join(sql), params)]
+        # The newest ``limit`` of each state, each a range of the index on (state, finished, id)
+        # read from its newest end (an IN over the states read and sorted every finished game
+        # on each page), then the newest ``limit`` of them.
+        newest = "ORDER BY finished DESC, id DESC LIMIT ?"
+        parts = [
+            f"SELECT {GAMES.select} FROM (SELECT {GAMES.prefixed('g')} FROM games g WHERE g.state = ? "
+            f"{' '.join(where)} ORDER BY g.finished DESC, g.id DESC LIMIT ?) AS finished_{number}"
+            for number in range(len(states))
+        ]
+        values = [value for each in states for value in (each, *params, limit)]
+        return self._load_rows(GAMES, f"{' UNION ALL '.join(parts)} {newest}", (*values, limit))
 
     # -----------------------------------------------------------------------------------------
     # The /async protocol (scalable-server-notes.md S4, S10, S11)
