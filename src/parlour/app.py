@@ -32,7 +32,7 @@ from parlour.protocols.async_ws import devices, social
 from parlour.protocols.async_ws.account_http import AccountSelfRoutes
 from parlour.protocols.async_ws.admin_http import AdminRoutes
 from parlour.protocols.async_ws.catalogue import catalogue_routes
-from parlour.protocols.async_ws.history import ReplayRoutes, StoredGame, stored_games
+from parlour.protocols.async_ws.history import ReplayRoutes, StoredGame, StoredRole, stored_games
 from parlour.protocols.async_ws.http import AccountRoutes
 from parlour.protocols.async_ws.hub import NEXT_GAME_KEY, AsyncLimits
 from parlour.protocols.async_ws.placement import (
@@ -171,6 +171,7 @@ async def run_server(
                     await _restore(store, runtime, services, settings)
                     _restore_async(store, runtime, async_service)
                 replays.stored = _stored_async_games(store, runtime)
+                replays.role = _stored_role(store, runtime)
                 profiles.read = stored_profiles(runtime.in_store_thread, store)
             services.append(async_service)
         listener = await stack.enter_async_context(
@@ -466,6 +467,20 @@ def _stored_async_games(store: Store, runtime: Runtime) -> StoredGame:
     return stored_games(runtime.in_store_thread, load_doc)
 
 
+def _stored_role(store: Store, runtime: Runtime) -> StoredRole:
+    """An account's role as the store holds it now (``parlour admin grant|revoke`` changes it
+    there), read off the event loop: "" when the store cannot say (no admin's powers then)."""
+
+    async def role(account_id: int) -> str:
+        try:
+            row = await runtime.in_store_thread(lambda: store.account(account_id))
+        except StoreFailure:
+            return ""
+        return "" if row is None else row.role
+
+    return role
+
+
 async def _start_cluster(
     settings: Settings,
     store: Store,
@@ -533,6 +548,7 @@ async def _start_cluster(
         runtime.execute(service.hello(runtime.clock()), service)
         replays = ReplayRoutes(service, runtime.clock)
         replays.stored = _stored_async_games(store, runtime)
+        replays.role = _stored_role(store, runtime)
         routes = {
             **AccountRoutes(service, runtime, tokens, limiter).routes(),
             **_operator_routes(service, runtime, tokens, limiter, cluster_games, history.as_json),

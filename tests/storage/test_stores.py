@@ -10,6 +10,7 @@ import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
@@ -21,6 +22,7 @@ from parlour.storage import (
     AccountErased,
     AccountRow,
     AccountSeen,
+    AsyncGameRow,
     AsyncTurnRow,
     AuditRow,
     ChatRow,
@@ -263,6 +265,83 @@ def test_games_are_filtered_by_type_and_by_human_player(store: SQLStore) -> None
     assert ids(player="alice", game_type="apologies") == ["game-0001"]
     assert ids(player="Robbie") == []
     assert ids(player="nobody") == []
+
+
+def test_games_of_every_state_are_paged_through_ties_and_filtered_by_protocol(store: SQLStore) -> None:
+    # Each state's games are read apart (a range of the index each) and merged: ties between
+    # states must neither repeat nor lose a game from one page to the next.
+    finishes = [40.0, 40.0, 40.0, 30.0, 30.0, 50.0, 20.0, 40.0, 30.0]
+    rows = [
+        finished_game(
+            n,
+            finished=f,
+            state=("COMPLETED", "CANCELLED", "ABORTED")[n % 3],
+            protocol=("apologies", "fish")[n % 2],
+        )
+        for n, f in enumerate(finishes)
+    ]
+    store.commit([*rows, game(20)])
+    newest_first = sorted(rows, key=lambda r: (r.finished, r.id), reverse=True)
+    for size in (1, 2, 4):
+        shown: list[GameRow] = []
+        before: tuple[float, str] | None = None
+        while page := store.list_games(limit=size, before=before):
+            assert len(page) <= size
+            shown += page
+            last = page[-1]
+            assert last.finished is not None
+            before = (last.finished, last.id)
+        assert shown == newest_first
+    fish = store.list_games(protocol="fish")
+    assert fish == [row for row in newest_first if row.protocol == "fish"] and fish
+    assert store.list_games(protocol="fish", state="ABORTED") == [
+        row for row in fish if row.state == "ABORTED"
+    ]
+    assert store.list_games(limit=0) == []
+
+
+def test_finished_games_are_read_by_the_index_of_each_state(sqlite_store: SQLiteStore) -> None:
+    """SQLite's plan of each list: a range of (state, finished, id) or (status, updated, id)
+    per state, in its order (no sort of every finished game)."""
+    asked: list[tuple[str, Any]] = []
+    read = sqlite_store._read
+
+    def recorded(sql: str, params: Any = ()) -> list[Any]:
+        asked.append((sql, params))
+        return read(sql, params)
+
+    sqlite_store._read = recorded  # type: ignore[method-assign]
+    sqlite_store.list_games(limit=5, before=(10.0, "x"), protocol="fish")
+    sqlite_store.ended_async_games(5, (10.0, 3))
+    for sql, params in asked:
+        plan = " | ".join(row[3] for row in read(f"EXPLAIN QUERY PLAN {sql}", params))
+        assert plan.count("INDEX games_by_state_finished (state=? AND finished<?)") == 3 or (
+            plan.count("INDEX async_games_by_status_updated (status=? AND updated<?)") == 2
+        ), plan
+
+
+def test_ended_async_games_are_listed_newest_first_and_paged_through_ties(store: SQLStore) -> None:
+    # Both ended statuses, several ending at the same instant; live games (updated later than
+    # every ended one) are never listed.
+    ended = [
+        async_game(n, status="OVER" if n % 3 else "ABORTED", updated=u)
+        for n, u in enumerate([50.0, 70.0, 70.0, 70.0, 60.0, 90.0, 70.0, 60.0, 80.0, 80.0, 55.0], 1)
+    ]
+    live = [async_game(20 + n, status=status, updated=999.0) for n, status in enumerate(ASYNC_STATUSES)]
+    store.commit([*reversed(ended), *(row for row in live if row.status not in ("OVER", "ABORTED"))])
+    newest_first = sorted(ended, key=lambda r: (r.updated, r.id), reverse=True)
+    assert store.ended_async_games(50) == newest_first
+    assert store.ended_async_games(4) == newest_first[:4]
+    assert store.ended_async_games(0) == []
+    pages: list[list[AsyncGameRow]] = []
+    before: tuple[float, int] | None = None
+    while page := store.ended_async_games(3, before):
+        pages.append(page)
+        before = (page[-1].updated, page[-1].id)
+    assert [len(page) for page in pages] == [3, 3, 3, 2]
+    assert [row for page in pages for row in page] == newest_first
+    with pytest.raises(ValueError, match="negative"):
+        store.ended_async_games(-1)
 
 
 # ---------------------------------------------------------------------------------------------

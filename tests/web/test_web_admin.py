@@ -1,11 +1,13 @@
 """The admin page (admin.html) in Chromium against a real server with a store (issue 27): an
 admin granted by ``parlour admin grant`` signs in, sees the dashboard's charts, finds a player
-and bans it, closes a report from the chat, lists games and reads the audit log; each screen is
-shot on a laptop and on a phone (build/screenshots/admin-*.png)."""
+and bans it, closes a report from the chat, lists live games, aborts one, lists the finished
+ones and opens their replays, and reads the audit log; each screen is shot on a laptop and on a
+phone (build/screenshots/admin-*.png)."""
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -15,7 +17,12 @@ import pytest
 from websockets.sync.client import connect
 
 from parlour.cli import main
+from parlour.protocols.async_ws.model import decode_game, encode_game
+from parlour.storage import AsyncGameRow
+from parlour.storage.sqlite import SQLiteStore
 from tests.asyncclient import PASSWORD, create_account, login
+from tests.protocols.async_ws.harness import Harness
+from tests.protocols.async_ws.test_history import fish_game, play_out
 
 from .browser_steps import screenshot, tid
 from .conftest import PHONE, WebServer, _serve_parlour
@@ -102,6 +109,33 @@ def advertise_apologies(port: int, handle: str) -> str:
     while json.loads(ws.recv(timeout=5))["message"] != "GAME_STARTED":
         pass
     return str(message["context"]["game"]["game_id"])
+
+
+#: The id of the /async game ``store_finished_fish`` puts in the store (the server numbers its
+#: games from 1, and this test opens one).
+FISH_ID = 4242
+
+
+def store_finished_fish(store: Path) -> int:
+    """A public /async Fish game (server rules) played to its end in-process, its record put in
+    the server's store as a server leaves it (as a game that ended before a restart); its id."""
+    h = Harness()
+    game_id, people = fish_game(h)
+    play_out(h, {account: conn for conn, account, _ in people.values()}, game_id)
+    for name in ("ann", "bob"):
+        h.send(people[name][0], type="GameOutcomeConfirmationRequest", game_id=game_id)
+    record = decode_game(h.games[game_id].doc)
+    assert record.status == "OVER"
+    record.id = FISH_ID
+    row = AsyncGameRow(
+        FISH_ID, record.config.game_type, record.status, record.created, time.time() - 60, encode_game(record)
+    )
+    kept = SQLiteStore(store)
+    try:
+        kept.commit([row])
+    finally:
+        kept.close()
+    return FISH_ID
 
 
 #: The Apologies connections of the test, closed at its end.
@@ -191,6 +225,58 @@ def test_an_admin_moderates_from_the_page(new_page: Any, admin_server: tuple[Web
     replay.wait_for_selector(f"{tid('replay')}:not([hidden])")
     replay.wait_for_selector(f"{tid('replay-board')} svg")
     screenshot(replay, "admin-watch-apologies.png")
+
+    # Finished games: the Apologies game, aborted from the page, and an /async game that ended
+    # before (a server-rules Fish game).
+    page.fill(tid(f"abort-{apologies_id}-reason"), "stuck")
+    page.click(tid(f"abort-{apologies_id}-go"))
+    page.wait_for_selector(f"{tid('notice')}:has-text('aborted')")
+    fish_id = store_finished_fish(store)
+    page.click(tid("games-finished"))
+    page.wait_for_selector(tid(f"replay-async-{fish_id}"))
+    assert page.locator(tid("games-finished")).get_attribute("aria-pressed") == "true"
+    assert "CANCELLED" in page.inner_text(tid("game-list"))  # the abort, stored
+    screenshot(page, "admin-games-finished.png")
+    phone.click(tid("tab-games"))
+    phone.click(tid("games-finished"))
+    phone.wait_for_selector(tid(f"replay-async-{fish_id}"))
+    for target in ("games-finished", f"replay-async-{fish_id}", f"replay-apologies-{apologies_id}"):
+        box = phone.locator(tid(target)).bounding_box()
+        assert box is not None and box["height"] >= 44, target  # a tap target
+    screenshot(phone, "admin-games-finished-phone.png")
+    # Older games: pages of one game (the page's requests rewritten to ask for one), each
+    # added under the last, until there is none older.
+    rows = "document.querySelectorAll(\"[data-testid='finished-game']\").length"
+    page.route(
+        "**/api/admin/games?state=finished*",
+        lambda route: route.continue_(url=f"{route.request.url}&limit=1"),
+    )
+    page.click(tid("games-live"))
+    page.click(tid("games-finished"))
+    page.wait_for_function(f"() => {rows} === 1")
+    page.click(tid("games-older"))
+    page.wait_for_function(f"() => {rows} === 2")
+    page.wait_for_selector(f"{tid('games-older')}[hidden]", state="attached")
+    page.unroute("**/api/admin/games?state=finished*")
+    # Its replay on the player page, for the admin (the watcher stands in: the game was public).
+    href = page.locator(tid(f"replay-async-{fish_id}")).get_attribute("href")
+    assert href == f"./play.html?replay={fish_id}"
+    watcher.goto(url + href.removeprefix("./"))
+    watcher.wait_for_selector(f"{tid('replay-bar')}:not([hidden])")
+    watcher.wait_for_selector("#board-host svg")
+    watcher.click(tid("replay-last"))
+    total = watcher.locator(tid("replay-bar")).get_attribute("data-total")
+    assert total and int(total) > 0
+    assert watcher.locator(tid("replay-bar")).get_attribute("data-step") == total
+    # The Apologies game's, on the front page.
+    href = page.locator(tid(f"replay-apologies-{apologies_id}")).get_attribute("href")
+    assert href == f"./?replay={apologies_id}"
+    ended = new_page()
+    ended.goto(url + href.removeprefix("./"))
+    ended.fill(tid("handle"), "spectator2")
+    ended.click(tid("register-button"))
+    ended.wait_for_selector(f"{tid('replay')}:not([hidden])")
+    ended.wait_for_selector(f"{tid('replay-board')} svg")
 
     page.click(tid("tab-audit"))
     page.fill(tid("audit-action"), "ban")

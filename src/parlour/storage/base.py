@@ -85,9 +85,10 @@ class Store(Protocol):
         limit: int = 50,
         before: tuple[float, str] | None = None,
         state: str | None = None,
+        protocol: str | None = None,
     ) -> list[GameRow]:
-        """Finished games (of one ``state`` if given), newest first; ``before`` is the
-        (finished, id) of the last game of the previous page."""
+        """Finished games (of one ``state`` and played over one ``protocol`` if given), newest
+        first; ``before`` is the (finished, id) of the last game of the previous page."""
         ...
 
     def purge(self, finished_before: float) -> int:
@@ -119,6 +120,12 @@ class Store(Protocol):
     def finished_async_games(self) -> list[AsyncGameRow]:
         """Every /async game that is over, as stored (a deleted account's seats are renamed in
         them: records.AccountErased)."""
+        ...
+
+    def ended_async_games(self, limit: int, before: tuple[float, int] | None = None) -> list[AsyncGameRow]:
+        """At most ``limit`` /async games that are over (OVER or ABORTED), the last to end first
+        (by ``updated``, then id, both descending: an ended game's row is not changed again);
+        ``before`` is the (updated, id) of the last game of the previous page."""
         ...
 
     def audit_log(

@@ -190,6 +190,19 @@ def _v8_last_seen(cur: Cursor) -> None:
     cur.execute("ALTER TABLE accounts ADD COLUMN last_seen DOUBLE PRECISION")
 
 
+def _v9_games_ended(cur: Cursor) -> None:
+    """Finished games by when they ended (issue 27: the admin's list of finished games, newest
+    first, a page at a time; GET /api/games too): the indexes by state and by status get the
+    time the game ended (an /async game's last change) and the id after it, so that the games
+    of one state are a range of the index in that order (the state alone made every page read
+    and sort every finished game). They replace the indexes by state and by status, whose
+    lookups they serve as well."""
+    cur.execute("DROP INDEX games_by_state")
+    cur.execute("CREATE INDEX games_by_state_finished ON games (state, finished, id)")
+    cur.execute("DROP INDEX async_games_by_status")
+    cur.execute("CREATE INDEX async_games_by_status_updated ON async_games (status, updated, id)")
+
+
 #: (version, what it does, the migration). Versions are 1, 2, ... with no gaps.
 MIGRATIONS: list[tuple[int, str, Callable[[Cursor], None]]] = [
     (1, "players, games and moves", _v1_base),
@@ -200,5 +213,6 @@ MIGRATIONS: list[tuple[int, str, Callable[[Cursor], None]]] = [
     (6, "account roles, revocation counters and bans; the audit log", _v6_admin),
     (7, "the seats of ended /async games: ranks, scores and ratings after", _v7_game_results),
     (8, "when each account was last seen", _v8_last_seen),
+    (9, "finished games of every protocol by when they ended", _v9_games_ended),
 ]
 LATEST = MIGRATIONS[-1][0]

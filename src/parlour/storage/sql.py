@@ -290,6 +290,10 @@ class SQLStore:
         rows = self._read(f"SELECT {table.select} FROM {table.name} {rest}", params)
         return [table.load(row) for row in rows]
 
+    def _load_rows(self, table: Table[R], sql: str, params: Sequence[Any] = ()) -> list[R]:
+        """The records of ``table`` that a whole statement of its columns reads."""
+        return [table.load(row) for row in self._read(sql, params)]
+
     def load_live(self) -> Snapshot:
         marks = ", ".join("?" for _ in LIVE_STATES)
         players = self._load(PLAYERS)
@@ -336,27 +340,40 @@ class SQLStore:
         limit: int = 50,
         before: tuple[float, str] | None = None,
         state: str | None = None,
+        protocol: str | None = None,
     ) -> list[GameRow]:
+        if limit < 0:
+            raise ValueError(f"a list of games' limit must not be negative, not {limit}")
         states = (state,) if state is not None else FINISHED_STATES
-        sql = [
-            f"SELECT {GAMES.prefixed('g')} FROM games g WHERE g.state IN ({', '.join('?' for _ in states)})"
-        ]
-        params: list[Any] = list(states)
+        where: list[str] = []
+        params: list[Any] = []
         if player is not None:
             # A human of that handle sat at the game (robots share handles across games).
-            sql.append(
+            where.append(
                 "AND EXISTS (SELECT 1 FROM game_seats s WHERE s.game_id = g.id AND s.handle = ? AND s.robot = 0)"
             )
             params.append(player)
         if game_type is not None:
-            sql.append("AND g.game = ?")
+            where.append("AND g.game = ?")
             params.append(game_type)
+        if protocol is not None:
+            where.append("AND g.protocol = ?")
+            params.append(protocol)
         if before is not None:
-            sql.append("AND (g.finished < ? OR (g.finished = ? AND g.id < ?))")
+            # A range of the index (``finished <= ?``) as well as the page's exact bound.
+            where.append("AND g.finished <= ? AND (g.finished < ? OR g.id < ?)")
             params.extend((before[0], before[0], before[1]))
-        sql.append("ORDER BY g.finished DESC, g.id DESC LIMIT ?")
-        params.append(limit)
-        return [GAMES.load(row) for row in self._read(" ".join(sql), params)]
+        # The newest ``limit`` of each state, each a range of the index on (state, finished, id)
+        # read from its newest end (an IN over the states read and sorted every finished game
+        # on each page), then the newest ``limit`` of them.
+        newest = "ORDER BY finished DESC, id DESC LIMIT ?"
+        parts = [
+            f"SELECT {GAMES.select} FROM (SELECT {GAMES.prefixed('g')} FROM games g WHERE g.state = ? "
+            f"{' '.join(where)} ORDER BY g.finished DESC, g.id DESC LIMIT ?) AS finished_{number}"
+            for number in range(len(states))
+        ]
+        values = [value for each in states for value in (each, *params, limit)]
+        return self._load_rows(GAMES, f"{' UNION ALL '.join(parts)} {newest}", (*values, limit))
 
     # -----------------------------------------------------------------------------------------
     # The /async protocol (scalable-server-notes.md S4, S10, S11)
@@ -391,6 +408,26 @@ class SQLStore:
     def finished_async_games(self) -> list[AsyncGameRow]:
         over = ", ".join("?" for _ in ASYNC_FINISHED_STATUSES)
         return self._load(ASYNC_GAMES, f"WHERE status IN ({over}) ORDER BY id", ASYNC_FINISHED_STATUSES)
+
+    def ended_async_games(self, limit: int, before: tuple[float, int] | None = None) -> list[AsyncGameRow]:
+        if limit < 0:
+            raise ValueError(f"a list of games' limit must not be negative, not {limit}")
+        # The latest ``limit`` of each ended status, each a range of the index on (status,
+        # updated, id) read from its newest end (an IN over both statuses would read and sort
+        # every ended game), then the newest ``limit`` of the two. The page's bound is also a
+        # range of that index (``updated <= ?``), not only an OR it cannot seek to.
+        after = "" if before is None else " AND updated <= ? AND (updated < ? OR id < ?)"
+        bound: tuple[Any, ...] = () if before is None else (before[0], before[0], before[1])
+        newest = "ORDER BY updated DESC, id DESC LIMIT ?"
+        parts: list[str] = []
+        params: list[Any] = []
+        for status in ASYNC_FINISHED_STATUSES:
+            parts.append(
+                f"SELECT {ASYNC_GAMES.select} FROM (SELECT {ASYNC_GAMES.select} FROM async_games "
+                f"WHERE status = ?{after} {newest}) AS ended_{status.lower()}"
+            )
+            params.extend((status, *bound, limit))
+        return self._load_rows(ASYNC_GAMES, f"{' UNION ALL '.join(parts)} {newest}", (*params, limit))
 
     def audit_log(
         self,

@@ -24,6 +24,8 @@ from parlour.storage import AccountErased, AuditRow, Record, StoreFailure
 from parlour.storage.sqlite import SQLiteStore
 from tests.protocols.async_ws.cluster_harness import ClusterHarness
 from tests.protocols.async_ws.harness import Harness
+from tests.protocols.async_ws.test_history import fish_game, play_out
+from tests.storage.rows import finished_game, game
 
 T = TypeVar("T")
 
@@ -616,3 +618,123 @@ def test_the_dashboard_serves_the_sampled_columns(site: Site) -> None:
     admin = site.admin_token("root")
     assert site.call("GET", "/api/admin/dashboard", admin) == (200, {"samples": columns})
     assert site.call("GET", "/api/admin/dashboard?x=1", admin)[0] == 400
+
+
+def _end_async_games(site: Site) -> tuple[int, int]:
+    """Two /async games played to the end (OVER) a minute apart: a server-rules Fish game
+    (replayable) and a client-rules one (not); their ids."""
+    h = site.h
+    fish, people = fish_game(h)
+    play_out(h, {account: conn for conn, account, _ in people.values()}, fish)
+    ann, bob = people["ann"][0], people["bob"][0]
+    for conn in (ann, bob):
+        h.send(conn, type="GameOutcomeConfirmationRequest", game_id=fish)
+    h.now += 60
+    client = h.open_game(ann, bob)
+    h.send(ann, type="GameOverRequest", game_id=client, finalScores={"1": [1, 1], "2": [0, 2]})
+    for conn in (ann, bob):
+        h.send(conn, type="GameOutcomeConfirmationRequest", game_id=client)
+    assert h.games[fish].status == h.games[client].status == "OVER"
+    return fish, client
+
+
+def test_finished_games_of_every_protocol_are_listed_newest_first_a_page_at_a_time(site: Site) -> None:
+    admin = site.admin_token("root")
+    fish, client = _end_async_games(site)
+    ended = site.store.load_async_game(fish)
+    assert ended is not None
+    at = ended.updated
+    # The other protocols' games, one ending at the same time as the Fish /async game (the
+    # cursor must not lose either), one cancelled before it started (no replay), a live one.
+    site.store.commit(
+        [
+            finished_game(1, finished=at - 10.0),
+            finished_game(2, finished=at),
+            finished_game(3, finished=at + 30.0, protocol="fish", game="fish", state="ABORTED"),
+            game(4, state="CANCELLED", finished=at - 5.0),
+            game(5, state="PLAYING"),
+        ]
+    )
+    status, body = site.call("GET", "/api/admin/games?state=finished", admin)
+    assert status == 200 and body["next"] is None
+    listed = [(g["protocol"], g["game_id"], g["state"], g["ended"], g["replay"]) for g in body["games"]]
+    assert listed == [
+        ("async", str(client), "OVER", at + 60.0, None),
+        ("fish", "game-0003", "ABORTED", at + 30.0, "/?replay=game-0003"),
+        ("apologies", "game-0002", "COMPLETED", at, "/?replay=game-0002"),
+        ("async", str(fish), "OVER", at, f"/play.html?replay={fish}"),
+        ("apologies", "game-0004", "CANCELLED", at - 5.0, None),
+        ("apologies", "game-0001", "COMPLETED", at - 10.0, "/?replay=game-0001"),
+    ]
+    first = body["games"][3]
+    assert (first["game"], first["players"], first["record"]) == (
+        "fish",
+        ["ann", "bob"],
+        f"/api/async/replay?game_id={fish}",
+    )
+    assert body["games"][1]["players"] == ["handle3", "Robbie"]
+    # Page by page, through the tie, whatever the page's size.
+    for size in (1, 2, 4):
+        shown: list[Any] = []
+        after: str | None = None
+        pages = 0
+        while True:
+            query = f"state=finished&limit={size}" + (f"&before={after}" if after else "")
+            status, page = site.call("GET", f"/api/admin/games?{query}", admin)
+            assert status == 200 and len(page["games"]) <= size
+            shown += page["games"]
+            pages += 1
+            after = page["next"]
+            if after is None:
+                break
+        assert shown == body["games"] and pages == -(-len(listed) // size)
+    # One protocol's.
+    mine = site.call("GET", "/api/admin/games?state=finished&protocol=async", admin)[1]["games"]
+    assert [g["game_id"] for g in mine] == [str(client), str(fish)]
+    mine = site.call("GET", "/api/admin/games?state=finished&protocol=apologies&limit=2", admin)[1]
+    assert [g["game_id"] for g in mine["games"]] == ["game-0002", "game-0004"] and mine["next"]
+    rest = site.call(
+        "GET", f"/api/admin/games?state=finished&protocol=apologies&before={mine['next']}", admin
+    )
+    assert [g["game_id"] for g in rest[1]["games"]] == ["game-0001"] and rest[1]["next"] is None
+    # Audited as the live list is, with the state.
+    details = [json.loads(row.detail) for row in site.store.audit_log(100, action="games.list")]
+    assert {"protocol": "async", "state": "finished", "before": None} in details
+
+
+@pytest.mark.parametrize(
+    ("query", "words"),
+    [
+        ("state=over", "'state' is live or finished"),
+        ("state=", "'state' is live or finished"),
+        ("state=finished&limit=0", "'limit' must be a whole number from 1 to 500"),
+        ("state=finished&limit=501", "'limit' must be a whole number from 1 to 500"),
+        ("state=finished&limit=ten", "'limit' must be a whole number from 1 to 500"),
+        ("state=finished&before=nonsense", "'before' is the 'next' of a previous page"),
+        ("state=finished&before=W10", "'before' is the 'next' of a previous page"),  # []
+        # [null, [1.0, 2**64]]: past the store's game ids
+        (
+            "state=finished&before=W251bGwsWzEuMCwxODQ0Njc0NDA3MzcwOTU1MTYxNl1d",
+            "'before' is the 'next' of a previous page",
+        ),
+        ("state=finished&protocol=chess", "'protocol' is one of async, apologies, fish, tsuro"),
+        ("state=live&limit=5", "'limit' and 'before' page the finished games only"),
+        ("state=finished&page=2", "unknown parameter 'page'"),
+    ],
+)
+def test_a_bad_games_query_is_refused_in_words(site: Site, query: str, words: str) -> None:
+    admin = site.admin_token("root")
+    assert site.call("GET", f"/api/admin/games?{query}", admin) == (400, {"error": words})
+
+
+def test_the_largest_page_of_finished_games_is_500_and_live_is_the_default(site: Site) -> None:
+    admin = site.admin_token("root")
+    assert site.call("GET", "/api/admin/games?state=finished&limit=500", admin) == (
+        200,
+        {"games": [], "next": None},
+    )
+    assert site.call("GET", "/api/admin/games?state=live", admin) == site.call(
+        "GET", "/api/admin/games", admin
+    )
+    details = [json.loads(row.detail) for row in site.store.audit_log(100, action="games.list")]
+    assert details.count({"protocol": "", "state": "live"}) == 2

@@ -100,6 +100,26 @@ def test_a_password_game_is_for_its_players_only() -> None:
     assert ask(routes, f"game_id={game_id}&name=bob", people["cid"][2]).status == HTTPStatus.UNAUTHORIZED
 
 
+def test_an_admin_reads_any_replay_by_the_role_the_store_holds_now() -> None:
+    h = Harness()
+    game_id, people = fish_game(h, private=True, password="sesame")
+    play_out(h, {account: conn for conn, account, _ in people.values()}, game_id)
+    roles = {people["cid"][1]: "admin"}
+
+    async def role(account_id: int) -> str:
+        return roles.get(account_id, "")
+
+    routes = ReplayRoutes(h.service, lambda: h.now, role=role)
+    query = f"game_id={game_id}&name=cid"
+    assert ask(routes, query, people["cid"][2]).status == HTTPStatus.OK
+    roles.clear()  # revoked (parlour admin revoke), the server running
+    assert ask(routes, query, people["cid"][2]).status == HTTPStatus.FORBIDDEN
+    # Without a store, the hub's copy of the role.
+    routes = ReplayRoutes(h.service, lambda: h.now)
+    h.service.hub.accounts[people["cid"][1]].role = "admin"
+    assert ask(routes, query, people["cid"][2]).status == HTTPStatus.OK
+
+
 @pytest.mark.parametrize(
     ("query", "status"),
     [("", 400), ("game_id=x", 400), ("game_id=0", 400), ("game_id=99", 404), ("game_id=1&who=me", 400)],

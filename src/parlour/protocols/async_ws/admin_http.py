@@ -44,6 +44,7 @@ from parlour.protocols.async_ws.account_http import (
     only,
 )
 from parlour.protocols.async_ws.accounts import Account
+from parlour.protocols.async_ws.finished_games import PROTOCOLS, BadCursor, Cursor, decode_cursor, read_page
 from parlour.protocols.async_ws.model import LIVE
 from parlour.protocols.async_ws.placement import MOVING, NOT_SAVED
 from parlour.protocols.async_ws.placing import Placing
@@ -66,6 +67,9 @@ REPORT_ACTION: Final = "report"
 SHARD_SECONDS: Final = 5.0
 #: What an abort is answered when that owner does not answer in time.
 NO_ANSWER: Final = "the node running this game did not answer in time; look at the games list before retrying"
+#: How many finished games a page lists by default, and at most (``limit``).
+FINISHED_PAGE: Final = 50
+FINISHED_MAX: Final = 500
 #: The longest ban or mute, in minutes (ten years; a ban for good has none).
 MAX_MINUTES: Final = 10 * 366 * 24 * 60
 
@@ -621,13 +625,25 @@ class AdminRoutes:
     # -- Games -----------------------------------------------------------------------------------
 
     async def games(self, admin: Account, request: HttpRequest) -> ApiResponse:
+        """The live games (``state=live``, the default: in memory, every node's in a cluster),
+        or the finished ones (``state=finished``: from the store, newest first, a page of
+        ``limit`` at a time, ``before`` the ``next`` of the page before)."""
         refused = only(request, "GET")
         if refused is not None:
             return refused
-        query = _query(request, {"protocol"})
+        query = _query(request, {"protocol", "state", "limit", "before"})
         if isinstance(query, ApiResponse):
             return query
         protocol = query.get("protocol", "")
+        if protocol not in ("", *PROTOCOLS):
+            return error(HTTPStatus.BAD_REQUEST, f"'protocol' is one of {', '.join(PROTOCOLS)}")
+        state = query.get("state", "live")
+        if state not in ("live", "finished"):
+            return error(HTTPStatus.BAD_REQUEST, "'state' is live or finished")
+        if state == "finished":
+            return await self._finished(admin, query, protocol)
+        if "limit" in query or "before" in query:
+            return error(HTTPStatus.BAD_REQUEST, "'limit' and 'before' page the finished games only")
         found: list[dict[str, Any]] = []
         if protocol in ("", "async"):
             hub = self.service.hub
@@ -648,8 +664,35 @@ class AdminRoutes:
                 )
         if protocol != "async" and self.other_games is not None:
             found += [game for game in await self.other_games.live() if protocol in ("", game["protocol"])]
-        await self._audit_alone(admin, "games.list", "", "", {"protocol": protocol})
+        await self._audit_alone(admin, "games.list", "", "", {"protocol": protocol, "state": state})
         return json_reply(HTTPStatus.OK, {"games": found})
+
+    async def _finished(self, admin: Account, query: dict[str, str], protocol: str) -> ApiResponse:
+        limit = _whole(query.get("limit", str(FINISHED_PAGE)), 1, FINISHED_MAX, "limit")
+        if isinstance(limit, ApiResponse):
+            return limit
+        try:
+            cursor = decode_cursor(query["before"]) if "before" in query else Cursor(None, None)
+        except BadCursor as bad:
+            return error(HTTPStatus.BAD_REQUEST, str(bad))
+        found: list[dict[str, Any]] = []
+        after: str | None = None
+        store = self.runtime.store
+        if store is not None:
+            try:
+                found, after = await self.runtime.in_store_thread(
+                    lambda: read_page(store, protocol, limit, cursor)
+                )
+            except StoreFailure:
+                return error(HTTPStatus.SERVICE_UNAVAILABLE, "the store cannot be read; try again")
+        await self._audit_alone(
+            admin,
+            "games.list",
+            "",
+            "",
+            {"protocol": protocol, "state": "finished", "before": query.get("before")},
+        )
+        return json_reply(HTTPStatus.OK, {"games": found, "next": after})
 
     async def abort(self, admin: Account, request: HttpRequest) -> ApiResponse:
         body = posted(request, Abort)

@@ -9,7 +9,9 @@ move, never a seat's hand. The game is rebuilt from its record (rules, seats, se
 same record a restart replays, S10), so the last view is the final board.
 
 Who may read it: anyone, for a game that was open in the lobby without a password (anyone could
-have watched it); otherwise only an account seated in it, signed in with its session token.
+have watched it); otherwise only an account seated in it, or an admin (issue 27: the admin
+page's finished games open their replays; the role as the store holds it now), signed in with
+its session token.
 Games still waiting or running are refused (409): a replay is for finished games, and a running
 game is watched through StartObserveGameRequest instead. Client-rules games (the server does not
 know their moves) get 404, as do unknown ids.
@@ -27,13 +29,22 @@ from urllib.parse import parse_qs, urlsplit
 
 import msgspec
 
+from parlour.accounts.moderation import ADMIN
 from parlour.accounts.tokens import TokenError
 from parlour.api import ApiResponse, HttpRequest
 from parlour.protocols.async_ws.model import AsyncGame, decode_game
 from parlour.protocols.async_ws.rules import IllegalAction, ServerGame, start
 from parlour.protocols.async_ws.service import AsyncService
 
-__all__ = ["REPLAY_PATH", "ReplayRoutes", "StoredGame", "is_public", "replay_of", "stored_games"]
+__all__ = [
+    "REPLAY_PATH",
+    "ReplayRoutes",
+    "StoredGame",
+    "StoredRole",
+    "is_public",
+    "replay_of",
+    "stored_games",
+]
 
 REPLAY_PATH = "/api/async/replay"
 
@@ -45,6 +56,8 @@ _MAX_ID = 2**63 - 1
 
 #: Reads one game from the store by id (None when the store has no such game).
 StoredGame = Callable[[int], Awaitable[AsyncGame | None]]
+#: Reads an account's role from the store by id ("" for none, or when the store cannot say).
+StoredRole = Callable[[int], Awaitable[str]]
 
 
 def stored_games(
@@ -111,11 +124,23 @@ class ReplayRoutes:
     and to the store's games (``stored``; None without a store) for those no longer in memory."""
 
     def __init__(
-        self, service: AsyncService, clock: Callable[[], float], stored: StoredGame | None = None
+        self,
+        service: AsyncService,
+        clock: Callable[[], float],
+        stored: StoredGame | None = None,
+        role: StoredRole | None = None,
     ) -> None:
         self.service = service
         self.clock = clock
         self.stored = stored
+        #: The role of an account as stored (None: the hub's copy, for a server without a store).
+        self.role = role
+
+    async def _admin(self, account_id: int) -> bool:
+        if self.role is not None:
+            return await self.role(account_id) == ADMIN
+        account = self.service.hub.accounts.get(account_id)
+        return account is not None and account.role == ADMIN
 
     def routes(self) -> dict[str, Callable[[HttpRequest], Awaitable[ApiResponse]]]:
         return {REPLAY_PATH: self.replay}
@@ -165,7 +190,7 @@ class ReplayRoutes:
         if game is None or not game.server_rules:
             return _error(HTTPStatus.NOT_FOUND, "no finished game with server rules has this id")
         seated = reader is not None and any(seat.player_id == reader for seat in game.seats)
-        if not (seated or is_public(game)):
+        if not (seated or is_public(game) or (reader is not None and await self._admin(reader))):
             return _error(HTTPStatus.FORBIDDEN, "only the players of this game may read its replay")
         if game.status not in _FINISHED:
             return _error(HTTPStatus.CONFLICT, "this game is not finished: watch it instead")

@@ -151,20 +151,62 @@ function watchUrl(g) {
   return g.protocol === "async" ? `play.html?watch=${id}` : `./?replay=${id}`;
 }
 
+// The Games screen lists the live games or the finished ones (the switch); the finished ones a
+// page at a time, "Older games" adding the next page under them.
+let gamesShown = "live";
+let olderGames = null; // the `next` of the last page of finished games shown
+
+const HEADS = {
+  live: ["Protocol", "Game", "State", "Players", "Spectate", ""],
+  finished: ["Protocol", "Game", "State", "Players", "Ended", "Replay"],
+};
+
+function gameTable(kind) {
+  const table = document.querySelector("[data-testid='game-list']");
+  table.dataset.shows = kind;
+  table.querySelector("thead tr").replaceChildren(...HEADS[kind].map((head) => node("th", {}, head)));
+  return table.querySelector("tbody");
+}
+
 async function games() {
+  for (const button of document.querySelectorAll("[data-games]")) button.setAttribute("aria-pressed", String(button.dataset.games === gamesShown));
+  if (gamesShown === "finished") return finishedGames(null);
+  $("games-older").hidden = true;
   const body = await ask(get("api/admin/games"));
-  if (!body) return;
+  if (!body || gamesShown !== "live") return; // switched meanwhile: the other list is drawn
   const rows = body.games.map((g) => {
     const abort = actionForm("Abort", `abort-${g.game_id}`, [], async (f) => {
       if (await ask(post("api/admin/games/abort", { protocol: g.protocol, game_id: g.game_id, reason: f.get("reason") }))) {
         notice(`game ${g.game_id} aborted`, true); games();
       }
     });
-    const watch = node("a", { href: watchUrl(g), target: "_blank", rel: "noopener", "data-testid": `watch-${g.game_id}` }, "Watch");
+    const watch = node("a", { href: watchUrl(g), target: "_blank", rel: "noopener", class: "go", "data-testid": `watch-${g.game_id}` }, "Watch");
     return node("tr", { "data-testid": "game" }, node("td", {}, g.protocol), node("td", {}, `${g.game} ${g.game_id}`),
       node("td", {}, g.state), node("td", {}, g.players.join(", ")), node("td", {}, watch), node("td", {}, abort));
   });
-  document.querySelector("[data-testid='game-list'] tbody").replaceChildren(...rows);
+  gameTable("live").replaceChildren(...rows);
+}
+
+/** A page of finished games: the newest (`before` null), or the one after `before`. */
+async function finishedGames(before) {
+  const query = new URLSearchParams({ state: "finished" });
+  if (before) query.set("before", before);
+  const body = await ask(get(`api/admin/games?${query}`));
+  if (!body || gamesShown !== "finished") return;
+  const rows = body.games.map((g) => {
+    // The server gives the replay's path from the site's root; the page is at the root too.
+    const replay = g.replay
+      ? node("a", { href: `.${g.replay}`, target: "_blank", rel: "noopener", class: "go", "data-testid": `replay-${g.protocol}-${g.game_id}` }, "Replay")
+      : node("span", { class: "fine" }, "none");
+    // Each cell names its column too: a phone shows a row as a card, without the table's head.
+    const cells = [g.protocol, `${g.game} ${g.game_id}`, g.state, g.players.join(", ") || "-", when(g.ended), replay];
+    return node("tr", { "data-testid": "finished-game" }, ...cells.map((cell, i) => node("td", { "data-label": cell === replay ? null : HEADS.finished[i] }, cell)));
+  });
+  const list = before ? document.querySelector("[data-testid='game-list'] tbody") : gameTable("finished");
+  if (before) list.append(...rows);
+  else list.replaceChildren(...(rows.length ? rows : [node("tr", {}, node("td", { colSpan: 6, class: "fine" }, "No finished game."))]));
+  olderGames = body.next;
+  $("games-older").hidden = !olderGames;
 }
 
 async function audit() {
@@ -191,5 +233,9 @@ $("signin").addEventListener("submit", async (event) => {
 $("player-search").addEventListener("submit", (event) => { event.preventDefault(); search(new FormData(event.target).get("q")); });
 $("audit-filter").addEventListener("submit", (event) => { event.preventDefault(); audit(); });
 $("report-status").addEventListener("change", reports);
+for (const button of document.querySelectorAll("[data-games]")) {
+  button.addEventListener("click", () => { gamesShown = button.dataset.games; games(); });
+}
+$("games-older").addEventListener("click", () => { if (olderGames) finishedGames(olderGames); });
 for (const tab of document.querySelectorAll("[data-tab]")) tab.addEventListener("click", () => open(tab.dataset.tab));
 start();

@@ -3,7 +3,7 @@
 // which panels changed; the controls call them too and then draw the panels they name. Those that
 // change the state return the panels they changed, as an update does.
 
-import { ALL, KEYS, currentGame } from "./model.js";
+import { ALL, KEYS, currentGame, game } from "./model.js";
 import { showError, showNotice } from "./notices.js";
 import { setPill, showApp, showSignIn } from "./views/session.js";
 
@@ -91,8 +91,9 @@ export function createActions(client, state, draw) {
       fx.draw(["leaders"]);
     },
 
-    async openReplay(g) {
-      const query = `game_id=${g.id}&name=${encodeURIComponent(state.session?.name ?? "")}`;
+    /** The replay of game `id` from the server (null, with the reason shown, when refused). */
+    async fetchReplay(id) {
+      const query = `game_id=${id}&name=${encodeURIComponent(state.session?.name ?? "")}`;
       let reply;
       let body = null;
       try {
@@ -100,15 +101,38 @@ export function createActions(client, state, draw) {
         body = await reply.json();
       } catch {
         showError("No replay", "the server cannot be reached");
-        return;
+        return null;
       }
       if (!reply.ok) {
         showError("No replay", body?.error ?? `the server answered ${reply.status}`);
-        return;
+        return null;
       }
+      return body;
+    },
+    async openReplay(g) {
+      const body = await fx.fetchReplay(g.id);
+      if (!body) return;
       state.replay = { id: g.id, data: body, step: 0 };
       focus = "replay-next";
       fx.draw(["game"]);
+    },
+    /** play.html?replay=ID (the admin page's Replay link): a finished game this player may not
+     * have in its list, opened as one (watched: no seat of its own) with its replay. */
+    async openReplayOf(id) {
+      const body = await fx.fetchReplay(id);
+      if (!body) return;
+      const known = state.games.has(id);
+      const g = game(state, id);
+      if (!known) {
+        g.config = { rules: body.rules, max_players: body.players.length };
+        g.status = body.status;
+        g.players = body.players.map((p) => ({ local_id: p.local_id, name: p.name, kind: p.robot ? "ROBOT" : "HUMAN" }));
+        g.observing = true;
+      }
+      fx.select(id);
+      state.replay = { id, data: body, step: 0 };
+      focus = "replay-next";
+      fx.draw(ALL);
     },
     replayStep(step) {
       const r = state.replay;

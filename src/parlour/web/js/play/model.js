@@ -34,6 +34,7 @@ export function createState(catalogue) {
     lastChange: new Map(), // "game_type:player_id" -> rating change of the last game seen
     leaders: { rules: null, rows: null, shown: null }, // rules: the game chosen (the catalogue's first); shown: the game of rows
     replay: null, // {id, data, step}
+    replayAsked: false, // play.html?replay=ID was opened (once, not at every reconnection)
     queues: new Map(), // quick play: queue key -> QueueEntry as last shown, with `at` (when it came)
     quickJoins: new Map(), // quick play: queue key -> the QuickPlayJoinRequest fields that made it
   };

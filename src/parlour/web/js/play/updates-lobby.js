@@ -74,6 +74,12 @@ export const LOBBY_UPDATES = {
     // under its own observation rules.
     const watch = Number(new URLSearchParams(globalThis.location?.search ?? "").get("watch"));
     if (Number.isSafeInteger(watch) && watch > 0) fx.send("StartObserveGameRequest", { game_id: watch });
+    // play.html?replay=ID (the admin page's Replay link of a finished game): its replay, once.
+    const replay = Number(new URLSearchParams(globalThis.location?.search ?? "").get("replay"));
+    if (Number.isSafeInteger(replay) && replay > 0 && !state.replayAsked) {
+      state.replayAsked = true;
+      fx.openReplayOf(replay);
+    }
     for (const g of state.games.values()) g.chatAsked = false;
     fx.loadLeaders();
     return ALL;
