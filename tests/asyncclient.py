@@ -427,18 +427,23 @@ async def play_first_legal_actions(watcher: Player, seats: dict[int, Player], ga
         if report["status"] != "RUNNING":
             return moves
         player = seats[report["active_player"]]
-        required = await player.client.expect(
-            "ActionRequiredRequest", game_id=game_id, turn_index=report["turn_index"]
-        )
+        required = await commit_first_legal_action(player, game_id, report["turn_index"])
         assert msgspec.json.decode(required["state"])["you"]["id"] == required["player_id"]
-        index = required["turn_index"]
-        await player.client.send(
-            {
-                "type": "CommitActionRequest",
-                "game_id": game_id,
-                "turn_index": index,
-                "action": required["legal_actions"][0],
-            }
-        )
-        await player.client.expect("ActionCommitedRequest", game_id=game_id, turn_index=index + 1)
     raise AssertionError(f"game {game_id} still running after 200 moves")
+
+
+async def commit_first_legal_action(player: Player, game_id: int, index: int) -> Message:
+    """``player``, prompted for turn ``index`` of a server-rules game, commits the first legal
+    action it was sent, acknowledged; the prompt."""
+    required = await player.client.expect("ActionRequiredRequest", game_id=game_id, turn_index=index)
+    assert required["legal_actions"], required
+    await player.client.send(
+        {
+            "type": "CommitActionRequest",
+            "game_id": game_id,
+            "turn_index": index,
+            "action": required["legal_actions"][0],
+        }
+    )
+    await player.client.expect("ActionCommitedRequest", game_id=game_id, turn_index=index + 1)
+    return required

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from tests.asyncclient import AsyncClient, Player, reconnect
+from tests.asyncclient import AsyncClient, Player, commit_first_legal_action, reconnect
 from tests.cluster.nodes import SHARDS, cluster_of, health
 from tests.cluster.test_two_nodes import player_on, presence, run
 from tests.pg import PostgresServer
@@ -55,19 +55,7 @@ async def play_turns(players: tuple[Player, ...], game_id: int, turns: int) -> N
     for _ in range(turns):
         report = await players[0].client.report(game_id)
         assert report["status"] == "RUNNING", report
-        player = seats[report["active_player"]]
-        index = report["turn_index"]
-        required = await player.client.expect("ActionRequiredRequest", game_id=game_id, turn_index=index)
-        assert required["legal_actions"], required
-        await player.client.send(
-            {
-                "type": "CommitActionRequest",
-                "game_id": game_id,
-                "turn_index": index,
-                "action": required["legal_actions"][0],
-            }
-        )
-        await player.client.expect("ActionCommitedRequest", game_id=game_id, turn_index=index + 1)
+        await commit_first_legal_action(seats[report["active_player"]], game_id, report["turn_index"])
 
 
 def test_quick_play_across_two_nodes(tmp_path: Path, redis_url: str, postgres_server: PostgresServer) -> None:

@@ -280,6 +280,13 @@ class ShownRating(_Structure, kw_only=True):
     change: int | None = None
 
 
+#: A seat's new rating as people read it, beside the OpenSkill change (a Parlour extension).
+ShownChange = Annotated[
+    ShownRating,
+    Meta(description=f"{EXTENSION}: the new rating as shown to people, and its change (docs/ratings.md)."),
+]
+
+
 class Player(_Structure, kw_only=True):
     """The full player (catalogue §2 Player; fields chosen here: ratings per `game_type`, S11)."""
 
@@ -333,15 +340,7 @@ class OutcomeEntry(_Structure, kw_only=True):
     score: float
     rank: Annotated[int, Meta(ge=1)]
     rating_change: float | None = None
-    shown: (
-        Annotated[
-            ShownRating,
-            Meta(
-                description=f"{EXTENSION}: the new rating as shown to people, and its change (docs/ratings.md)."
-            ),
-        ]
-        | None
-    ) = None
+    shown: ShownChange | None = None
 
 
 class Penalty(_Structure, kw_only=True):
@@ -349,15 +348,7 @@ class Penalty(_Structure, kw_only=True):
 
     player_id: LocalId
     rating_change: float
-    shown: (
-        Annotated[
-            ShownRating,
-            Meta(
-                description=f"{EXTENSION}: the new rating as shown to people, and its change (docs/ratings.md)."
-            ),
-        ]
-        | None
-    ) = None
+    shown: ShownChange | None = None
 
 
 class StatusReport(_Structure, kw_only=True):
