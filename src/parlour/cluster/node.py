@@ -4,13 +4,13 @@
 (``INCR parlour:nodes``) so that its connection ids are unique across the cluster, keeps a
 lease loop per stateful service (take the lease when free, renew it every ttl/6, let go when it
 lapses), restores a service from the store when it becomes its owner, forwards HTTP requests
-to owners, and routes effects for other nodes' connections (Runtime.remote).
+to owners (``parlour.cluster.calls``), and routes effects for other nodes' connections
+(Runtime.remote).
 """
 
 from __future__ import annotations
 
 import asyncio
-import itertools
 import logging
 import math
 import secrets
@@ -19,13 +19,13 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
-from http import HTTPStatus
 from typing import Any, Final
 from urllib.parse import urlsplit
 
 import msgspec
 
 from parlour.api import ApiResponse, HttpRequest
+from parlour.cluster.calls import HttpCalls, HttpHandler
 from parlour.cluster.gateway import NODE_SHIFT, ClusterService, node_of
 from parlour.cluster.lease import Lease, lease_key, renewal_period
 from parlour.cluster.redisbus import Bus, RedisError, RedisLeaseBackend, connect
@@ -54,15 +54,8 @@ __all__ = ["ClusterNode", "Owned"]
 
 log = logging.getLogger("parlour.cluster")
 
-#: How long a forwarded HTTP request waits for the owner's answer.
-HTTP_TIMEOUT: Final = 10.0
-#: The ``service`` of an HttpCall that a node answers for itself, not as an owner
-#: (``ask_every_node``: the Fish and Tsuro tables, which live on the node their players use).
-NODE_ROUTES: Final = "node"
 #: How long a stop waits for Redis to take the leases back.
 STOP_SECONDS: Final = 3.0
-
-HttpHandler = Callable[[HttpRequest], Awaitable[ApiResponse]]
 
 
 @dataclass
@@ -132,13 +125,13 @@ class ClusterNode:
         self.owned: dict[str, Owned] = {}
         #: The fencing token of each service this node owns (in Runtime.fences meanwhile).
         self.fences: dict[str, Fence] = {}
-        self._calls = itertools.count(1)
-        self._waiting: dict[int, asyncio.Future[HttpAnswer]] = {}
+        #: HTTP between nodes: requests forwarded to owners, questions to every node.
+        self.calls = HttpCalls(self.bus.publish, lambda: self.node, self.client, self._owner_routes)
         #: Notes this node sent itself, still to take (see send_note).
         self._notes_here: deque[Note] = deque()
         self._taking_notes = False
         #: What this node answers for itself to ``ask_every_node`` (by path).
-        self.node_routes: dict[str, HttpHandler] = {}
+        self.node_routes = self.calls.node_routes
         self._tasks: list[asyncio.Task[None]] = []
         self._stopping = False
 
@@ -517,11 +510,9 @@ class ClusterNode:
             # (held behind this node's own commits, a failed one would refuse them).
             self.runtime.show(from_wire(message.effects))
         elif type(message) is HttpCall:
-            asyncio.get_running_loop().create_task(self._answer(message))
+            asyncio.get_running_loop().create_task(self.calls.answer(message))
         elif type(message) is HttpAnswer:
-            waiter = self._waiting.pop(message.id, None)
-            if waiter is not None and not waiter.done():
-                waiter.set_result(message)
+            self.calls.answered(message)
         elif type(message) is Note:
             if message.to != "*" or message.sender != self.node:  # its own: taken already
                 self._noted(message)
@@ -619,93 +610,20 @@ class ClusterNode:
     def http_handler(self, name: str, path: str) -> HttpHandler:
         """The handler of ``path`` on any node: the owner's own routes there, forwarded to the
         owner over Redis elsewhere."""
+        return self.calls.handler(name, path)
 
-        async def handle(request: HttpRequest) -> ApiResponse:
-            owned = self.owned.get(name)
-            # Only while the lease may be acted on (as for websocket inputs): an account made
-            # by an owner past its tenure could be missed by the next owner's restore.
-            if owned is not None and path in owned.routes and self.services[name].acting() is not None:
-                return await owned.routes[path](request)
-            return await self._forward(name, request)
+    async def ask_every_node(self, request: HttpRequest) -> dict[int, ApiResponse | None]:
+        """``request`` answered by every live node's ``node_routes`` (see HttpCalls)."""
+        return await self.calls.ask_every_node(request)
 
-        return handle
-
-    async def _forward(self, name: str, request: HttpRequest) -> ApiResponse:
-        answer = await self._call(name, owner_channel(name), request, HTTP_TIMEOUT)
-        if answer is None:
-            return ApiResponse(
-                HTTPStatus.SERVICE_UNAVAILABLE,
-                msgspec.json.encode({"error": "no node answers for this service now; try again"}),
-                (("Retry-After", "1"),),
-            )
-        return answer
-
-    async def _call(
-        self, service: str, channel: str, request: HttpRequest, timeout: float
-    ) -> ApiResponse | None:
-        """``request`` answered by whoever listens on ``channel`` (None: nobody in time)."""
-        call = HttpCall(
-            service,
-            next(self._calls),
-            self.node,
-            request.method,
-            request.target,
-            request.path,
-            dict(request.headers),
-            request.body,
-            request.client,
-        )
-        waiter: asyncio.Future[HttpAnswer] = asyncio.get_running_loop().create_future()
-        self._waiting[call.id] = waiter
-        self.bus.publish(channel, encode(call))
-        try:
-            answer = await asyncio.wait_for(waiter, timeout)
-        except TimeoutError:
+    def _owner_routes(self, name: str) -> Mapping[str, HttpHandler] | None:
+        """The HTTP routes of ``name`` while this node owns it and its lease may be acted on
+        (as for websocket inputs: an account made by an owner past its tenure could be missed
+        by the next owner's restore); None otherwise."""
+        owned, service = self.owned.get(name), self.services.get(name)
+        if owned is None or service is None or service.acting() is None:
             return None
-        finally:
-            self._waiting.pop(call.id, None)
-        return ApiResponse(HTTPStatus(answer.status), answer.body, tuple(answer.headers))
-
-    async def ask_every_node(
-        self, request: HttpRequest, timeout: float = HTTP_TIMEOUT
-    ) -> dict[int, ApiResponse | None]:
-        """``request`` answered by every live node's ``node_routes`` (this one's directly), by
-        node; None for a node that did not answer in time (gone, or too busy)."""
-        nodes = {self.node}
-        async for key in self.client.scan_iter(match="parlour:node:*:alive", count=1000):
-            number = (key.decode() if isinstance(key, bytes) else str(key)).split(":")[2]
-            if number.isdigit():
-                nodes.add(int(number))
-        handler = self.node_routes.get(request.path)
-
-        async def one(node: int) -> ApiResponse | None:
-            if node == self.node:
-                return None if handler is None else await handler(request)
-            return await self._call(NODE_ROUTES, node_channel(node), request, timeout)
-
-        ordered = sorted(nodes)
-        return dict(zip(ordered, await asyncio.gather(*(one(node) for node in ordered)), strict=True))
-
-    async def _answer(self, call: HttpCall) -> None:
-        owned = self.owned.get(call.service)
-        service = self.services.get(call.service)
-        handler = None if owned is None else owned.routes.get(call.path)
-        if call.service == NODE_ROUTES:  # this node's own (ask_every_node)
-            handler = self.node_routes.get(call.path)
-        elif handler is None or service is None or service.acting() is None:
-            return  # not the owner (any more): the caller times out and retries
-        if handler is None:
-            return
-        request = HttpRequest(call.method, call.target, call.path, call.headers, call.body, call.client)
-        try:
-            answer = await handler(request)
-        except Exception:
-            log.exception("cluster: forwarded HTTP request to %s failed", call.path)
-            answer = ApiResponse(HTTPStatus.INTERNAL_SERVER_ERROR, b'{"error": "internal error"}')
-        self.bus.publish(
-            node_channel(call.reply_to),
-            encode(HttpAnswer(call.id, int(answer.status), answer.body, list(answer.headers))),
-        )
+        return owned.routes
 
 
 async def _cancelled(tasks: list[asyncio.Task[None]]) -> None:
