@@ -11,7 +11,7 @@ from typing import Any
 import msgspec
 
 from parlour.api import ApiResponse, HttpRequest
-from parlour.app import ClusterGames, LocalGames, node_game_routes
+from parlour.node_games import ClusterGames, LocalGames, node_game_routes
 from tests.protocols.apologies_ws.harness import Server
 
 

@@ -10,15 +10,11 @@ import signal
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack, contextmanager
-from http import HTTPStatus
 from random import Random
 from typing import TYPE_CHECKING, Any
 
-import msgspec
-
 from parlour.accounts.limits import LoginLimiter
 from parlour.accounts.tokens import ExternalJwt, SessionTokens
-from parlour.api import ApiResponse, HttpRequest
 from parlour.core.effects import Store as Remember
 from parlour.core.ids import IdSource
 from parlour.core.ledger import Ledger
@@ -27,6 +23,7 @@ from parlour.metrics import kinds
 from parlour.metrics.collector import Exporter, Watched
 from parlour.metrics.history import SAMPLE_SECONDS, History
 from parlour.metrics.tally import Meter, TimedRobot, robot_timer
+from parlour.node_games import ClusterGames, LocalGames, node_game_routes
 from parlour.protocols.apologies_ws import ApologiesService
 from parlour.protocols.async_ws import devices, social
 from parlour.protocols.async_ws.account_http import AccountSelfRoutes
@@ -267,109 +264,6 @@ def _operator_routes(
     there the games of the other protocols are asked of every node: ClusterGames)."""
     own = AccountSelfRoutes(service, runtime, tokens, limiter)
     return {**own.routes(), **AdminRoutes(service, runtime, tokens, own, other_games, dashboard).routes()}
-
-
-class LocalGames:
-    """The Apologies games and the Fish and Tsuro tables of this node, for the admin routes
-    (admin_http.OtherGames): listed from the services, aborted through them, the effects
-    carried out by the runtime (stored before answered). ``apologies`` gives the Apologies
-    service while this node runs it (in a cluster: while it owns its lease)."""
-
-    def __init__(
-        self,
-        runtime: Runtime,
-        apologies: Callable[[], ApologiesService | None],
-        fish: FishService | None,
-        tsuro: TsuroService | None,
-    ) -> None:
-        self.runtime = runtime
-        self.apologies = apologies
-        self.tables = {name: table for name, table in (("fish", fish), ("tsuro", tsuro)) if table is not None}
-
-    async def live(self) -> list[dict[str, Any]]:
-        apologies = self.apologies()
-        found = [] if apologies is None else apologies.live_games()
-        for table in self.tables.values():
-            found += table.live_tables()
-        return found
-
-    async def abort(self, protocol: str, game_id: str, reason: str) -> str | None:
-        now = self.runtime.clock()
-        apologies = self.apologies()
-        service: Service
-        if protocol == "apologies" and apologies is not None:
-            service = apologies
-            effects, problem = apologies.abort_game(game_id, reason, now)
-        elif protocol in self.tables:
-            service = self.tables[protocol]
-            effects, problem = self.tables[protocol].abort_table(game_id, reason, now)
-        else:
-            return f"this node runs no {protocol} games"
-        if problem is None:
-            await self.runtime.stored(effects, service)
-        return problem
-
-
-#: The paths every node of a cluster answers for its own games (ClusterNode.node_routes).
-NODE_GAMES = "/node/games"
-NODE_ABORT = "/node/games/abort"
-
-
-def node_game_routes(games: LocalGames) -> dict[str, HttpHandler]:
-    """What a cluster node answers about its own games to the hub's admin routes (over the
-    cluster's messages, never from outside: these paths are not served over HTTP)."""
-
-    async def listed(request: HttpRequest) -> ApiResponse:
-        return ApiResponse(HTTPStatus.OK, msgspec.json.encode({"games": await games.live()}))
-
-    async def aborted(request: HttpRequest) -> ApiResponse:
-        body = msgspec.json.decode(request.body, type=dict[str, str])
-        try:
-            problem = await games.abort(body["protocol"], body["game_id"], body["reason"])
-        except StoreFailure:
-            return ApiResponse(
-                HTTPStatus.SERVICE_UNAVAILABLE, msgspec.json.encode({"error": "the abort could not be saved"})
-            )
-        if problem is None:
-            return ApiResponse(HTTPStatus.OK, b"{}")
-        status = HTTPStatus.CONFLICT if "already" in problem else HTTPStatus.NOT_FOUND
-        return ApiResponse(status, msgspec.json.encode({"error": problem}))
-
-    return {NODE_GAMES: listed, NODE_ABORT: aborted}
-
-
-class ClusterGames:
-    """The other protocols' games of every node of a cluster, for the hub's admin routes:
-    each node is asked for its own (``ClusterNode.ask_every_node``), the Apologies games by
-    whichever node owns them, the tables by the node whose port their players use."""
-
-    def __init__(self, ask: Callable[[HttpRequest], Awaitable[dict[int, ApiResponse | None]]]) -> None:
-        self.ask = ask
-
-    async def live(self) -> list[dict[str, Any]]:
-        answers = await self.ask(HttpRequest("GET", NODE_GAMES, NODE_GAMES, {}, b"", "cluster"))
-        found: list[dict[str, Any]] = []
-        for node, answer in sorted(answers.items()):
-            if answer is not None and answer.status == 200:
-                found += [{**game, "node": node} for game in msgspec.json.decode(answer.body)["games"]]
-        return found
-
-    async def abort(self, protocol: str, game_id: str, reason: str) -> str | None:
-        body = msgspec.json.encode({"protocol": protocol, "game_id": game_id, "reason": reason})
-        request = HttpRequest(
-            "POST", NODE_ABORT, NODE_ABORT, {"content-type": "application/json"}, body, "cluster"
-        )
-        answers = list((await self.ask(request)).values())
-        if any(answer is not None and answer.status == 200 for answer in answers):
-            return None
-        if any(answer is not None and answer.status == 503 for answer in answers):
-            raise StoreFailure("a node could not save the abort")
-        refused = [answer for answer in answers if answer is not None and answer.status == 409]
-        if refused:
-            return str(msgspec.json.decode(refused[0].body)["error"])
-        if None in answers:
-            return "no node that answered runs this game (some did not answer: try again)"
-        return f"no live {protocol} game has this id on any node"
 
 
 def async_limits(settings: Settings) -> AsyncLimits:

@@ -476,7 +476,7 @@ def test_the_audit_log_is_filtered_and_a_profile_shows_the_player(site: Site) ->
 
 
 class Others:
-    """The other protocols' games as the app hands them in (app.LocalGames): one Fish table."""
+    """The other protocols' games as the app hands them in (node_games.LocalGames): one Fish table."""
 
     def __init__(self) -> None:
         self.aborted: list[tuple[str, str, str]] = []
