@@ -101,6 +101,8 @@ class SQLStore:
     FENCE_READ = "SELECT key, value FROM parlour_meta WHERE key IN ({keys})"
     #: What the backend's databases are called in messages ("an SQLite database").
     DATABASE = "a database"
+    #: Whether a commit writes its rows in multi-row statements (writes.insert_rows).
+    group_rows = True
 
     def cursor(self) -> Cursor:
         raise NotImplementedError
@@ -228,9 +230,8 @@ class SQLStore:
                 raise Fenced(f"{self.location}: {fence.key} was claimed by another node; nothing stored")
         self._write(cur, rows)
 
-    @staticmethod
-    def _write(cur: Cursor, records: Sequence[Record]) -> None:
-        write_records(cur, records)
+    def _write(self, cur: Cursor, records: Sequence[Record]) -> None:
+        write_records(cur, records, self.group_rows)
 
     def heartbeat(self, now: float) -> None:
         self._transaction(write_records, [Heartbeat(now)])

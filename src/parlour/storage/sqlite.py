@@ -34,14 +34,23 @@ class SQLiteStore(SQLStore):
     DATABASE = "an SQLite database"
 
     def __init__(
-        self, path: str | Path, sync: str = "normal", autocheckpoint: bool = True, check: bool = True
+        self,
+        path: str | Path,
+        sync: str = "normal",
+        autocheckpoint: bool = True,
+        check: bool = True,
+        group_rows: bool = True,
     ) -> None:
         """``autocheckpoint=False`` leaves WAL checkpoints (and their fsync) out of commits: the
         writer process commits that way, and the server checkpoints from its store thread.
         ``check=False`` skips the integrity check of the whole file: for the writer process,
         started by a server that has just checked the same file (the check reads every page:
-        about 0.3 s for a 260 MB store, which the first commit after a restart waited for)."""
+        about 0.3 s for a 260 MB store, which the first commit after a restart waited for).
+        ``group_rows=False`` writes a commit's rows one statement each (storage/writes.py,
+        ``insert_rows``): cheaper for SQLite, unless the interpreter lock is contended (a
+        writer thread in the server's process)."""
         self.check_file = check
+        self.group_rows = group_rows
         self.path = Path(path)
         self.location = str(path)
         self.connect_to = str(path)

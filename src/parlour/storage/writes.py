@@ -45,16 +45,30 @@ class Cursor(Protocol):
     def fetchall(self) -> list[Any]: ...
 
 
-def insert_rows(cur: Cursor, head: str, rows: Sequence[Sequence[Any]], tail: str = "") -> None:
-    """Many rows in few statements (``INSERT ... VALUES (...), (...)``, portable SQL).
+def insert_rows(
+    cur: Cursor, head: str, rows: Sequence[Sequence[Any]], tail: str = "", grouped: bool = True
+) -> None:
+    """Many rows in few statements (``INSERT ... VALUES (...), (...)``, portable SQL), or with
+    ``grouped=False`` one statement per row, prepared once (``executemany``).
 
-    The writer thread lets go of the interpreter lock for every statement it steps, and must
-    wait for it again each time while the event loop is busy: one statement per group of rows,
-    rather than one per row, is what keeps a commit short under load.
+    Grouped: the writer thread lets go of the interpreter lock for every statement it steps,
+    and must wait for it again each time while the event loop is busy: one statement per group
+    of rows, rather than one per row, is what keeps a commit short under load.
+
+    One row per statement: what SQLite's writer process does, which shares no interpreter lock.
+    Inside a transaction, a statement that writes many rows (and may fail half-way, as any
+    insert checked against a key or a foreign key may) needs SQLite's statement journal, a copy
+    of every page it changes, kept to undo that statement alone: about one page per game of the
+    commit, spilled to a temporary file past 64 KiB (two more writes a page). A one-row statement
+    needs none. In-process, commits like those of 100 clients (148 moves of 37 games) took 17%
+    less CPU time (5.8 against 4.8 us a move) and half the system calls.
     """
     if not rows:
         return
     width = len(rows[0])
+    if not grouped:
+        cur.executemany(_statement(head, tail, width, 1), rows)
+        return
     group = max(1, MAX_VALUES // width)
     for start in range(0, len(rows), group):
         chunk = rows[start : start + group]
@@ -83,8 +97,9 @@ class _Pending:
         self.gone: set[tuple[Any, ...]] = set()
 
 
-def write_records(cur: Cursor, records: Sequence[Record]) -> None:
-    """Write ``records`` (no Fence: the caller checks those) in the open transaction."""
+def write_records(cur: Cursor, records: Sequence[Record], grouped: bool = True) -> None:
+    """Write ``records`` (no Fence: the caller checks those) in the open transaction, rows
+    grouped into multi-row statements or not (``insert_rows``)."""
     pending: dict[Table[Any], _Pending] = {}
     apart: dict[type[Any], list[Any]] = {}
     for record in records:
@@ -119,11 +134,11 @@ def write_records(cur: Cursor, records: Sequence[Record]) -> None:
             cur.executemany(table.delete, sorted(found.gone))
         if found.upserted:
             upserted = [row for row in found.upserted.values() if row is not None]
-            insert_rows(cur, table.insert, upserted, table.upsert)
+            insert_rows(cur, table.insert, upserted, table.upsert, grouped)
             if table is GAMES:
-                _ended(cur, upserted, pending.get(SNAPSHOTS))
+                _ended(cur, upserted, pending.get(SNAPSHOTS), grouped)
         if found.inserted:
-            insert_rows(cur, table.insert, found.inserted)
+            insert_rows(cur, table.insert, found.inserted, grouped=grouped)
     # After the tables' rows: an account this commit created is there to update, and its own
     # chat lines are renamed too.
     for kind, statements in STATEMENTS.items():
@@ -166,7 +181,9 @@ STATEMENTS: dict[type[Any], Callable[[Cursor, list[Any]], None]] = {
 }
 
 
-def _ended(cur: Cursor, games: list[tuple[Any, ...]], snapshots: _Pending | None) -> None:
+def _ended(
+    cur: Cursor, games: list[tuple[Any, ...]], snapshots: _Pending | None, grouped: bool = True
+) -> None:
     """For each game that ended: who sat at it (game_seats, written again with its game's row),
     and no snapshot any more (not even one of this commit, written after the games)."""
     ended = [row for row in games if row[_STATE] in FINISHED_STATES]
@@ -184,4 +201,4 @@ def _ended(cur: Cursor, games: list[tuple[Any, ...]], snapshots: _Pending | None
         for row in ended
         for index, seat in enumerate(_seats.decode(row[_SEATS]))
     ]
-    insert_rows(cur, GAME_SEATS.insert, seats)
+    insert_rows(cur, GAME_SEATS.insert, seats, grouped=grouped)
