@@ -3,6 +3,9 @@ moves after it is the game restored from every move, and goes on the same."""
 
 from __future__ import annotations
 
+from array import array
+
+import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -71,3 +74,13 @@ def test_the_random_source_comes_back_with_a_pending_normal_variate() -> None:
     _, copy, _ = _from_snapshot(snapshot_row(game, codec), codec)
     assert copy.getstate() == game.rng.getstate()
     assert copy.gauss(0.0, 1.0) == game.rng.gauss(0.0, 1.0)
+
+
+def test_the_random_source_is_stored_as_the_snapshots_of_earlier_builds_hold_it() -> None:
+    # Earlier builds wrote the words with array("I"): their snapshots must read back the same.
+    _, game, _ = played(5, 3, Mode.STANDARD, 10, every=1000)
+    codec = codec_of(plugin("apologies"))
+    assert game.rng is not None and codec is not None
+    _, words, _ = game.rng.getstate()
+    image = msgspec.msgpack.decode(snapshot_row(game, codec).doc)
+    assert image[1] == array("I", words).tobytes()
