@@ -206,7 +206,7 @@ class SQLStore:
         if any(type(record) is Fence for record in records):
             self._transaction(self._fenced_write, records)
         else:
-            self._transaction(self._write, records)
+            self._transaction(self._write, records, self.group_rows)
 
     def _fenced_write(self, cur: Cursor, records: Sequence[Record]) -> None:
         """Check every Fence (first, and reading the row with a lock where the backend has
@@ -228,10 +228,11 @@ class SQLStore:
         for fence in fences:
             if held.get(fence.key) != fence.value:
                 raise Fenced(f"{self.location}: {fence.key} was claimed by another node; nothing stored")
-        self._write(cur, rows)
+        self._write(cur, rows, self.group_rows)
 
-    def _write(self, cur: Cursor, records: Sequence[Record]) -> None:
-        write_records(cur, records, self.group_rows)
+    @staticmethod
+    def _write(cur: Cursor, records: Sequence[Record], grouped: bool = True) -> None:
+        write_records(cur, records, grouped)
 
     def heartbeat(self, now: float) -> None:
         self._transaction(write_records, [Heartbeat(now)])
