@@ -6,11 +6,19 @@ The commits are shaped like those of ``bench/server.py``: ``--games`` Apologies 
 progress, each commit four moves (a client's and its three robots') of ``--touched`` of them, a
 snapshot of a game every 32 of its moves, and a game that reaches 280 moves finished and
 replaced. At 100 clients the server commits about 150 moves of 37 games at a time; at 20, about
-36 moves of 9. Then the WAL pages of the one-row commits by b-tree (``dbstat``), and, as a bound
-for a different layout of moves, the same commits into a ``moves`` table without the index of its
-key (not a store the server could read: games' moves are looked up by that index).
+36 moves of 9. Then the WAL pages of the one-row commits by b-tree (``dbstat``).
+
+Three other layouts of moves, measured to choose the next step (none is a store the server
+reads; each is written one row a statement):
+
+- a ``moves`` table without the index of its key: the bound of what that index costs;
+- moves logged in commit order, unindexed, and copied into the indexed table in bulk every
+  ``--flush-every`` commits (each game's range once a flush, not once a commit);
+- a row per game and commit: that commit's moves of the game packed into one value, keyed by its
+  first move's number (four times fewer rows and index entries).
 
     .venv/bin/python bench/commits.py [--games 100] [--touched 37] [--commits 300] [--rounds 3]
+                                      [--flush-every 100]
 """
 
 from __future__ import annotations
@@ -25,12 +33,14 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from parlour.storage import GameRow, MoveRow, Record, SeatRow
 from parlour.storage.records import GameSnapshotRow
 from parlour.storage.sqlite import SQLiteStore
+from parlour.storage.writes import write_records
 
 MOVES_PER_GAME = 280
 WAL_HEADER, FRAME_HEADER = 32, 24
@@ -86,17 +96,42 @@ def _finished(game: GameRow) -> GameRow:
     return GameRow(**{**fields, "state": "COMPLETED", "finished": 2.0, "moves": MOVES_PER_GAME})
 
 
-def open_store(folder: Path, name: str, grouped: bool, indexed: bool = True) -> SQLiteStore:
+#: The ``moves`` table of the bounds: without the index of its key.
+UNINDEXED = (
+    "CREATE TABLE moves (game_id VARCHAR(64) NOT NULL REFERENCES games (id) ON DELETE CASCADE, "
+    "seq INTEGER NOT NULL, seat INTEGER NOT NULL, kind VARCHAR(16) NOT NULL, "
+    "choice INTEGER NOT NULL, at DOUBLE PRECISION NOT NULL)"
+)
+
+
+def open_store(folder: Path, name: str, grouped: bool, layout: str = "") -> SQLiteStore:
+    """``layout``: "" (the store's), "unindexed" (moves without their key's index) or "logged"
+    (the store's moves table kept as ``moves_indexed``; moves are committed to an unindexed
+    ``moves`` and copied into it in bulk by ``flush``)."""
     # The writer process's settings (storage/pipe.py): no checkpoints in its commits.
     store = SQLiteStore(folder / f"{name}.db", autocheckpoint=False, check=False, group_rows=grouped)
-    if not indexed:
+    if layout == "unindexed":
+        store.db.executescript(f"PRAGMA foreign_keys = OFF; BEGIN; DROP TABLE moves; {UNINDEXED}; COMMIT")
+    elif layout == "runs":
         store.db.executescript(
-            "PRAGMA foreign_keys = OFF; BEGIN; DROP TABLE moves; "
-            "CREATE TABLE moves (game_id VARCHAR(64) NOT NULL REFERENCES games (id) ON DELETE CASCADE, "
-            "seq INTEGER NOT NULL, seat INTEGER NOT NULL, kind VARCHAR(16) NOT NULL, "
-            "choice INTEGER NOT NULL, at DOUBLE PRECISION NOT NULL); COMMIT; PRAGMA foreign_keys = ON"
+            "PRAGMA foreign_keys = OFF; BEGIN; DROP TABLE moves; CREATE TABLE moves (game_id VARCHAR(64) "
+            "NOT NULL REFERENCES games (id) ON DELETE CASCADE, seq INTEGER NOT NULL, moves BLOB NOT NULL, "
+            "PRIMARY KEY (game_id, seq)); COMMIT"
         )
+    elif layout == "logged":
+        store.db.executescript(
+            f"PRAGMA foreign_keys = OFF; BEGIN; ALTER TABLE moves RENAME TO moves_indexed; {UNINDEXED}; COMMIT"
+        )
+    store.db.execute("PRAGMA foreign_keys = ON")
     return store
+
+
+def flush(store: SQLiteStore) -> None:
+    """The logged layout's moves into their index, in its order: each game's range once."""
+    store.db.executescript(
+        "BEGIN IMMEDIATE; INSERT INTO moves_indexed SELECT * FROM moves ORDER BY game_id, seq; "
+        "DELETE FROM moves; COMMIT"
+    )
 
 
 def wal_pages(store: SQLiteStore) -> list[int]:
@@ -108,13 +143,45 @@ def wal_pages(store: SQLiteStore) -> list[int]:
     ]
 
 
-def measure(store: SQLiteStore, commits: list[list[Record]]) -> tuple[float, float]:
-    """CPU time per stored move (us) and WAL pages per commit."""
+_RUN = struct.Struct("<bbhd")
+
+
+def commit_runs(store: SQLiteStore, records: list[Record]) -> None:
+    """The runs layout: the moves of each game in a commit as one row (its first move's number and
+    the moves packed), the other rows as the store writes them, in one transaction."""
+    runs: dict[str, list[MoveRow]] = {}
+    others: list[Record] = []
+    for record in records:
+        if type(record) is MoveRow:
+            runs.setdefault(record.game_id, []).append(record)
+        else:
+            others.append(record)
+    rows = [
+        (game_id, moves[0].seq, b"".join(_RUN.pack(m.seat, m.kind == "move", m.choice, m.at) for m in moves))
+        for game_id, moves in runs.items()
+    ]
+
+    def work(cur: Any) -> None:
+        write_records(cur, others, grouped=False)
+        cur.executemany("INSERT INTO moves (game_id, seq, moves) VALUES (?, ?, ?)", rows)
+
+    store._transaction(work)
+
+
+def measure(store: SQLiteStore, commits: list[list[Record]], flush_every: int = 0) -> tuple[float, float]:
+    """CPU time per stored move (us) and WAL pages per commit (with ``flush_every``, the logged
+    layout's moves copied into their index after every that many commits)."""
     store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     moves = sum(1 for batch in commits for record in batch if type(record) is MoveRow)
     started = time.process_time()
-    for batch in commits:
-        store.commit(batch)
+    runs = store.db.execute("SELECT 1 FROM pragma_table_info('moves') WHERE name = 'moves'").fetchall()
+    for number, batch in enumerate(commits, 1):
+        if runs:
+            commit_runs(store, batch)
+        else:
+            store.commit(batch)
+        if flush_every and number % flush_every == 0:
+            flush(store)
     cpu = time.process_time() - started
     return cpu / moves * 1e6, len(wal_pages(store)) / len(commits)
 
@@ -126,8 +193,17 @@ def main() -> int:
     parser.add_argument("--commits", type=int, default=300, help="measured commits a round")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--flush-every", type=int, default=100, help="commits between the logged layout's flushes"
+    )
     args = parser.parse_args()
-    variants = {"grouped": (True, True), "one row": (False, True), "bound: no key index": (False, False)}
+    variants = {
+        "grouped": (True, ""),
+        "one row": (False, ""),
+        "bound: no key index": (False, "unindexed"),
+        f"logged, indexed every {args.flush_every}": (False, "logged"),
+        "a row per game and commit": (False, "runs"),
+    }
     results: dict[str, list[tuple[float, float]]] = {name: [] for name in variants}
     with tempfile.TemporaryDirectory(prefix="parlour-commits-") as tmp:
         for round_ in range(args.rounds):
@@ -141,10 +217,17 @@ def main() -> int:
             warm = [load.commit() for _ in range(args.commits)]
             measured = [load.commit() for _ in range(args.commits)]
             for name, store in stores.items():
+                flags = variants[name]
                 store.commit(first)
                 for batch in warm:  # a history of finished games under the games in progress
-                    store.commit(batch)
-                results[name].append(measure(store, measured))
+                    if flags[1] == "runs":
+                        commit_runs(store, batch)
+                    else:
+                        store.commit(batch)
+                every = args.flush_every if name.startswith("logged") else 0
+                if every:
+                    flush(store)
+                results[name].append(measure(store, measured, every))
             if round_ == args.rounds - 1:
                 store = stores["one row"]
                 owner = dict(store.db.execute("SELECT pageno, name FROM dbstat").fetchall())
