@@ -89,10 +89,11 @@ statuses and error codes (decisions S1-S20 in `scalable-server-notes.md`).
 ## Parlour extensions
 
 Parlour adds a few messages and fields to the text, each marked **{EXTENSION}** below. A client of
-the seed protocol never sends them, so it is never sent anything it does not know. Today they make
-the lobby lists scale: a client that asks for them gets the whole lists once, then only what
+the seed protocol never sends them, so it is never sent anything it does not know. They make the
+lobby lists scale (a client that asks for them gets the whole lists once, then only what
 changed (`EnterLobbyRequest.deltas`, `GetLobbyListsRequest`, `LobbyListDeltaRequest`); the others
-get lists capped to `async_lobby_list_cap` entries in a large lobby (docs/async.md).
+get lists capped to `async_lobby_list_cap` entries in a large lobby: docs/async.md), offer quick
+play, and show ratings as people read them.
 
 Three extension fields carry the ratings as people read them (docs/ratings.md):
 `OutcomeEntry.shown`, `Penalty.shown` and `Player.shown_ratings`. They sit in structures whose
