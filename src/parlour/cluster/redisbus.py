@@ -220,7 +220,7 @@ class Bus:
         connection = self._publisher
         if connection is None:
             pool: Any = self.client.connection_pool  # its methods are untyped
-            connection = self._publisher = await pool.get_connection("PUBLISH")
+            connection = self._publisher = await pool.get_connection()
         try:
             await connection.send_packed_command(
                 connection.pack_commands([("PUBLISH", channel, data) for channel, data, _ in batch])
