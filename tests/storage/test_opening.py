@@ -455,7 +455,7 @@ def test_a_version_3_store_is_upgraded_to_the_social_tables_with_its_data_intact
         before.close()
     store = SQLiteStore(path)
     try:
-        assert store.schema_version == LATEST == 9
+        assert store.schema_version == LATEST == 10
         assert store.accounts() == [r for r in records if isinstance(r, AccountRow)]
         live = [r for r in records if isinstance(r, AsyncGameRow) and r.status not in ("OVER", "ABORTED")]
         assert store.load_async_games() == live
@@ -536,7 +536,7 @@ def test_a_version_4_store_is_upgraded_to_game_snapshots_and_its_live_games_repl
     db.close()
     store = SQLiteStore(path)
     try:
-        assert store.schema_version == LATEST == 9
+        assert store.schema_version == LATEST == 10
         live = store.load_live()
         # No snapshot yet: a live game comes back with every one of its moves.
         assert live.states == {}

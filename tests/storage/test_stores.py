@@ -320,6 +320,14 @@ def test_finished_games_are_read_by_the_index_of_each_state(sqlite_store: SQLite
         ), plan
 
 
+def test_a_migrated_store_keeps_no_index_of_games_by_finished_alone(sqlite_store: SQLiteStore) -> None:
+    """Version 10 dropped version 1's (finished, id): no read of games uses it, and every
+    commit that starts or ends a game had a page of it to write."""
+    indexes = {row[0] for row in sqlite_store._read("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    assert "games_by_finished" not in indexes
+    assert {"games_by_state_finished", "game_seats_by_handle"} <= indexes
+
+
 def test_ended_async_games_are_listed_newest_first_and_paged_through_ties(store: SQLStore) -> None:
     # Both ended statuses, several ending at the same instant; live games (updated later than
     # every ended one) are never listed.
