@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import mmap
 import os
 import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import get_args
@@ -30,7 +32,7 @@ from parlour.storage import (
     RelationGone,
     SeatRow,
 )
-from parlour.storage.pipe import KINDS, FrameReader, decode_ack, decode_batch, encode_batch, serve
+from parlour.storage.pipe import KINDS, WORD, FrameReader, decode_ack, decode_batch, encode_batch, serve
 from parlour.storage.sqlite import SQLiteStore
 from tests.storage.rows import (
     account,
@@ -289,6 +291,40 @@ def test_the_writer_process_is_batch_scheduled(tmp_path: Path) -> None:
             frames = reader.feed(server_end.recv(65536))
         assert decode_ack(frames[0]) == (1, 1, None)  # answered: it is serving, so set up
         assert os.sched_getscheduler(process.pid) == os.SCHED_BATCH
+    finally:
+        server_end.close()
+        assert process.wait(30) == 0
+
+
+@pytest.mark.skipif(not hasattr(os, "memfd_create"), reason="Linux's memfd")
+def test_the_writer_marks_its_last_answer_in_the_shared_word_once_the_answer_is_sent(tmp_path: Path) -> None:
+    """The server's loop reads the socket only once the word says an answer waits there."""
+    server_end, writer_end = socket.socketpair()
+    word_fd = os.memfd_create("test-word")
+    os.ftruncate(word_fd, WORD.size)
+    word = mmap.mmap(word_fd, WORD.size)
+    with writer_end:
+        fds = [writer_end.fileno(), word_fd]
+        process = subprocess.Popen(
+            [sys.executable, "-m", "parlour.storage.pipe", str(tmp_path / "w.db"), "normal", *map(str, fds)],
+            pass_fds=fds,
+        )
+    os.close(word_fd)
+    try:
+        assert WORD.unpack_from(word)[0] == 0
+        server_end.sendall(
+            encode_batch(1, 0, [PlayerRow("a", "ann", 1.0, 1.0)])
+            + encode_batch(2, 0, [PlayerRow("b", "bob", 1.0, 1.0)])
+        )
+        reader = FrameReader()
+        frames: list[bytes] = []
+        while len(frames) < 2:
+            frames += reader.feed(server_end.recv(65536))
+        assert [decode_ack(frame)[0] for frame in frames] == [1, 2]
+        deadline = time.monotonic() + 10
+        while WORD.unpack_from(word)[0] != 2:  # written just after the answers
+            assert time.monotonic() < deadline
+            time.sleep(0.001)
     finally:
         server_end.close()
         assert process.wait(30) == 0

@@ -1,9 +1,14 @@
 """The store's writer thread: batches waiting while it writes go into one transaction; after a
-failed commit, the rest of that generation is refused unwritten; jobs run in turn."""
+failed commit, the rest of that generation is refused unwritten; jobs run in turn. The writer
+process's committer: batches leave as they are made, answers are read when the shared word
+announces them (after each input), a frame the socket cannot take waits for it to drain."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import mmap
+import socket
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -12,10 +17,11 @@ from typing import Any
 import msgspec
 import pytest
 
-from parlour.core.effects import Store
-from parlour.storage import GameRow, MetaRow, MoveRow, PlayerRow, Record, StoreFailure
-from parlour.storage.pipe import encode_ack, encode_batch
+from parlour.core.effects import Send, Store
+from parlour.storage import ChatRow, GameRow, MetaRow, MoveRow, PlayerRow, Record, StoreFailure
+from parlour.storage.pipe import WORD, FrameReader, encode_ack, encode_batch
 from parlour.storage.sqlite import SQLiteStore
+from parlour.transport.outbox import Outbox
 from parlour.transport.runtime import HEARTBEAT_SECONDS, Runtime
 from parlour.transport.writer import ProcessCommitter, StoreWriter
 
@@ -180,45 +186,135 @@ def test_a_cancelled_job_does_not_stop_the_writer(tmp_path: Path) -> None:
     asyncio.run(asyncio.wait_for(test(), 10))
 
 
-class Wire:
-    """A socket's transport as ProcessCommitter uses it: what is written, one item a call."""
+class FakeWriter:
+    """The writer process's end of a ProcessCommitter's socket, played by the test: it reads
+    the frames the committer writes, and answers when told to, marking its answers in the
+    shared word as the writer does (storage/pipe.py)."""
 
-    def __init__(self) -> None:
-        self.writes: list[bytes] = []
+    def __init__(self, committer: ProcessCommitter) -> None:
+        ours, self.sock = socket.socketpair()
+        self.word = mmap.mmap(-1, WORD.size)
+        committer.attach(ours, self.word)
+        self.reader = FrameReader()
 
-    def write(self, data: bytes) -> None:
-        self.writes.append(data)
+    def frames(self) -> list[bytes]:
+        """The frames written so far (each batch is written when it is made)."""
+        self.sock.setblocking(False)
+        frames: list[bytes] = []
+        with contextlib.suppress(BlockingIOError):
+            while data := self.sock.recv(1 << 20):
+                frames += self.reader.feed(data)
+        return frames
 
-    def is_closing(self) -> bool:
-        return False
+    def answer(self, *batches: int, mark: bool = True) -> None:
+        self.sock.sendall(b"".join(encode_ack(batch, batch, None) for batch in batches))
+        if mark:
+            WORD.pack_into(self.word, 0, batches[-1])
 
 
-def test_batches_made_while_the_writer_commits_leave_in_one_write_at_its_answer() -> None:
+def test_batches_leave_at_once_and_answers_are_read_when_the_shared_word_says_they_wait() -> None:
     loop = asyncio.new_event_loop()
     try:
         committer = ProcessCommitter("unused.db", "normal", loop)
-        wire = Wire()
-        committer.connection_made(wire)  # type: ignore[arg-type]
+        writer = FakeWriter(committer)
         answered: list[BaseException | None] = []
-        batches = [[PlayerRow(f"p{n}", f"player{n}", 1.0, 1.0)] for n in range(4)]
-        for batch in batches[:3]:
+        batches = [[PlayerRow(f"p{n}", f"player{n}", 1.0, 1.0)] for n in range(3)]
+        for batch in batches:
             committer.commit(batch, 0, answered.append)
-        # The first leaves at once; the writer reads the next ones only after answering it.
-        assert wire.writes == [encode_batch(1, 0, batches[0])]
-        committer.data_received(encode_ack(1, 1, None))
+        # Written as they were made, while the first is not answered yet: the writer takes
+        # them as soon as it has answered it, without waiting for the loop to hear the answer.
+        assert writer.frames() == [
+            frame[4:] for frame in (encode_batch(n + 1, 0, b) for n, b in enumerate(batches))
+        ]
+        committer.poll()
+        assert answered == []  # nothing answered: no system call, nothing read
+        writer.answer(1, mark=False)
+        committer.poll()
+        assert answered == []  # an answer the word does not announce yet waits for the loop
+        WORD.pack_into(writer.word, 0, 1)
+        committer.poll()
         assert answered == [None]
-        assert wire.writes[1:] == [encode_batch(2, 0, batches[1]) + encode_batch(3, 0, batches[2])]
-        committer.commit(batches[3], 0, answered.append)  # still two unanswered: held
-        assert len(wire.writes) == 2
-        committer.data_received(encode_ack(2, 2, None) + encode_ack(3, 2, None))
-        assert wire.writes[2:] == [encode_batch(4, 0, batches[3])] and answered == [None] * 3
-        committer.data_received(encode_ack(4, 3, None))
-        assert answered == [None] * 4 and committer.transactions == 3
-        # The writer gone: a held batch fails with the unanswered ones, and is never written.
-        committer.commit(batches[0], 0, answered.append)
-        committer.commit(batches[1], 0, answered.append)
-        committer.connection_lost(None)
-        assert len(wire.writes) == 4 and all(isinstance(error, StoreFailure) for error in answered[4:])
-        assert len(answered) == 6
+        writer.answer(2, 3)
+        committer.poll()
+        assert answered == [None] * 3 and committer.transactions == 3
     finally:
         loop.close()
+
+
+def test_when_the_writer_is_gone_what_it_had_not_answered_fails() -> None:
+    async def test() -> list[BaseException | None]:
+        loop = asyncio.get_running_loop()
+        committer = ProcessCommitter("unused.db", "normal", loop)
+        writer = FakeWriter(committer)
+        answers = [loop.create_future() for _ in range(3)]
+        for n, answer in enumerate(answers):
+            committer.commit([PlayerRow(f"p{n}", f"player{n}", 1.0, 1.0)], 0, answer.set_result)
+        writer.answer(1)
+        writer.sock.close()  # the process died after its first answer
+        return list(await asyncio.gather(*answers))
+
+    first, *rest = asyncio.run(asyncio.wait_for(test(), 10))
+    assert first is None
+    assert len(rest) == 2 and all(isinstance(error, StoreFailure) for error in rest)
+
+
+def test_a_frame_the_socket_cannot_take_whole_is_written_as_it_drains_in_order() -> None:
+    async def test() -> tuple[list[bytes], list[bytes]]:
+        loop = asyncio.get_running_loop()
+        committer = ProcessCommitter("unused.db", "normal", loop)
+        writer = FakeWriter(committer)
+        big = [ChatRow(0, n, 1, "ann", "x" * 4096, 0, 1.0) for n in range(256)]  # ~1 MiB
+        small = [PlayerRow("p", "player", 1.0, 1.0)]
+        committer.commit(big, 0, lambda error: None)
+        committer.commit(small, 0, lambda error: None)
+        assert committer._out  # the socket took part of the first: the rest waits, then the second
+        received: list[bytes] = []
+        writer.sock.setblocking(False)
+        while len(received) < 2:
+            await asyncio.sleep(0.001)  # the loop writes more as the socket drains
+            with contextlib.suppress(BlockingIOError):
+                received += writer.reader.feed(writer.sock.recv(1 << 20))
+        assert not committer._out
+        return received, [encode_batch(1, 0, big)[4:], encode_batch(2, 0, small)[4:]]
+
+    received, sent = asyncio.run(asyncio.wait_for(test(), 10))
+    assert received == sent
+
+
+def test_an_answer_is_shown_during_the_next_input_not_after_the_loop_iteration() -> None:
+    """The runtime glances at the writer's word after each input: a batch committed while the
+    loop handles a burst of inputs is released at the next of them."""
+
+    async def test() -> None:
+        loop = asyncio.get_running_loop()
+        runtime = Runtime(store=SQLiteStore(":memory:"))
+        committer = ProcessCommitter("unused.db", "normal", loop)
+        writer = FakeWriter(committer)
+        runtime._committer = committer
+        shown: list[bytes] = []
+
+        async def unused(*args: object) -> None:
+            raise AssertionError("the outbox writes at once")
+
+        def write_now(chunks: list[bytes]) -> bool:
+            shown.extend(chunks)
+            return True
+
+        runtime.outboxes[1] = Outbox(unused, unused, write_now=write_now)
+        runtime.execute([Store([move(0)]), Send(1, b"first")])
+        await asyncio.sleep(0)  # the loop iteration ends: the batch leaves for the writer
+        assert len(writer.frames()) == 1 and shown == []
+        writer.answer(1)
+        # The next input, in the same loop iteration as the answer's arrival: the first
+        # input's message goes out before it is held itself.
+        runtime.execute([Store([move(1)]), Send(1, b"second")])
+        assert shown == [b"first"]
+        await asyncio.sleep(0)
+        writer.answer(2)
+        runtime.execute([Send(1, b"third")])  # nothing to store: held behind the second
+        assert shown == [b"first", b"second"]
+        await asyncio.sleep(0)
+        assert shown == [b"first", b"second", b"third"]
+        runtime.store.close()  # type: ignore[union-attr]
+
+    asyncio.run(asyncio.wait_for(test(), 10))

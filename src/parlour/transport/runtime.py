@@ -201,14 +201,29 @@ class Runtime:
     ) -> None:
         """Carry out one input's effects; ``service`` and ``origin`` (the connection whose
         frame produced them) say whom to tell if their records cannot be stored."""
+        self._execute(effects, service, origin)
+
+    def _execute(
+        self, effects: list[Effect], service: Service | None, origin: ConnId | None
+    ) -> _Batch | None:
+        """``execute``; returns the batch that holds the effects until it is committed (None:
+        carried out at once)."""
         if any(type(effect) is Think for effect in effects):
             effects = self._think(effects, service)
         if self.store is not None and (
             self._batch is not None or self._queued or self._recovering or _stores(effects)
         ):
-            self._hold(effects, service, origin)
-            return
+            batch = self._hold(effects, service, origin)
+            committer = self._committer
+            if type(committer) is ProcessCommitter:
+                # After each input, not once the loop iteration's inputs are all handled: what
+                # the writer has committed meanwhile is shown now. An iteration may hold a burst
+                # of inputs (a move and its robots' replies: 100 us each); an answer that came
+                # during the first of them waited for the last, and so did its players.
+                committer.poll()
+            return batch
         self._send(effects)
+        return None
 
     def show(self, effects: list[Effect]) -> None:
         """Carry out sends, broadcasts and closes whose records another node has stored already
@@ -272,8 +287,7 @@ class Runtime:
         """Carry out ``effects`` and return once their records are committed and the effects
         released (for answers that are not messages, like an HTTP response: stored before
         shown). StoreFailure if the store refused them."""
-        self.execute(effects, service, origin)
-        batch = self._batch
+        batch = self._execute(effects, service, origin)
         if batch is None:
             return  # nothing was held: no store, or nothing to store and nothing queued
         waiter = asyncio.get_running_loop().create_future()
@@ -410,7 +424,7 @@ class Runtime:
     # -----------------------------------------------------------------------------------------
     # Group commit
 
-    def _hold(self, effects: list[Effect], service: Service | None, origin: ConnId | None) -> None:
+    def _hold(self, effects: list[Effect], service: Service | None, origin: ConnId | None) -> _Batch:
         batch = self._batch
         if batch is None:
             batch = self._batch = _Batch()
@@ -432,6 +446,7 @@ class Runtime:
         batch.effects.extend(effects)
         if effects:  # an input that changed nothing and said nothing has nothing to take back
             batch.inputs.append((service, origin, records, refusals))
+        return batch
 
     def _flush(self) -> None:
         if self._recovering:
