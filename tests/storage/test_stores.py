@@ -1040,6 +1040,30 @@ def test_without_autocheckpoint_commits_leave_the_wal_to_a_checkpoint_elsewhere(
     reader.close()
 
 
+def test_a_wal_past_its_limit_is_emptied_by_a_checkpoint_that_waits_for_the_writer(tmp_path: Path) -> None:
+    """A passive checkpoint leaves the WAL file as large as it grew (under a load with no
+    pause it never starts over: it grows without end); past ``wal_limit`` the checkpoint also
+    waits for the writer and empties it."""
+    writer = SQLiteStore(tmp_path / "p.db", autocheckpoint=False)
+    under = SQLiteStore(tmp_path / "p.db")  # the default limit, 64 MiB: far above this WAL
+    past = SQLiteStore(tmp_path / "p.db", wal_limit=1024 * 1024)
+    wal = tmp_path / "p.db-wal"
+    writer.commit(populate(games=4, moves=2))
+    for checkpoint in (under, past):
+        for number in range(1, 1500):
+            writer.commit([player(number)])
+        grown = wal.stat().st_size
+        assert grown > 4 * 1024 * 1024
+        checkpoint.checkpoint()
+        # Copied, and left as large as it grew; or emptied.
+        assert wal.stat().st_size == (grown if checkpoint is under else 0)
+    writer.commit([player(5000)])  # the writer goes on, from the WAL's beginning
+    assert wal.stat().st_size < 64 * 1024
+    assert past.load_player(player(5000).id) is not None and under.load_player(player(1499).id) is not None
+    for store in (writer, under, past):
+        store.close()
+
+
 def test_purge_forgets_lobby_chat_older_than_the_cutoff(store: SQLStore) -> None:
     lines = chat_lines(0, 4)  # sent at 6001..6004
     store.commit(lines)

@@ -20,6 +20,8 @@ __all__ = ["SQLiteStore"]
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 SYNC_MODES = {"normal": "NORMAL", "full": "FULL"}
+#: The write-ahead log's size past which a checkpoint waits for the writer (``checkpoint``).
+WAL_LIMIT_BYTES = 64 * 1024 * 1024
 
 
 class SQLiteStore(SQLStore):
@@ -40,6 +42,7 @@ class SQLiteStore(SQLStore):
         autocheckpoint: bool = True,
         check: bool = True,
         group_rows: bool = True,
+        wal_limit: int = WAL_LIMIT_BYTES,
     ) -> None:
         """``autocheckpoint=False`` leaves WAL checkpoints (and their fsync) out of commits: the
         writer process commits that way, and the server checkpoints from its store thread.
@@ -48,8 +51,9 @@ class SQLiteStore(SQLStore):
         about 0.3 s for a 260 MB store, which the first commit after a restart waited for).
         ``group_rows=False`` writes a commit's rows one statement each (storage/writes.py,
         ``insert_rows``): cheaper for SQLite, unless the interpreter lock is contended (a
-        writer thread in the server's process)."""
+        writer thread in the server's process). ``wal_limit``: see ``checkpoint``."""
         self.check_file = check
+        self.wal_limit = wal_limit
         self.group_rows = group_rows
         self.path = Path(path)
         self.location = str(path)
@@ -69,6 +73,8 @@ class SQLiteStore(SQLStore):
             self._check_and_migrate()
             self.db.execute("PRAGMA journal_mode = WAL")
             self.db.execute(f"PRAGMA synchronous = {SYNC_MODES[sync]}")
+            # Fixed once the file is in WAL mode (a WAL database cannot change it).
+            self.page_size = int(self.db.execute("PRAGMA page_size").fetchone()[0])
             if not autocheckpoint:
                 self.db.execute("PRAGMA wal_autocheckpoint = 0")
         except StoreRefused:
@@ -123,9 +129,19 @@ class SQLiteStore(SQLStore):
 
     def checkpoint(self) -> None:
         """A passive WAL checkpoint: copies what it can into the database file and syncs it,
-        never waiting for (nor blocking) the writer."""
+        never waiting for (nor blocking) the writer. Then, if the WAL is past ``wal_limit``,
+        one that waits for the writer and empties the file.
+
+        A passive checkpoint lets the next commit start the WAL over from its beginning only if
+        it copied every frame, so only if no commit came while it copied. Under a load with no
+        pause one always does (bench/server.py's 20 clients: the WAL grew by 100 MB a second,
+        without end, and the disk with it). The second checkpoint has only the frames of the
+        commits since the first to copy; the writer's next commit waits for it, a few ms once
+        a second under such a load (docs/performance.md, "The WAL under a load without pauses")."""
         try:
-            self.db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+            _, frames, _ = self.db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            if frames * self.page_size > self.wal_limit:
+                self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
         except sqlite3.Error as error:
             raise StoreFailure(f"{self.location}: checkpoint failed: {error}") from None
 
