@@ -1,8 +1,12 @@
 """Redis, the one engine the nodes share live: the lease scripts and the pub/sub bus.
 
-redis-py's asyncio client is used as it is (with hiredis to read replies): one connection
-publishes (a single task, so the order of publications is the order of calls, and Redis
-delivers each channel's messages in that order), one pub/sub connection receives.
+The leases use redis-py's asyncio client as it is. The bus has two connections of its own,
+made by redis-py (address, authentication, TLS) and then read and written here: one publishes
+(every publication of a loop iteration in one write, in the order of the calls, and Redis
+delivers each channel's messages in that order), one is subscribed. Their bytes go to hiredis's
+parser from the loop's read callback, with no task, timeout or health check per message:
+redis-py's pub/sub and command path cost a node about 60 µs of CPU a message each way on top of
+the socket calls, most of what a commit between nodes cost (docs/cluster.md, "What it costs").
 
 Pub/sub keeps nothing for a subscriber that is not connected: whatever was published while a
 node's subscription was down (Redis restarting, a network cut), or could not be published,
@@ -16,13 +20,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
+from collections import deque
 from collections.abc import Callable
 from contextlib import suppress
 from typing import Any, Final
 
+import hiredis
 import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 
 __all__ = ["Bus", "RedisError", "RedisLeaseBackend", "connect"]
@@ -64,9 +72,14 @@ return 1
 """
 
 #: Seconds between checks that an idle connection still works (redis-py pings it before
-#: using it; the subscriber's is pinged while it waits), so that a connection Redis closed
-#: (a restart) is found before it is needed.
+#: using it; the bus pings its own), so that a connection Redis closed (a restart) is found
+#: before it is needed.
 HEALTH_CHECK_SECONDS: Final = 2
+#: How long the bus waits for Redis to answer (a PING, a subscription) before it takes the
+#: connection for dead, as redis-py's ``socket_timeout`` below.
+ANSWER_SECONDS: Final = 5.0
+#: Between attempts to reach Redis again after a connection was lost.
+RETRY_SECONDS: Final = 0.2
 
 
 def connect(url: str) -> aioredis.Redis:
@@ -130,16 +143,88 @@ class RedisLeaseBackend:
         await self._beat(keys=[alive, counter], args=[node, ttl_ms])
 
 
+Callback = Callable[[], None]
+#: In the publisher's queue of awaited replies: the answer to a PING, not to a publication.
+_PING: Final = "ping"
+
+
+def _publish_command(channel: bytes, data: bytes) -> bytes:
+    return b"*3\r\n$7\r\nPUBLISH\r\n$%d\r\n%b\r\n$%d\r\n%b\r\n" % (len(channel), channel, len(data), data)
+
+
+def _command(*parts: bytes) -> bytes:
+    return b"*%d\r\n" % len(parts) + b"".join(b"$%d\r\n%b\r\n" % (len(part), part) for part in parts)
+
+
+class _Link(asyncio.Protocol):
+    """One connection of the bus: every reply parsed goes to ``on_reply`` as it arrives, and
+    ``on_lost`` hears once that the connection is gone."""
+
+    def __init__(
+        self, transport: Any, on_reply: Callable[[Any], None], on_lost: Callable[[_Link], None]
+    ) -> None:
+        self.transport = transport
+        #: The stream redis-py made the connection with, kept: collected, it would close it.
+        self.stream: object = None
+        self.reader = hiredis.Reader()
+        self.on_reply = on_reply
+        self.on_lost = on_lost
+        self.closed = False
+        #: When a PING went out that is still unanswered (None: none is).
+        self.pinged: float | None = None
+
+    def data_received(self, data: bytes) -> None:
+        reader = self.reader
+        reader.feed(data)
+        try:
+            reply = reader.gets()
+            while reply is not False:
+                self.on_reply(reply)
+                reply = reader.gets()
+        except hiredis.ProtocolError as error:  # not Redis speaking: start over
+            log.error("cluster: unreadable bytes from Redis: %s", error)
+            self.close()
+
+    def eof_received(self) -> bool:
+        return False  # Redis closed its side: close ours (connection_lost follows)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.closed:
+            self.closed = True
+            self.on_lost(self)
+
+    def write(self, data: bytes) -> None:
+        self.transport.write(data)
+
+    def close(self) -> None:
+        """Close it (what is written still goes out); ``on_lost`` is told."""
+        if not self.closed:
+            self.transport.close()
+
+
 class Bus:
-    """Publishes in call order from one task; hands every message received to ``deliver``."""
+    """Publishes in call order; hands every message received to ``deliver``."""
 
     def __init__(self, client: aioredis.Redis, deliver: Callable[[str, bytes], None]) -> None:
         self.client = client
         self.deliver = deliver
-        self._queue: list[tuple[str, bytes, Callable[[], None] | None]] = []
-        self._wake = asyncio.Event()
-        self._pubsub: Any = client.pubsub()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        #: Publications not yet written (the publisher is connecting, or the write is due at
+        #: the end of this loop iteration), and what each calls if nobody heard it.
+        self._out: list[bytes] = []
+        self._out_unheard: list[Callback | None] = []
+        self._flush_due = False
+        #: What each reply awaited on the publisher answers, in the order of the commands.
+        self._replies: deque[Callback | str | None] = deque()
+        self._publisher: _Link | None = None
+        self._connecting: asyncio.Task[None] | None = None
+        self._subscriber: _Link | None = None
+        #: (Un)subscriptions awaiting Redis's confirmations: how many are still due, and who waits.
+        self._confirming: deque[list[Any]] = deque()
+        #: The channels Redis confirmed this node is subscribed to.
+        self._subscribed: set[str] = set()
         self._tasks: list[asyncio.Task[None]] = []
+        self._wake = asyncio.Event()
         self._closing = False
         #: Told once Redis answers again after messages may have been lost (see the module).
         self.on_gap: Callable[[], None] | None = None
@@ -149,131 +234,245 @@ class Bus:
         #: The channels this node wants: what the subscription is set to once Redis answers
         #: again (a change asked for meanwhile, or one that failed, is made then).
         self._channels: set[str] = set()
-        #: One (un)subscription at a time: redis-py's pub/sub connection is not made for
-        #: concurrent commands, least of all while it reconnects.
-        self._commands = asyncio.Lock()
-        #: The connection publications go out on (the bus's own, from the client's pool).
-        self._publisher: Any = None
 
-    def publish(self, channel: str, data: bytes, unheard: Callable[[], None] | None = None) -> None:
-        """Queue a publication (sent by the bus's task, in order, batched in one pipeline);
+    # -- Publishing ------------------------------------------------------------------------------
+
+    def publish(self, channel: str, data: bytes, unheard: Callback | None = None) -> None:
+        """Queue a publication (written with the others of this loop iteration, in order);
         ``unheard`` is called if nobody was subscribed to ``channel`` (nor could be told: a
         publication that failed), so that what needed an answer gets one."""
-        self._queue.append((channel, data, unheard))
-        self._wake.set()
+        self._out.append(_publish_command(channel.encode(), data))
+        self._out_unheard.append(unheard)
+        if not self._flush_due:
+            self._flush_due = True
+            loop = self._loop or asyncio.get_running_loop()
+            loop.call_soon(self._flush)
+
+    def _flush(self) -> None:
+        self._flush_due = False
+        if not self._out:
+            return
+        link = self._publisher
+        if link is None or link.closed:
+            if self._connecting is None and not self._closing:
+                self._connecting = (self._loop or asyncio.get_running_loop()).create_task(self._reconnect())
+            return
+        self._replies.extend(self._out_unheard)
+        out = self._out
+        self._out, self._out_unheard = [], []
+        link.write(out[0] if len(out) == 1 else b"".join(out))
+
+    async def _reconnect(self) -> None:
+        """A publisher for what waits: what it cannot send counts as unheard (a gap)."""
+        try:
+            self._publisher = await self._open(self._published)
+        except Exception as error:  # whatever redis-py raises while Redis is away
+            failed = self._out_unheard
+            self._out, self._out_unheard = [], []
+            if failed:
+                log.error(
+                    "cluster: %d messages could not be published: %s", len(failed), error or "no answer"
+                )
+            self._lose_messages()
+            self._tell_unheard(failed)
+        finally:
+            self._connecting = None
+        self._flush()
+
+    async def _new_publisher(self) -> None:
+        """A publisher again (one connection at a time: replies are matched in order)."""
+        if self._connecting is None:
+            self._connecting = (self._loop or asyncio.get_running_loop()).create_task(self._reconnect())
+        await asyncio.shield(self._connecting)
+        if self._publisher is None:
+            raise RedisConnectionError("no connection to publish on")
+
+    def _published(self, reply: Any) -> None:
+        if not self._replies:
+            log.error("cluster: an answer from Redis nobody asked for: %r", reply)
+            return
+        waiting = self._replies.popleft()
+        if waiting is _PING:
+            if self._publisher is not None:
+                self._publisher.pinged = None
+        elif waiting is not None and type(reply) is int and not reply:
+            self._tell_unheard([waiting])
+        elif waiting is not None and type(reply) is not int:  # an error: nobody heard it
+            log.error("cluster: Redis refused a publication: %r", reply)
+            self._tell_unheard([waiting])
+
+    def _tell_unheard(self, callbacks: list[Any]) -> None:
+        for unheard in callbacks:
+            if unheard is not None and unheard is not _PING:
+                try:
+                    unheard()
+                except Exception:
+                    log.exception("cluster: an unheard message could not be answered")
+
+    # -- Subscribing -----------------------------------------------------------------------------
 
     async def subscribe(self, *channels: str) -> None:
         self._channels.update(channels)
-        await self._command("SUBSCRIBE", channels)
+        await self._change(b"SUBSCRIBE", channels)
 
     async def unsubscribe(self, *channels: str) -> None:
         self._channels.difference_update(channels)
-        await self._command("UNSUBSCRIBE", channels)
+        await self._change(b"UNSUBSCRIBE", channels)
 
-    async def _command(self, command: str, channels: tuple[str, ...]) -> None:
-        if self._gap:
-            return  # Redis is away: the subscription is set right once it answers (_healed)
-        async with self._commands:
-            try:
-                if command == "SUBSCRIBE":
-                    await self._pubsub.subscribe(*channels)
-                else:
-                    await self._pubsub.unsubscribe(*channels)
-            except Exception as error:  # whatever redis-py raises mid-reconnect: healed later
-                log.warning("cluster: %s %s failed: %s", command, " ".join(channels), error)
-                self._gap = True
-
-    async def start(self, *channels: str) -> None:
-        self._channels.update(channels)
-        await self._pubsub.subscribe(*channels)
-        # Every later (re)connection of the subscriber is a gap: redis-py reconnects and
-        # re-subscribes on its own (its retries), and nothing published meanwhile was kept.
-        self._pubsub.connection.register_connect_callback(self._reconnected)
-        loop = asyncio.get_running_loop()
-        self._tasks = [loop.create_task(self._send()), loop.create_task(self._receive())]
-
-    async def _send(self) -> None:
-        while not self._closing:
-            await self._wake.wait()
-            self._wake.clear()
-            batch, self._queue = self._queue, []
-            if not batch:
-                continue
-            try:
-                heard = await self._publish(batch)
-            except (RedisError, OSError) as error:
-                log.error("cluster: %d messages could not be published: %s", len(batch), error)
-                heard = [0] * len(batch)
-                self._gap = True
-            for (_, _, unheard), receivers in zip(batch, heard, strict=True):
-                if unheard is not None and not receivers:
-                    try:
-                        unheard()
-                    except Exception:
-                        log.exception("cluster: an unheard message could not be answered")
-
-    async def _publish(self, batch: list[tuple[str, bytes, Callable[[], None] | None]]) -> list[int]:
-        """Publish ``batch`` in one write on the bus's own connection: how many subscribers
-        heard each message. Not a pipeline object: its setup and the pool's lending cost more
-        than the commands themselves when a batch is one message (measured: about 110 µs of
-        CPU a message against 50), and a batch is one message whenever the node is not busy."""
-        connection = self._publisher
-        if connection is None:
-            pool: Any = self.client.connection_pool  # its methods are untyped
-            connection = self._publisher = await pool.get_connection()
+    async def _change(self, command: bytes, channels: tuple[str, ...]) -> None:
+        """Ask Redis to (un)subscribe and wait until it confirms: a node announces that it owns
+        a service only once what is published to the service's channel reaches it."""
+        link = self._subscriber
+        if self._gap or link is None or not channels:
+            return  # Redis is away: the subscription is set right once it answers (_heal)
         try:
-            await connection.send_packed_command(
-                connection.pack_commands([("PUBLISH", channel, data) for channel, data, _ in batch])
+            await self._confirmed(link, command, channels)
+        except Exception as error:
+            log.warning(
+                "cluster: %s %s failed: %s", command.decode(), " ".join(channels), error or "no answer"
             )
-            return [int(await connection.read_response()) for _ in batch]
-        except BaseException:
-            # Whatever was half written or read: a new connection for the next batch.
-            self._publisher = None
-            with suppress(Exception):
-                await connection.disconnect()
-            await self.client.connection_pool.release(connection)
-            raise
+            self._lose_messages()
+            link.close()
 
-    def _reconnected(self, connection: object) -> None:
-        self._gap = True
+    async def _confirmed(self, link: _Link, command: bytes, channels: tuple[str, ...] | list[str]) -> None:
+        waiter = (self._loop or asyncio.get_running_loop()).create_future()
+        self._confirming.append([len(channels), waiter])
+        link.write(_command(command, *(channel.encode() for channel in channels)))
+        await asyncio.wait_for(waiter, ANSWER_SECONDS)
 
-    async def _receive(self) -> None:
-        while not self._closing:
+    def _heard(self, reply: Any) -> None:
+        # A list (RESP2), or hiredis's push type, a list too (RESP3, redis-py's default).
+        kind = reply[0] if isinstance(reply, list) and reply else reply
+        if kind == b"message":
             try:
-                message = await self._pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
-            except (RedisError, OSError) as error:
-                if not self._gap:
-                    log.error("cluster: the subscription failed: %s", error)
-                self._gap = True
-                await asyncio.sleep(0.2)
-                continue
-            if self._gap:
-                # Subscribed again (a read went through): once publishing works too, the
-                # node hears that messages may have been lost meanwhile.
-                await self._healed()
-            if message is None or message.get("type") != "message":
-                continue
-            channel = message["channel"]
-            try:
-                self.deliver(
-                    channel.decode() if isinstance(channel, bytes) else str(channel), message["data"]
-                )
+                self.deliver(reply[1].decode(), reply[2])
             except Exception:
                 log.exception("cluster: a message could not be handled")
+        elif kind == b"subscribe" or kind == b"unsubscribe":
+            channel = reply[1].decode()
+            if kind == b"subscribe":
+                self._subscribed.add(channel)
+            else:
+                self._subscribed.discard(channel)
+            if self._confirming:
+                due = self._confirming[0]
+                due[0] -= 1
+                if due[0] <= 0:
+                    self._confirming.popleft()
+                    if not due[1].done():
+                        due[1].set_result(None)
+        elif kind == b"pong" or kind == b"PONG":  # the answer to a PING: RESP2's, RESP3's
+            if self._subscriber is not None:
+                self._subscriber.pinged = None
+        else:
+            log.error("cluster: an answer from Redis nobody asked for: %r", reply)
 
-    async def _healed(self) -> None:
+    # -- Connections -----------------------------------------------------------------------------
+
+    async def start(self, *channels: str) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._channels.update(channels)
+        self._subscriber = await self._open(self._heard)
+        await self._confirmed(self._subscriber, b"SUBSCRIBE", sorted(self._channels))
+        self._publisher = await self._open(self._published)
+        self._tasks = [self._loop.create_task(self._keep())]
+
+    async def _open(self, on_reply: Callable[[Any], None]) -> _Link:
+        """A connection to Redis, made by redis-py (the client's address, credentials, TLS and
+        retries) and read by the bus from then on."""
+        pool: Any = self.client.connection_pool  # its methods are untyped
+        connection = pool.make_connection()
+        await connection.connect()
+        writer = connection._writer  # the stream redis-py opened and authenticated
+        if writer is None:
+            raise RedisConnectionError("Redis closed the connection")
+        # The connection is the bus's from now on: redis-py must not close it when its
+        # object is collected.
+        connection._reader = connection._writer = None
+        link = _Link(writer.transport, on_reply, self._lost)
+        link.stream = writer
+        writer.transport.set_protocol(link)
+        return link
+
+    def _lost(self, link: _Link) -> None:
+        if link is self._publisher:
+            self._publisher = None
+            waiting = [reply for reply in self._replies if reply is not _PING]
+            self._replies.clear()
+            if waiting:  # written, but whether Redis passed them on is unknown
+                log.error("cluster: %d messages may not have been published", len(waiting))
+                self._lose_messages()
+                self._tell_unheard(waiting)
+        elif link is self._subscriber:
+            self._subscriber = None
+            self._subscribed.clear()
+            for _, waiter in self._confirming:
+                if not waiter.done():
+                    waiter.set_exception(RedisConnectionError("the subscription was lost"))
+            self._confirming.clear()
+            if not self._closing:
+                if not self._gap:
+                    log.error("cluster: the subscription to Redis was lost")
+                self._lose_messages()
+
+    def _lose_messages(self) -> None:
+        """Messages may have been lost: the node is told once Redis answers again."""
+        if not self._gap:  # the keeper tries again at its pace from now on
+            self._gap = True
+            self._wake.set()
+
+    async def _keep(self) -> None:
+        """Ping both connections every HEALTH_CHECK_SECONDS (one that does not answer in
+        ANSWER_SECONDS is closed: a gap); while messages may have been lost, try to make what
+        is missing again every RETRY_SECONDS, and tell the node once it is done."""
+        while not self._closing:
+            self._wake.clear()
+            with suppress(TimeoutError):
+                await asyncio.wait_for(
+                    self._wake.wait(), RETRY_SECONDS if self._gap else HEALTH_CHECK_SECONDS
+                )
+            if self._closing:
+                return
+            if self._gap:
+                await self._heal()
+            else:
+                self._ping()
+
+    def _ping(self) -> None:
+        now = time.monotonic()
+        for link in (self._publisher, self._subscriber):
+            if link is None or link.closed:
+                continue
+            if link.pinged is not None:
+                if now - link.pinged > ANSWER_SECONDS:
+                    log.error("cluster: Redis did not answer in %.0f s: connecting again", ANSWER_SECONDS)
+                    link.close()
+                continue
+            link.pinged = now
+            if link is self._publisher:
+                self._replies.append(_PING)
+            link.write(_command(b"PING"))
+
+    async def _heal(self) -> None:
         try:
-            await self.client.ping()
-            async with self._commands:
-                # The subscription as wanted now (a change made while Redis was away, or one
-                # that failed, never reached it; redis-py re-subscribes what it knows).
-                known = {c.decode() if isinstance(c, bytes) else str(c) for c in self._pubsub.channels}
-                if known - self._channels:
-                    await self._pubsub.unsubscribe(*(known - self._channels))
-                await self._pubsub.subscribe(*self._channels)
-        except Exception as error:  # not yet: tried again after the next read
-            log.debug("cluster: Redis does not answer yet: %s", error)
+            if self._subscriber is None:
+                self._subscriber = await self._open(self._heard)
+            subscriber = self._subscriber
+            # The subscription as wanted now (a change made while Redis was away, or one that
+            # failed, never reached it).
+            extra = sorted(self._subscribed - self._channels)
+            if extra:
+                await self._confirmed(subscriber, b"UNSUBSCRIBE", extra)
+            missing = sorted(self._channels - self._subscribed)
+            if missing:
+                await self._confirmed(subscriber, b"SUBSCRIBE", missing)
+            if self._publisher is None:
+                await self._new_publisher()
+        except Exception as error:  # not yet: tried again in a moment
+            log.debug("cluster: Redis does not answer yet: %s", error or "no answer")
             return
+        if self._subscriber is None or self._subscriber.closed:
+            return  # lost again meanwhile
         self._gap = False
         self.gaps += 1
         log.warning("cluster: Redis answers again; messages between nodes may have been lost")
@@ -286,20 +485,18 @@ class Bus:
     async def close(self) -> None:
         # What is queued still goes out (a goodbye to other nodes' connections, a release).
         for _ in range(50):
-            if not self._queue:
+            if not self._out and not any(reply is not _PING for reply in self._replies):
                 break
             await asyncio.sleep(0.01)
-        # redis-py may swallow a cancellation that arrives inside a command: the loops also end
-        # on the flag, and the wait is bounded.
         self._closing = True
         self._wake.set()
         for task in self._tasks:
             task.cancel()
+        if self._connecting is not None:
+            self._connecting.cancel()
         if self._tasks:
             await asyncio.wait(self._tasks, timeout=1.0)
-        with suppress(Exception):
-            await asyncio.wait_for(self._pubsub.aclose(), 1.0)
-        if self._publisher is not None:
-            with suppress(Exception):
-                await self.client.connection_pool.release(self._publisher)
-            self._publisher = None
+        for link in (self._publisher, self._subscriber):
+            if link is not None:
+                link.close()
+        self._publisher = self._subscriber = None
