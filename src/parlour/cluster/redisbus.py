@@ -148,8 +148,18 @@ Callback = Callable[[], None]
 _PING: Final = "ping"
 
 
-def _publish_command(channel: bytes, data: bytes) -> bytes:
-    return b"*3\r\n$7\r\nPUBLISH\r\n$%d\r\n%b\r\n$%d\r\n%b\r\n" % (len(channel), channel, len(data), data)
+#: Before a publication whose subscribers need not be counted: Redis sends no answer to it,
+#: so that neither Redis writes one nor the node wakes up to read it.
+_SKIP: Final = b"*3\r\n$6\r\nCLIENT\r\n$5\r\nREPLY\r\n$4\r\nSKIP\r\n"
+
+
+def _publish_command(channel: bytes, data: bytes, skip: bool) -> bytes:
+    return (_SKIP if skip else b"") + b"*3\r\n$7\r\nPUBLISH\r\n$%d\r\n%b\r\n$%d\r\n%b\r\n" % (
+        len(channel),
+        channel,
+        len(data),
+        data,
+    )
 
 
 def _command(*parts: bytes) -> bytes:
@@ -210,12 +220,17 @@ class Bus:
         self.deliver = deliver
         self._loop: asyncio.AbstractEventLoop | None = None
         #: Publications not yet written (the publisher is connecting, or the write is due at
-        #: the end of this loop iteration), and what each calls if nobody heard it.
+        #: the end of this loop iteration), and what the answer to each counted one is for.
         self._out: list[bytes] = []
-        self._out_unheard: list[Callback | None] = []
+        self._out_replies: list[tuple[Callback | str, int]] = []
         self._flush_due = False
-        #: What each reply awaited on the publisher answers, in the order of the commands.
-        self._replies: deque[Callback | str | None] = deque()
+        #: What each answer awaited on the publisher is for (an ``unheard`` callback, or
+        #: _PING), in the order of the commands, with how many publications without an answer
+        #: were written before it: an answer tells that Redis handled those too.
+        self._replies: deque[tuple[Callback | str, int]] = deque()
+        #: Publications without an answer, queued, written, and known handled by Redis (a later
+        #: answer came): a publisher lost with some written and not known handled is a gap.
+        self._skips_queued = self._skips_written = self._skips_handled = 0
         self._publisher: _Link | None = None
         self._connecting: asyncio.Task[None] | None = None
         self._subscriber: _Link | None = None
@@ -240,9 +255,13 @@ class Bus:
     def publish(self, channel: str, data: bytes, unheard: Callback | None = None) -> None:
         """Queue a publication (written with the others of this loop iteration, in order);
         ``unheard`` is called if nobody was subscribed to ``channel`` (nor could be told: a
-        publication that failed), so that what needed an answer gets one."""
-        self._out.append(_publish_command(channel.encode(), data))
-        self._out_unheard.append(unheard)
+        publication that failed), so that what needed an answer gets one. A publication
+        without ``unheard`` gets no answer from Redis (``CLIENT REPLY SKIP``)."""
+        self._out.append(_publish_command(channel.encode(), data, unheard is None))
+        if unheard is None:
+            self._skips_queued += 1
+        else:
+            self._out_replies.append((unheard, self._skips_queued))
         if not self._flush_due:
             self._flush_due = True
             loop = self._loop or asyncio.get_running_loop()
@@ -257,9 +276,10 @@ class Bus:
             if self._connecting is None and not self._closing:
                 self._connecting = (self._loop or asyncio.get_running_loop()).create_task(self._reconnect())
             return
-        self._replies.extend(self._out_unheard)
+        self._replies.extend(self._out_replies)
+        self._skips_written = self._skips_queued
         out = self._out
-        self._out, self._out_unheard = [], []
+        self._out, self._out_replies = [], []
         link.write(out[0] if len(out) == 1 else b"".join(out))
 
     async def _reconnect(self) -> None:
@@ -267,14 +287,14 @@ class Bus:
         try:
             self._publisher = await self._open(self._published)
         except Exception as error:  # whatever redis-py raises while Redis is away
-            failed = self._out_unheard
-            self._out, self._out_unheard = [], []
+            failed = len(self._out)
+            unheard = [callback for callback, _ in self._out_replies]
+            self._out, self._out_replies = [], []
+            self._skips_written = self._skips_handled = self._skips_queued
             if failed:
-                log.error(
-                    "cluster: %d messages could not be published: %s", len(failed), error or "no answer"
-                )
+                log.error("cluster: %d messages could not be published: %s", failed, error or "no answer")
             self._lose_messages()
-            self._tell_unheard(failed)
+            self._tell_unheard(unheard)
         finally:
             self._connecting = None
         self._flush()
@@ -291,13 +311,14 @@ class Bus:
         if not self._replies:
             log.error("cluster: an answer from Redis nobody asked for: %r", reply)
             return
-        waiting = self._replies.popleft()
+        waiting, self._skips_handled = self._replies.popleft()
         if waiting is _PING:
             if self._publisher is not None:
                 self._publisher.pinged = None
-        elif waiting is not None and type(reply) is int and not reply:
-            self._tell_unheard([waiting])
-        elif waiting is not None and type(reply) is not int:  # an error: nobody heard it
+        elif type(reply) is int:
+            if not reply:
+                self._tell_unheard([waiting])
+        else:  # an error: nobody heard it
             log.error("cluster: Redis refused a publication: %r", reply)
             self._tell_unheard([waiting])
 
@@ -397,10 +418,12 @@ class Bus:
     def _lost(self, link: _Link) -> None:
         if link is self._publisher:
             self._publisher = None
-            waiting = [reply for reply in self._replies if reply is not _PING]
+            waiting = [callback for callback, _ in self._replies if callback is not _PING]
+            unsure = len(waiting) + self._skips_written - self._skips_handled
             self._replies.clear()
-            if waiting:  # written, but whether Redis passed them on is unknown
-                log.error("cluster: %d messages may not have been published", len(waiting))
+            self._skips_handled = self._skips_written
+            if unsure:  # written, but whether Redis passed them on is unknown
+                log.error("cluster: %d messages may not have been published", unsure)
                 self._lose_messages()
                 self._tell_unheard(waiting)
         elif link is self._subscriber:
@@ -450,7 +473,7 @@ class Bus:
                 continue
             link.pinged = now
             if link is self._publisher:
-                self._replies.append(_PING)
+                self._replies.append((_PING, self._skips_written))
             link.write(_command(b"PING"))
 
     async def _heal(self) -> None:
@@ -483,9 +506,15 @@ class Bus:
                 log.exception("cluster: the node failed to recover from lost messages")
 
     async def close(self) -> None:
-        # What is queued still goes out (a goodbye to other nodes' connections, a release).
+        # What is queued still goes out (a goodbye to other nodes' connections, a release),
+        # and is known handled once Redis answers a PING written after it.
+        publisher = self._publisher
+        if publisher is not None and not publisher.closed:
+            self._flush()
+            self._replies.append((_PING, self._skips_written))
+            publisher.write(_command(b"PING"))
         for _ in range(50):
-            if not self._out and not any(reply is not _PING for reply in self._replies):
+            if not self._out and not self._replies and self._skips_handled == self._skips_written:
                 break
             await asyncio.sleep(0.01)
         self._closing = True
