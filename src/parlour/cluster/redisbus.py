@@ -5,15 +5,17 @@ made by redis-py (address, authentication, TLS) and then read and written here: 
 (every publication of a loop iteration in one write, in the order of the calls, and Redis
 delivers each channel's messages in that order), one is subscribed. Their bytes go to hiredis's
 parser from the loop's read callback, with no task, timeout or health check per message:
-redis-py's pub/sub and command path cost a node about 60 µs of CPU a message each way on top of
-the socket calls, most of what a commit between nodes cost (docs/cluster.md, "What it costs").
+through redis-py's pub/sub and command path, a message cost a node about 60 µs more CPU at each
+end (docs/cluster.md, "What it costs"). A publication whose receivers need not be counted is
+sent after ``CLIENT REPLY SKIP``: Redis writes no answer and the node reads none.
 
 Pub/sub keeps nothing for a subscriber that is not connected: whatever was published while a
 node's subscription was down (Redis restarting, a network cut), or could not be published,
-is lost. The bus notices both (a publication that failed; the subscribing connection lost or
-made again, which redis-py re-subscribes on its own) and, once Redis answers again, tells the
-node (``Bus.on_gap``), which closes the connections whose messages may have been lost so that
-their clients reconnect and read the state afresh.
+is lost. The bus notices both (the subscribing connection lost; the publishing one lost with
+publications written that Redis has not been seen to handle, or a publication that could not
+be written), makes its connections again, subscribed as wanted, and once Redis answers tells
+the node (``Bus.on_gap``), which closes the connections whose messages may have been lost so
+that their clients reconnect and read the state afresh.
 """
 
 from __future__ import annotations
