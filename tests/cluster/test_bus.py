@@ -2,7 +2,7 @@
 loops a node may run (asyncio's and uvloop's): the order of publications, the "unheard" answer
 for a channel nobody holds, subscriptions in force once ``subscribe`` returns, and a publishing
 connection lost with publications written but not known handled (a gap, told once Redis
-answers again). A Redis restart is in test_faults.py."""
+answers again), and a Redis that stops answering. A Redis restart is in test_faults.py."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import uvloop
 
+from parlour.cluster import redisbus
 from parlour.cluster.redisbus import Bus, connect
 
 LOOPS = ["asyncio", "uvloop"]
@@ -138,3 +139,30 @@ def test_an_idle_publisher_lost_is_made_again_without_a_gap(loop: str, redis_url
         assert heard == [("a", b"one"), ("a", b"two")] and not unheard and sender.gaps == 0
 
     run(loop, with_buses(redis_url, body))
+
+
+def test_a_redis_that_stops_answering_is_left_and_found_again(
+    redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Redis paused (``CLIENT PAUSE``: connections open, nothing answered) is taken for dead
+    once a ping goes unanswered for ANSWER_SECONDS (here shortened, as the ping period): both
+    connections are closed, the node hears of the gap once Redis answers again, and messages
+    flow again."""
+    monkeypatch.setattr(redisbus, "HEALTH_CHECK_SECONDS", 0.05)
+    monkeypatch.setattr(redisbus, "ANSWER_SECONDS", 0.4)
+
+    async def body(sender: Bus, listener: Bus, heard: list[tuple[str, bytes]]) -> None:
+        gaps: list[int] = []
+        listener.on_gap = lambda: gaps.append(listener.gaps)
+        before = listener._subscriber
+        pauser = connect(redis_url)
+        try:
+            await pauser.execute_command("CLIENT", "PAUSE", "2000", "ALL")
+        finally:
+            await pauser.aclose()
+        await until(lambda: before is not None and before.closed, "the unanswered subscriber closed")
+        await until(lambda: gaps == [1], f"gaps told: {gaps}", seconds=10.0)
+        sender.publish("a", b"again")
+        await until(lambda: ("a", b"again") in heard, f"heard {heard}")
+
+    asyncio.run(with_buses(redis_url, body))
