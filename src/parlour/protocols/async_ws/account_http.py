@@ -35,7 +35,17 @@ from parlour.protocols.async_ws.http import BoundRoutes, Commits
 from parlour.protocols.jsonlimits import MAX_DEPTH, too_deep
 from parlour.storage.base import Store, StoreFailure
 
-__all__ = ["RESET", "AccountSelfRoutes", "StoreRuntime", "bearer", "decoded", "error", "json_reply", "only"]
+__all__ = [
+    "RESET",
+    "AccountSelfRoutes",
+    "StoreRuntime",
+    "bearer",
+    "decoded",
+    "error",
+    "json_reply",
+    "only",
+    "posted",
+]
 
 T = TypeVar("T")
 
@@ -78,6 +88,13 @@ def decoded(request: HttpRequest, kind: type[T]) -> T | ApiResponse:
         return msgspec.json.decode(request.body or b"{}", type=kind)
     except (msgspec.DecodeError, msgspec.ValidationError) as problem:
         return error(HTTPStatus.BAD_REQUEST, f"bad request body: {problem}")
+
+
+def posted(request: HttpRequest, kind: type[T]) -> T | ApiResponse:
+    """A POST's JSON body as ``kind``, or the answer that refuses it (another method, or a body
+    ``decoded`` refuses)."""
+    refused = only(request, "POST")
+    return refused if refused is not None else decoded(request, kind)
 
 
 def bearer(request: HttpRequest) -> str | None:
@@ -235,10 +252,7 @@ class AccountSelfRoutes(BoundRoutes[StoreRuntime]):
         return failed or json_reply(HTTPStatus.OK, {"deleted": True})
 
     async def reset(self, request: HttpRequest) -> ApiResponse:
-        refused = only(request, "POST")
-        if refused is not None:
-            return refused
-        body = decoded(request, Reset)
+        body = posted(request, Reset)
         if isinstance(body, ApiResponse):
             return body
         problem = password_problem(body.new_password)

@@ -16,7 +16,7 @@ from parlour.accounts.moderation import ADMIN, MAX_REASON, acting_on_admin, audi
 from parlour.accounts.tokens import SessionTokens
 from parlour.api import ApiResponse, HttpRequest
 from parlour.core.effects import Store as Remember
-from parlour.protocols.async_ws.account_http import AccountSelfRoutes, StoreRuntime, decoded, error, only
+from parlour.protocols.async_ws.account_http import AccountSelfRoutes, StoreRuntime, error, posted
 from parlour.protocols.async_ws.accounts import Account
 from parlour.protocols.async_ws.service import AsyncService
 from parlour.storage import AuditRow
@@ -30,7 +30,7 @@ __all__ = [
     "Named",
     "OtherGames",
     "Timed",
-    "posted",
+    "action",
     "query_of",
     "whole_number",
 ]
@@ -82,13 +82,10 @@ class Abort(msgspec.Struct, forbid_unknown_fields=True):
 Posted = TypeVar("Posted", Named, Timed, Act, Abort)
 
 
-def posted(request: HttpRequest, kind: type[Posted]) -> Posted | ApiResponse:
+def action(request: HttpRequest, kind: type[Posted]) -> Posted | ApiResponse:
     """An admin action's body as ``kind``, with a reason its audit record can keep; or the
     answer that refuses it (not a POST, not that body, no reason)."""
-    refused = only(request, "POST")
-    if refused is not None:
-        return refused
-    body = decoded(request, kind)
+    body = posted(request, kind)
     if isinstance(body, ApiResponse):
         return body
     bad = _reason(body.reason)

@@ -13,7 +13,7 @@ from parlour.protocols.async_ws import moderation
 from parlour.protocols.async_ws.aborts import UNKNOWN
 from parlour.protocols.async_ws.account_http import error, json_reply, only
 from parlour.protocols.async_ws.accounts import Account
-from parlour.protocols.async_ws.admin_desk import Abort, AdminDesk, posted, query_of, whole_number
+from parlour.protocols.async_ws.admin_desk import Abort, AdminDesk, action, query_of, whole_number
 from parlour.protocols.async_ws.finished_games import PROTOCOLS, BadCursor, Cursor, decode_cursor, read_page
 from parlour.protocols.async_ws.model import LIVE
 from parlour.protocols.async_ws.placement import MOVING, NOT_SAVED
@@ -117,7 +117,7 @@ class AdminGames(AdminDesk):
         return json_reply(HTTPStatus.OK, {"games": found, "next": after})
 
     async def abort(self, admin: Account, request: HttpRequest) -> ApiResponse:
-        body = posted(request, Abort)
+        body = action(request, Abort)
         if isinstance(body, ApiResponse):
             return body
         target = f"{body.protocol}:{body.game_id}"

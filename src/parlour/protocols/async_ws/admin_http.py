@@ -40,7 +40,7 @@ from parlour.protocols.async_ws.admin_desk import (
     Named,
     OtherGames,
     Timed,
-    posted,
+    action,
     query_of,
     whole_number,
 )
@@ -207,7 +207,7 @@ class AdminRoutes(AdminGames):
         }
 
     async def mute(self, admin: Account, request: HttpRequest) -> ApiResponse:
-        body = posted(request, Timed)
+        body = action(request, Timed)
         if isinstance(body, ApiResponse):
             return body
         if body.minutes is None or not 0 <= body.minutes <= MAX_MINUTES:
@@ -239,7 +239,7 @@ class AdminRoutes(AdminGames):
         )
 
     async def ban(self, admin: Account, request: HttpRequest) -> ApiResponse:
-        body = posted(request, Timed)
+        body = action(request, Timed)
         if isinstance(body, ApiResponse):
             return body
         if body.minutes is not None and not 1 <= body.minutes <= MAX_MINUTES:
@@ -274,7 +274,7 @@ class AdminRoutes(AdminGames):
         return json_reply(HTTPStatus.OK, {"name": account.name, "banned_until": until, "reason": reason})
 
     async def unban(self, admin: Account, request: HttpRequest) -> ApiResponse:
-        body = posted(request, Named)
+        body = action(request, Named)
         if isinstance(body, ApiResponse):
             return body
         account = await self._target_checked(admin, body.name)
@@ -293,7 +293,7 @@ class AdminRoutes(AdminGames):
         return json_reply(HTTPStatus.OK, {"name": account.name, "banned": False})
 
     async def reset(self, admin: Account, request: HttpRequest) -> ApiResponse:
-        body = posted(request, Named)
+        body = action(request, Named)
         if isinstance(body, ApiResponse):
             return body
         account = await self._target_checked(admin, body.name)
@@ -368,7 +368,7 @@ class AdminRoutes(AdminGames):
         return json_reply(HTTPStatus.OK, {"reports": listed})
 
     async def act(self, admin: Account, request: HttpRequest) -> ApiResponse:
-        body = posted(request, Act)
+        body = action(request, Act)
         if isinstance(body, ApiResponse):
             return body
         if body.action not in ("dismiss", "mute", "ban"):
