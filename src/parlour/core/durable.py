@@ -148,6 +148,10 @@ _encode_image = msgspec.msgpack.Encoder().encode
 _decode_image = msgspec.msgpack.Decoder(_Image).decode
 #: ``Random.getstate()``'s version of the Mersenne Twister state.
 _MT_VERSION = 3
+#: Its words: 624 and the position. Packed by a compiled Struct, which does not parse a
+#: format string on every call (3.5 instead of 5.4 us a snapshot); the same bytes.
+_MT_WORDS_COUNT = 625
+_MT_WORDS = struct.Struct(f"{_MT_WORDS_COUNT}I")
 
 
 def codec_of(plugin: GamePlugin[Any, Any, Any]) -> StateCodec[Any] | None:
@@ -161,7 +165,10 @@ def snapshot_row(game: Game, codec: StateCodec[Any]) -> GameSnapshotRow:
     _, words, gauss = game.rng.getstate()
     # Words fit in 32 bits (the position is at most 624): 4 bytes each, not msgpack's 5. Packed
     # as array("I") lays them out (read back that way), in half its time: no array is made.
-    image = _Image(codec.encode_state(game.play), struct.pack(f"{len(words)}I", *words), game.times, gauss)
+    packed = (
+        _MT_WORDS.pack(*words) if len(words) == _MT_WORDS_COUNT else struct.pack(f"{len(words)}I", *words)
+    )
+    image = _Image(codec.encode_state(game.play), packed, game.times, gauss)
     return GameSnapshotRow(game.id, len(game.times) - 1, SNAPSHOT_VERSION, _encode_image(image))
 
 

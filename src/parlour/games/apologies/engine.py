@@ -78,6 +78,7 @@ class GameState:
         "drawn_card",
         "hands",
         "history",
+        "memo",
         "mode",
         "pawns",
         "squares",
@@ -112,6 +113,9 @@ class GameState:
         self.history = history
         self.winner = winner
         self.squares = _occupancy(colors, pawns)
+        #: What an encoder derives from this state and keeps with it (games/apologies/
+        #: snapshot.py: the history encoded so far); a copy starts without it.
+        self.memo: object = None
 
     @classmethod
     def from_position(
@@ -204,7 +208,16 @@ def _draw(state: GameState, rng: Random) -> Card:
     if not pile:
         pile.extend(state.discard)
         state.discard.clear()
-    index = rng.randrange(len(pile))
+    size = len(pile)
+    if type(rng) is Random:
+        # Random.randrange(size) inlined: its rejection sampling of getrandbits, the same
+        # draws, without three Python-level calls a move (a subclass keeps its own randrange).
+        bits = size.bit_length()
+        index = rng.getrandbits(bits)
+        while index >= size:
+            index = rng.getrandbits(bits)
+    else:
+        index = rng.randrange(size)
     card = pile[index]
     pile[index] = pile[-1]
     pile.pop()

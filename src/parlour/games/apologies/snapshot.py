@@ -1,6 +1,12 @@
 """An Apologies game state as bytes and back (msgpack, through msgspec), for the snapshots a
 live game keeps in the store (core/durable.py): decoding gives the same state, history included,
-so that the game goes on from it exactly as from the state it was encoded from."""
+so that the game goes on from it exactly as from the state it was encoded from.
+
+A game's history only grows, by an entry a move, and a live game is snapshotted every 32 moves:
+each state's history is encoded once, entry by entry as they come, and kept with the state (its
+``memo``), so that a snapshot's cost does not grow with the game's length. The bytes are the
+same as encoding the whole history at once.
+"""
 
 from __future__ import annotations
 
@@ -41,13 +47,75 @@ class _Stored(msgspec.Struct, array_like=True):
     winner: Color | None
 
 
+class _Encoding(msgspec.Struct, array_like=True):
+    """_Stored as encode_state writes it: the same fields in the same order, the history
+    encoded already (a msgpack array)."""
+
+    mode: Mode
+    colors: tuple[Color, ...]
+    pawns: list[list[int]]
+    hands: list[list[Card]]
+    draw_pile: list[Card]
+    discard: list[Card]
+    drawn_card: Card | None
+    to_move: Color | None
+    turns: list[int]
+    history: msgspec.Raw
+    winner: Color | None
+
+
+class _History:
+    """The msgpack of the first ``count`` entries of the list ``entries`` (without the array's
+    header), the last of them ``last``."""
+
+    __slots__ = ("count", "data", "entries", "last")
+
+    def __init__(self, entries: list[HistoryEntry]) -> None:
+        self.entries = entries
+        self.count = 0
+        self.data = b""
+        self.last: HistoryEntry | None = None
+
+
 _encode = msgspec.msgpack.Encoder().encode
 _decode = msgspec.msgpack.Decoder(_Stored).decode
 
 
+def _array_header(count: int) -> bytes:
+    """A msgpack array's header (fixarray, array 16 or array 32), as msgspec writes it."""
+    if count < 16:
+        return bytes((0x90 | count,))
+    if count < 0x10000:
+        return b"\xdc" + count.to_bytes(2, "big")
+    return b"\xdd" + count.to_bytes(4, "big")
+
+
+def _encoded_history(state: GameState) -> msgspec.Raw:
+    """``state.history`` as a msgpack array, encoding only the entries added since the last call."""
+    entries = state.history
+    count = len(entries)
+    known = state.memo
+    # The engine only appends: anything else (another list, fewer entries, an entry replaced)
+    # starts the encoding over.
+    if (
+        not isinstance(known, _History)
+        or known.entries is not entries
+        or known.count > count
+        or (known.count > 0 and entries[known.count - 1] is not known.last)
+    ):
+        known = _History(entries)
+        state.memo = known
+    if known.count < count:
+        added = _encode(entries[known.count :])
+        known.data += added[len(_array_header(count - known.count)) :]
+        known.count = count
+        known.last = entries[-1]
+    return msgspec.Raw(_array_header(count) + known.data)
+
+
 def encode_state(state: GameState) -> bytes:
     return _encode(
-        _Stored(
+        _Encoding(
             state.mode,
             state.colors,
             state.pawns,
@@ -57,7 +125,7 @@ def encode_state(state: GameState) -> bytes:
             state.drawn_card,
             state.to_move,
             state.turns,
-            state.history,
+            _encoded_history(state),
             state.winner,
         )
     )

@@ -100,10 +100,17 @@ def failure_reason(error: ParlourError) -> tuple[str, str]:
 
 
 def timestamp(seconds: float) -> str:
-    """``2026-11-22T11:29:57,878+0000``: UTC, comma before truncated milliseconds (wire-notes 2.2).
+    """``2026-11-22T11:29:57,878+0000``: UTC, comma before truncated milliseconds (wire-notes 2.2)."""
+    return timestamp_bytes(seconds).decode()
+
+
+def timestamp_bytes(seconds: float) -> bytes:
+    """:func:`timestamp` as bytes, as the history entries of every state carry it.
 
     One history entry per move makes this hot: the date and time of day are formatted once per
-    second, and microseconds are rounded as ``datetime.fromtimestamp`` rounds them.
+    second (and the last second's text is kept, as consecutive moves mostly share it), the
+    milliseconds' text is looked up, and microseconds are rounded as ``datetime.fromtimestamp``
+    rounds them.
     """
     fraction, whole = math.modf(seconds)
     micros = round(fraction * 1_000_000)
@@ -113,7 +120,27 @@ def timestamp(seconds: float) -> str:
     elif micros < 0:  # before 1970
         whole -= 1
         micros += 1_000_000
-    return f"{_second(int(whole))},{micros // 1000:03d}+0000"
+    second = int(whole)
+    last = _LAST_SECOND
+    if last.second != second:
+        last.second = second
+        last.text = _second(second).encode()
+    return last.text + _MILLIS[micros // 1000]
+
+
+class _Second:
+    """The last whole second :func:`timestamp_bytes` formatted, and its text."""
+
+    __slots__ = ("second", "text")
+
+    def __init__(self) -> None:
+        self.second: int | None = None
+        self.text = b""
+
+
+_LAST_SECOND = _Second()
+#: A timestamp's end for each millisecond: ``,000+0000`` .. ``,999+0000``.
+_MILLIS: tuple[bytes, ...] = tuple(b",%03d+0000" % millis for millis in range(1000))
 
 
 @lru_cache(maxsize=256)
@@ -238,7 +265,7 @@ class _Encoded:
                     ENCODE(entry.action),
                     COLOR_JSON[entry.color],
                     CARD_JSON[entry.card],
-                    timestamp(times[index if index < last else last]).encode(),
+                    timestamp_bytes(times[index if index < last else last]),
                 )
             )
 
