@@ -28,8 +28,14 @@ from websockets.datastructures import Headers
 from websockets.exceptions import ProtocolError
 from websockets.frames import OP_BINARY, OP_CONT, OP_PONG, OP_TEXT, CloseCode, Frame
 from websockets.http11 import Request
-from websockets.protocol import OPEN
+from websockets.protocol import OPEN, Protocol
 from websockets.server import ServerProtocol
+from websockets.streams import StreamReader
+
+try:  # websockets' C helper, as its own frame parser uses it
+    from websockets.speedups import apply_mask
+except ImportError:  # pragma: no cover - a build of websockets without its C extension
+    from websockets.utils import apply_mask
 
 from parlour.core.effects import Effect
 from parlour.core.service import Service
@@ -85,6 +91,46 @@ def text_message(data: bytes) -> bytes:
     are built here rather than through websockets' frame objects: the hot path of a busy server,
     and a message for many connections is framed once for all of them."""
     return text_frame(data) + data
+
+
+#: Where a protocol's parser waits between two frames, with nothing buffered: in its frame loop
+#: (Protocol.parse), at the reader's wait for a first byte (see ``simple_text_frames``).
+_FRAME_LOOP = Protocol.parse.__code__
+_FIRST_BYTE = StreamReader.at_eof.__code__
+
+
+def simple_text_frames(data: bytes, max_size: int) -> list[bytes] | None:
+    """The payloads of ``data`` when it is nothing but whole, unfragmented, masked text frames of
+    at most ``max_size`` bytes, without extension bits (what a client sends, frame after frame);
+    None for anything else: a control frame, a fragment, a frame cut short or a length past 64 KiB.
+
+    Such frames change nothing in the websocket protocol but the messages it yields, so a
+    connection between two frames may take them from here, unmasked, without the protocol's
+    generator-based parser (a few microseconds a frame in Python)."""
+    frames: list[bytes] = []
+    end = len(data)
+    at = 0
+    while at < end:
+        if data[at] != 0x81 or at + 2 > end:  # FIN, no RSV bits, opcode 1 (text)
+            return None
+        length = data[at + 1]
+        if length < 0x80:  # not masked: a protocol error, which the protocol reports
+            return None
+        length &= 0x7F
+        start = at + 6
+        if length == 126:
+            if at + 4 > end:
+                return None
+            length = (data[at + 2] << 8) | data[at + 3]
+            start = at + 8
+        elif length == 127:
+            return None
+        stop = start + length
+        if stop > end or length > max_size:
+            return None
+        frames.append(apply_mask(data[start:stop], data[start - 4 : start]))
+        at = stop
+    return frames
 
 
 class WebsocketConnection(asyncio.Protocol):
@@ -164,6 +210,13 @@ class WebsocketConnection(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         protocol = self.protocol
+        if not self._deaf and self._between_frames():
+            payloads = simple_text_frames(data, HARD_FRAME_LIMIT)
+            if payloads is not None:
+                for payload in payloads:
+                    if not self._message(payload, True):
+                        return
+                return
         protocol.receive_data(data)
         # Past the handshake, a server protocol only yields frames.
         events = cast("list[Frame]", protocol.events_received())
@@ -171,8 +224,6 @@ class WebsocketConnection(asyncio.Protocol):
             # Frames go to the service before the protocol's own output (a pong, the echo of a
             # close frame) is written: answers to frames that came before a close frame still
             # go out, ahead of the close frame, as RFC 6455 5.5.1 allows.
-            runtime, service, conn, clock = self.runtime, self.service, self.conn, self.runtime.clock
-            probe = self.probe
             for frame in events:
                 opcode = frame.opcode
                 if opcode is OP_TEXT or opcode is OP_BINARY:
@@ -193,36 +244,65 @@ class WebsocketConnection(asyncio.Protocol):
                     if opcode is OP_PONG and frame.data == self._ping:
                         self._ponged()
                     continue  # pings are answered and closes echoed by the protocol itself
-                if self._address_limited and not runtime.addresses.allow(self.address):
-                    log.info("connection %d: too many requests from %s, closing it", conn, self.address)
-                    self._fail(CloseCode.POLICY_VIOLATION, "rate limit exceeded")
+                if not self._message(payload, text):
                     return
-                message: str | bytes
-                if text:
-                    try:
-                        message = payload.decode()
-                    except UnicodeDecodeError as error:
-                        if probe is not None:
-                            probe.failed("INVALID_UTF8")
-                        self._fail(CloseCode.INVALID_DATA, f"{error.reason} at position {error.start}")
-                        return
-                else:
-                    message = payload
-                started = perf_counter() if probe is not None else 0.0
-                try:
-                    effects: list[Effect] = service.received(conn, message, clock())
-                except Exception:  # a service answers its own errors; this is a last resort
-                    log.exception("service failed on a frame from connection %d", conn)
-                    if probe is not None:
-                        probe.failed("INTERNAL_ERROR")
-                    continue
-                runtime.execute(effects, service, conn)
-                if probe is not None:
-                    probe.observe(message, perf_counter() - started)
         if protocol.writes:
             self._send_protocol_data()
         if protocol.state is not OPEN:
             self._closing()
+
+    def _between_frames(self) -> bool:
+        """Whether the protocol is open, waits for the first byte of a frame with nothing
+        buffered, and is not inside a fragmented message: then whole text frames may skip it
+        (:func:`simple_text_frames`). False whenever its state is not known to be that one."""
+        protocol = self.protocol
+        if protocol.state is not OPEN or protocol.current_size is not None or protocol.reader.buffer:
+            return False
+        # The generators the parser is suspended in, outermost first (ServerProtocol.parse
+        # delegates to Protocol.parse once the handshake is done).
+        caller, waiting = None, protocol.parser
+        for _ in range(4):
+            inner = getattr(waiting, "gi_yieldfrom", None)
+            if inner is None:
+                break
+            caller, waiting = waiting, inner
+        return (
+            getattr(waiting, "gi_code", None) is _FIRST_BYTE
+            and getattr(caller, "gi_code", None) is _FRAME_LOOP
+        )
+
+    def _message(self, payload: bytes, text: bool) -> bool:
+        """One whole message to the service, its effects carried out; False when the
+        connection failed on it (nothing more of what was received is read)."""
+        runtime, conn, probe = self.runtime, self.conn, self.probe
+        if self._address_limited and not runtime.addresses.allow(self.address):
+            log.info("connection %d: too many requests from %s, closing it", conn, self.address)
+            self._fail(CloseCode.POLICY_VIOLATION, "rate limit exceeded")
+            return False
+        message: str | bytes
+        if text:
+            try:
+                message = payload.decode()
+            except UnicodeDecodeError as error:
+                if probe is not None:
+                    probe.failed("INVALID_UTF8")
+                self._fail(CloseCode.INVALID_DATA, f"{error.reason} at position {error.start}")
+                return False
+        else:
+            message = payload
+        service = self.service
+        started = perf_counter() if probe is not None else 0.0
+        try:
+            effects: list[Effect] = service.received(conn, message, runtime.clock())
+        except Exception:  # a service answers its own errors; this is a last resort
+            log.exception("service failed on a frame from connection %d", conn)
+            if probe is not None:
+                probe.failed("INTERNAL_ERROR")
+            return True
+        runtime.execute(effects, service, conn)
+        if probe is not None:
+            probe.observe(message, perf_counter() - started)
+        return True
 
     def eof_received(self) -> None:
         # The protocol fails the connection (1006) unless a closing handshake ended it; either
