@@ -19,12 +19,19 @@ ConnId = int
 
 # Not frozen: a server builds one Send per message and recipient, and frozen dataclasses
 # initialise through object.__setattr__, several times slower. Effects are never mutated.
+# The hot effects (Send, Store) write their own __init__: the one @dataclass generates is
+# interpreted even in a compiled module (setup.py), a Python call per effect; this one is not
+# (dataclass keeps an __init__ the class defines, and still writes __eq__ and __repr__).
 @dataclass(slots=True)
 class Send:
     """Queue one message (a complete frame or line, already encoded as UTF-8) on a connection."""
 
     conn: ConnId
     data: bytes
+
+    def __init__(self, conn: ConnId, data: bytes) -> None:
+        self.conn = conn
+        self.data = data
 
 
 @dataclass(slots=True)
@@ -78,6 +85,10 @@ class Store:
 
     records: list[Record]
     refused: Callable[[bool], None] | None = field(default=None, compare=False, repr=False)
+
+    def __init__(self, records: list[Record], refused: Callable[[bool], None] | None = None) -> None:
+        self.records = records
+        self.refused = refused
 
 
 @dataclass(frozen=True, slots=True)

@@ -137,6 +137,12 @@ class GameStateChange(Event):
     game: Game
     seat: int
 
+    # Its own __init__, compiled (setup.py): one of these is made per move and human, and the
+    # one @dataclass would generate is interpreted (see core/effects.py's Send).
+    def __init__(self, game: Game, seat: int) -> None:
+        self.game = game
+        self.seat = seat
+
 
 @dataclass(slots=True)
 class GamePlayerTurn(Event):
@@ -144,6 +150,10 @@ class GamePlayerTurn(Event):
 
     game: Game
     seat: int
+
+    def __init__(self, game: Game, seat: int) -> None:  # compiled, as GameStateChange's
+        self.game = game
+        self.seat = seat
 
 
 @dataclass(slots=True)

@@ -265,6 +265,10 @@ def _move(card: Card, actions: tuple[PawnMove, ...], side_effects: tuple[PawnMov
     return tuple.__new__(Move, (card, actions, side_effects, slot))
 
 
+def _entry(action: str, color: Color | None, card: Card | None) -> HistoryEntry:
+    return tuple.__new__(HistoryEntry, (action, color, card))
+
+
 class _Board:
     """Who stands where, seen by the colour to move. Pawns are keyed ``color * 4 + pawn``."""
 
@@ -478,12 +482,12 @@ def legal_moves(state: GameState, color: Color | int) -> list[Move]:
         if card is None:
             return []
         _card_moves(board, card, moves)
-        return moves or [Move(card, ())]
+        return moves or [_move(card, (), (), -1)]
     hand = state.hands[color]
     for slot, card in enumerate(hand):
         board.slot = slot
         _card_moves(board, card, moves)
-    return moves or [Move(card, (), (), slot) for slot, card in enumerate(hand)]
+    return moves or [_move(card, (), (), slot) for slot, card in enumerate(hand)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -546,12 +550,12 @@ def apply_move(state: GameState, move: Move, rng: Random) -> None:
         state.discard.append(card)
         state.drawn_card = None
     state.turns[color] += 1
-    state.history.append(HistoryEntry(_describe(move), color, card))
+    state.history.append(_entry(_describe(move), color, card))
     if all(position == HOME for position in pawns[color]):
         state.winner = color
         state.to_move = None
         text = f"Game completed: winner is {color.name.capitalize()} after {state.turns[color]} turns"
-        state.history.append(HistoryEntry(text))
+        state.history.append(_entry(text, None, None))
         return
     if card is not Card.CARD_2 or not move.actions:
         colors = state.colors

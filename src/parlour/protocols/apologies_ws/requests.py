@@ -154,8 +154,10 @@ REQUESTS: dict[str, Shape] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Request:
+class Request(msgspec.Struct, frozen=True):
+    """A decoded request. A frozen Struct rather than a frozen dataclass: one is made per
+    request, and a frozen dataclass sets each field through object.__setattr__."""
+
     message: str
     player_id: str | None
     context: Context | None
