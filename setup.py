@@ -24,6 +24,7 @@ COMPILED = [
     "src/parlour/games/apologies/board.py",
     "src/parlour/games/apologies/engine.py",
     "src/parlour/games/apologies/model.py",
+    "src/parlour/games/apologies/plugin.py",
     "src/parlour/protocols/apologies_ws/render.py",
     "src/parlour/protocols/apologies_ws/service.py",
     "src/parlour/robots/apologies/search.py",
