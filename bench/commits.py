@@ -1,24 +1,23 @@
 """What one commit of the writer process costs SQLite, in-process: CPU time per stored move and
-WAL pages per commit, with rows grouped into multi-row statements (the server's own connection)
-against one row a statement (the writer process), the build's own write path in both.
+WAL pages per commit, moves in runs (a row a game and commit, schema version 11: the store's
+layout) against a row a move (the layout before it), the build's own write path otherwise.
 
 The commits are shaped like those of ``bench/server.py``: ``--games`` Apologies games in
 progress, each commit four moves (a client's and its three robots') of ``--touched`` of them, a
 snapshot of a game every 32 of its moves, and a game that reaches 280 moves finished and
 replaced. At 100 clients the server commits about 150 moves of 37 games at a time; at 20, about
-36 moves of 9. Then the WAL pages of the one-row commits by b-tree (``dbstat``).
+36 moves of 9. Then the WAL pages of the runs' commits and of the rows' by b-tree (``dbstat``).
 
-Three other layouts of moves, measured to choose the next step (none is a store the server
-reads; each is written one row a statement):
+Variants, each written one row a statement (the writer process) unless said:
 
-- a ``moves`` table without the index of its key: the bound of what that index costs;
-- moves logged in commit order, unindexed, and copied into the indexed table in bulk every
-  ``--flush-every`` commits (each game's range once a flush, not once a commit);
-- a row per game and commit: that commit's moves of the game packed into one value, keyed by its
-  first move's number (four times fewer rows and index entries).
+- runs, rows grouped into multi-row statements (the server's own connection);
+- runs (the writer process);
+- runs without the trigger that refuses a move stored twice (what that check costs);
+- runs in a ``WITHOUT ROWID`` table (the rows in the key's b-tree: no table b-tree beside it);
+- a row a move (the layout before version 11: its moves written to ``moves``);
+- the bound: a row a move in a ``moves`` table without the index of its key.
 
     .venv/bin/python bench/commits.py [--games 100] [--touched 37] [--commits 300] [--rounds 3]
-                                      [--flush-every 100]
 """
 
 from __future__ import annotations
@@ -33,14 +32,16 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
+
+from msgspec.structs import astuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from parlour.storage import GameRow, MoveRow, Record, SeatRow
 from parlour.storage.records import GameSnapshotRow
 from parlour.storage.sqlite import SQLiteStore
-from parlour.storage.writes import write_records
+from parlour.storage.tables import INSERT, MOVES, WRITES, Write
 
 MOVES_PER_GAME = 280
 WAL_HEADER, FRAME_HEADER = 32, 24
@@ -96,42 +97,42 @@ def _finished(game: GameRow) -> GameRow:
     return GameRow(**{**fields, "state": "COMPLETED", "finished": 2.0, "moves": MOVES_PER_GAME})
 
 
-#: The ``moves`` table of the bounds: without the index of its key.
+#: The ``moves`` table of the bound: without the index of its key.
 UNINDEXED = (
     "CREATE TABLE moves (game_id VARCHAR(64) NOT NULL REFERENCES games (id) ON DELETE CASCADE, "
     "seq INTEGER NOT NULL, seat INTEGER NOT NULL, kind VARCHAR(16) NOT NULL, "
     "choice INTEGER NOT NULL, at DOUBLE PRECISION NOT NULL)"
 )
+#: ``move_runs`` as version 11 makes it (its trigger apart), the rows in the key's b-tree.
+WITHOUT_ROWID = (
+    "CREATE TABLE move_runs (game_id VARCHAR(64) NOT NULL REFERENCES games (id) ON DELETE CASCADE, "
+    "seq INTEGER NOT NULL, count INTEGER NOT NULL CHECK (count BETWEEN 1 AND 64), doc BLOB NOT NULL, "
+    "PRIMARY KEY (game_id, seq)) WITHOUT ROWID"
+)
+#: Layouts of moves whose commits write each move as a row of ``moves``.
+ROWS = ("rows", "unindexed")
 
 
 def open_store(folder: Path, name: str, grouped: bool, layout: str = "") -> SQLiteStore:
-    """``layout``: "" (the store's), "unindexed" (moves without their key's index) or "logged"
-    (the store's moves table kept as ``moves_indexed``; moves are committed to an unindexed
-    ``moves`` and copied into it in bulk by ``flush``)."""
+    """``layout``: "" (the store's: runs), "untriggered" (runs, without the trigger that keeps a
+    game's runs in order), "without rowid" (runs in a WITHOUT ROWID table), "rows" (a row a move
+    in ``moves``, the layout before version 11) or "unindexed" (the same without the key's
+    index)."""
     # The writer process's settings (storage/pipe.py): no checkpoints in its commits.
     store = SQLiteStore(folder / f"{name}.db", autocheckpoint=False, check=False, group_rows=grouped)
     if layout == "unindexed":
         store.db.executescript(f"PRAGMA foreign_keys = OFF; BEGIN; DROP TABLE moves; {UNINDEXED}; COMMIT")
-    elif layout == "runs":
+    elif layout == "untriggered":
+        store.db.execute("DROP TRIGGER move_runs_follow")
+    elif layout == "without rowid":
+        trigger = store.db.execute(
+            "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'move_runs_follow'"
+        ).fetchone()[0]
         store.db.executescript(
-            "PRAGMA foreign_keys = OFF; BEGIN; DROP TABLE moves; CREATE TABLE moves (game_id VARCHAR(64) "
-            "NOT NULL REFERENCES games (id) ON DELETE CASCADE, seq INTEGER NOT NULL, moves BLOB NOT NULL, "
-            "PRIMARY KEY (game_id, seq)); COMMIT"
-        )
-    elif layout == "logged":
-        store.db.executescript(
-            f"PRAGMA foreign_keys = OFF; BEGIN; ALTER TABLE moves RENAME TO moves_indexed; {UNINDEXED}; COMMIT"
+            f"PRAGMA foreign_keys = OFF; BEGIN; DROP TABLE move_runs; {WITHOUT_ROWID}; {trigger}; COMMIT"
         )
     store.db.execute("PRAGMA foreign_keys = ON")
     return store
-
-
-def flush(store: SQLiteStore) -> None:
-    """The logged layout's moves into their index, in its order: each game's range once."""
-    store.db.executescript(
-        "BEGIN IMMEDIATE; INSERT INTO moves_indexed SELECT * FROM moves ORDER BY game_id, seq; "
-        "DELETE FROM moves; COMMIT"
-    )
 
 
 def wal_pages(store: SQLiteStore) -> list[int]:
@@ -143,45 +144,36 @@ def wal_pages(store: SQLiteStore) -> list[int]:
     ]
 
 
-_RUN = struct.Struct("<bbhd")
+#: How the build before version 11 wrote a move: a row of ``moves``, inserted.
+_ROW_A_MOVE = Write(MOVES, INSERT, astuple)
 
 
-def commit_runs(store: SQLiteStore, records: list[Record]) -> None:
-    """The runs layout: the moves of each game in a commit as one row (its first move's number and
-    the moves packed), the other rows as the store writes them, in one transaction."""
-    runs: dict[str, list[MoveRow]] = {}
-    others: list[Record] = []
-    for record in records:
-        if type(record) is MoveRow:
-            runs.setdefault(record.game_id, []).append(record)
-        else:
-            others.append(record)
-    rows = [
-        (game_id, moves[0].seq, b"".join(_RUN.pack(m.seat, m.kind == "move", m.choice, m.at) for m in moves))
-        for game_id, moves in runs.items()
-    ]
-
-    def work(cur: Any) -> None:
-        write_records(cur, others, grouped=False)
-        cur.executemany("INSERT INTO moves (game_id, seq, moves) VALUES (?, ?, ?)", rows)
-
-    store._transaction(work)
+def commit_rows(store: SQLiteStore, records: list[Record]) -> None:
+    """The layout before version 11: each move a row of ``moves``, through the same write path
+    (storage/writes.py) with that version's declaration of moves put back for the commit."""
+    writes = cast(dict[type[Any], Write], WRITES)
+    runs = writes[MoveRow]
+    writes[MoveRow] = _ROW_A_MOVE
+    try:
+        store.commit(records)
+    finally:
+        writes[MoveRow] = runs
 
 
-def measure(store: SQLiteStore, commits: list[list[Record]], flush_every: int = 0) -> tuple[float, float]:
-    """CPU time per stored move (us) and WAL pages per commit (with ``flush_every``, the logged
-    layout's moves copied into their index after every that many commits)."""
+def commit(store: SQLiteStore, layout: str, records: list[Record]) -> None:
+    if layout in ROWS:
+        commit_rows(store, records)
+    else:
+        store.commit(records)
+
+
+def measure(store: SQLiteStore, layout: str, commits: list[list[Record]]) -> tuple[float, float]:
+    """CPU time per stored move (us) and WAL pages per commit."""
     store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     moves = sum(1 for batch in commits for record in batch if type(record) is MoveRow)
     started = time.process_time()
-    runs = store.db.execute("SELECT 1 FROM pragma_table_info('moves') WHERE name = 'moves'").fetchall()
-    for number, batch in enumerate(commits, 1):
-        if runs:
-            commit_runs(store, batch)
-        else:
-            store.commit(batch)
-        if flush_every and number % flush_every == 0:
-            flush(store)
+    for batch in commits:
+        commit(store, layout, batch)
     cpu = time.process_time() - started
     return cpu / moves * 1e6, len(wal_pages(store)) / len(commits)
 
@@ -193,17 +185,16 @@ def main() -> int:
     parser.add_argument("--commits", type=int, default=300, help="measured commits a round")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument(
-        "--flush-every", type=int, default=100, help="commits between the logged layout's flushes"
-    )
     args = parser.parse_args()
     variants = {
-        "grouped": (True, ""),
-        "one row": (False, ""),
+        "runs, grouped": (True, ""),
+        "runs": (False, ""),
+        "runs, no trigger": (False, "untriggered"),
+        "runs, without rowid": (False, "without rowid"),
+        "a row a move": (False, "rows"),
         "bound: no key index": (False, "unindexed"),
-        f"logged, indexed every {args.flush_every}": (False, "logged"),
-        "a row per game and commit": (False, "runs"),
     }
+    base_name = "a row a move"
     results: dict[str, list[tuple[float, float]]] = {name: [] for name in variants}
     with tempfile.TemporaryDirectory(prefix="parlour-commits-") as tmp:
         for round_ in range(args.rounds):
@@ -217,38 +208,33 @@ def main() -> int:
             warm = [load.commit() for _ in range(args.commits)]
             measured = [load.commit() for _ in range(args.commits)]
             for name, store in stores.items():
-                flags = variants[name]
+                layout = variants[name][1]
                 store.commit(first)
                 for batch in warm:  # a history of finished games under the games in progress
-                    if flags[1] == "runs":
-                        commit_runs(store, batch)
-                    else:
-                        store.commit(batch)
-                every = args.flush_every if name.startswith("logged") else 0
-                if every:
-                    flush(store)
-                results[name].append(measure(store, measured, every))
+                    commit(store, layout, batch)
+                results[name].append(measure(store, layout, measured))
             if round_ == args.rounds - 1:
-                store = stores["one row"]
-                owner = dict(store.db.execute("SELECT pageno, name FROM dbstat").fetchall())
-                counted = collections.Counter(owner.get(page, "?") for page in wal_pages(store))
-                shown = ", ".join(
-                    f"{name} {count / args.commits:.1f}" for name, count in counted.most_common(6)
-                )
-                print(f"WAL pages per commit by b-tree, one row a statement: {shown}")
+                for name in ("runs", base_name):
+                    store = stores[name]
+                    owner = dict(store.db.execute("SELECT pageno, name FROM dbstat").fetchall())
+                    counted = collections.Counter(owner.get(page, "?") for page in wal_pages(store))
+                    shown = ", ".join(
+                        f"{table} {count / args.commits:.1f}" for table, count in counted.most_common(6)
+                    )
+                    print(f"WAL pages per commit by b-tree, {name}: {shown}")
             for store in stores.values():
                 store.close()
     moves = sum(1 for batch in measured for record in batch if type(record) is MoveRow) / args.commits
     print(
         f"{args.games} games in progress, {moves:.0f} moves of {args.touched} games a commit, {args.rounds} rounds:"
     )
-    base = statistics.median(cpu for cpu, _ in results["grouped"])
+    base = statistics.median(cpu for cpu, _ in results[base_name])
     for name, values in results.items():
         cpus = sorted(cpu for cpu, _ in values)
         pages = statistics.median(page for _, page in values)
         print(
             f"{name:20s} CPU per move {cpus[0]:.2f}-{cpus[-1]:.2f} us (median {statistics.median(cpus):.2f}, "
-            f"{statistics.median(cpus) / base:.2f}x grouped), WAL pages per commit {pages:.1f}"
+            f"{statistics.median(cpus) / base:.2f}x a row a move), WAL pages per commit {pages:.1f}"
         )
     return 0
 

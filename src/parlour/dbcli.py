@@ -144,7 +144,8 @@ def _report_lines(location: str, report: dict[str, Any]) -> list[str]:
         f"snapshots ahead of their moves: {report['snapshots_ahead_of_moves']}",
         f"players: {counts['players']}",
         f"games: {counts['games']}" + (f" ({states})" if states else ""),
-        f"moves: {counts['moves']}",
+        # Moves stored in runs (schema version 11) and, from before it, in rows of their own.
+        f"moves: {counts['moves']} ({counts['move_runs']} runs)",
         f"game snapshots: {counts['game_snapshots']}",
         f"game seats: {counts['game_seats']}",
         f"accounts: {counts['accounts']}",

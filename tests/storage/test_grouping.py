@@ -73,8 +73,8 @@ def test_a_commit_that_fails_on_its_last_row_stores_none_of_its_rows(tmp_path: P
         row = game(1, moves=4)
         store.commit([row, *move_rows(row.id, 2)])
         before = list(store.export())
-        again = move_rows(row.id, 2)[1]  # a move already stored: its key is taken
-        with pytest.raises(StoreFailure, match="UNIQUE"):
+        again = move_rows(row.id, 2)[1]  # a move already stored: its game's moves end after it
+        with pytest.raises(StoreFailure, match="must start where the stored moves of its game end"):
             store.commit([player(5), game(2), *move_rows(row.id, 4, start=2), again])
         assert list(store.export()) == before
     finally:

@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from parlour.storage import (
@@ -27,6 +28,7 @@ from parlour.storage import (
 )
 from parlour.storage.migrations import APPLICATION, LATEST, MIGRATIONS
 from parlour.storage.sqlite import SQLiteStore
+from parlour.storage.tables import MOVES
 from tests.storage.rows import (
     chat_lines,
     finished_game,
@@ -269,6 +271,7 @@ def test_a_version_1_store_is_upgraded_with_its_data_and_finished_games_indexed_
             "players": 0,
             "games": 4,
             "moves": 12,
+            "move_runs": 0,
             "game_snapshots": 0,
             "game_seats": 6,
             "accounts": 0,
@@ -304,6 +307,14 @@ class _Before5:
         return self.cur.executemany(sql, params)
 
 
+def _write_before_runs(cur: sqlite3.Cursor, records: list[Record]) -> None:
+    """``records`` as a build before schema version 5 wrote them: moves one row each in
+    ``moves`` (version 11 packs them into runs), nothing about game snapshots."""
+    moves = [msgspec.structs.astuple(r) for r in records if isinstance(r, MoveRow)]
+    SQLiteStore._write(_Before5(cur), [r for r in records if not isinstance(r, MoveRow)])
+    cur.executemany(f"{MOVES.insert}(?, ?, ?, ?, ?, ?)", moves)
+
+
 def _version_2_store(path: Path) -> list[Record]:
     """A store as a build that knew migrations 1 and 2 left it, with players, games and moves
     committed through that build's tables; the rows it holds."""
@@ -325,7 +336,7 @@ def _version_2_store(path: Path) -> list[Record]:
     try:
         cur = store.cursor()
         cur.execute("BEGIN")
-        SQLiteStore._write(_Before5(cur), records)
+        _write_before_runs(cur, records)
         cur.execute("COMMIT")
     finally:
         store.close()
@@ -437,7 +448,7 @@ def _version_3_store(path: Path) -> list[Record]:
             "INSERT INTO accounts (id, name, name_key, password_hash, created) VALUES (?, ?, ?, ?, ?)",
             [(a.id, a.name, a.name.casefold(), a.password_hash, a.created) for a in accounts],
         )
-        SQLiteStore._write(_Before5(cur), [r for r in records if not isinstance(r, AccountRow)])
+        _write_before_runs(cur, [r for r in records if not isinstance(r, AccountRow)])
         cur.execute("COMMIT")
     finally:
         store.close()
@@ -455,7 +466,7 @@ def test_a_version_3_store_is_upgraded_to_the_social_tables_with_its_data_intact
         before.close()
     store = SQLiteStore(path)
     try:
-        assert store.schema_version == LATEST == 10
+        assert store.schema_version == LATEST == 11
         assert store.accounts() == [r for r in records if isinstance(r, AccountRow)]
         live = [r for r in records if isinstance(r, AsyncGameRow) and r.status not in ("OVER", "ABORTED")]
         assert store.load_async_games() == live
@@ -531,12 +542,12 @@ def test_a_version_4_store_is_upgraded_to_game_snapshots_and_its_live_games_repl
     )
     records = populate(games=4, moves=3)
     cur.execute("BEGIN")
-    SQLiteStore._write(_Before5(cur), records)
+    _write_before_runs(cur, records)
     cur.execute("COMMIT")
     db.close()
     store = SQLiteStore(path)
     try:
-        assert store.schema_version == LATEST == 10
+        assert store.schema_version == LATEST == 11
         live = store.load_live()
         # No snapshot yet: a live game comes back with every one of its moves.
         assert live.states == {}

@@ -38,7 +38,19 @@ from parlour.storage import (
 )
 from parlour.storage.postgres import PostgresStore
 from parlour.storage.sql import TABLES, SQLStore
-from parlour.storage.tables import DECLARED, DELETE, INSERT, META, TABLE_OF, UPSERT, WRITES, Table
+from parlour.storage.tables import (
+    DECLARED,
+    DELETE,
+    INSERT,
+    META,
+    MOVE_RUNS,
+    MOVES,
+    PACK,
+    TABLE_OF,
+    UPSERT,
+    WRITES,
+    Table,
+)
 from parlour.storage.writes import STATEMENTS
 from tests.storage.conftest import open_at
 from tests.storage.rows import (
@@ -137,12 +149,16 @@ def test_every_record_the_store_takes_has_exactly_one_declaration() -> None:
     # A Fence is a condition on a commit, not a row; every other record is written one way: as
     # a table's row, or by statements of its own (an account's traces, its last_seen).
     assert set(WRITES) == records - {Fence, *STATEMENTS} and not set(WRITES) & set(STATEMENTS)
-    assert {write.action for write in WRITES.values()} == {INSERT, UPSERT, DELETE}
-    # Each table is declared once, holds its own kind of record, and is the table of that record.
+    assert {write.action for write in WRITES.values()} == {INSERT, UPSERT, DELETE, PACK}
+    # Each table is declared once, holds its own kind of record, and is the table of that record;
+    # but moves are packed into runs (schema v11), and read from ``moves`` (their rows of before)
+    # and from ``move_runs``.
     assert len({table.name for table in DECLARED}) == len(DECLARED) == len(TABLE_OF)
+    assert [record for record, write in WRITES.items() if write.action == PACK] == [MoveRow]
+    assert WRITES[MoveRow].table is MOVE_RUNS and TABLE_OF[MoveRow] is MOVES
     for record, write in WRITES.items():
         assert write.table in DECLARED
-        if record in TABLE_OF:
+        if record in TABLE_OF and write.action != PACK:
             assert write.table is TABLE_OF[record]
     assert WRITES[Heartbeat].table is META
     # What ``check`` counts and an import wants empty: every table of rows, parents first (the
@@ -151,6 +167,7 @@ def test_every_record_the_store_takes_has_exactly_one_declaration() -> None:
         "players",
         "games",
         "moves",
+        "move_runs",
         "game_snapshots",
         "game_seats",
         "accounts",

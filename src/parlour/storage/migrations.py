@@ -13,11 +13,14 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["APPLICATION", "FINISHED_STATES", "LATEST", "MIGRATIONS"]
+__all__ = ["APPLICATION", "FINISHED_STATES", "LATEST", "MIGRATIONS", "RUN_LIMIT"]
 
 #: The value of ``parlour_meta.application`` that marks a Parlour store.
 APPLICATION = "parlour"
 FINISHED_STATES = ("COMPLETED", "CANCELLED", "ABORTED")
+#: The most moves one row of ``move_runs`` holds (schema version 11, a CHECK of the table): the
+#: moves from seq N on are then in the runs starting after N - RUN_LIMIT, a range of the key.
+RUN_LIMIT = 64
 
 Cursor = Any
 
@@ -210,6 +213,52 @@ def _v10_no_index_by_finished(cur: Cursor) -> None:
     cur.execute("DROP INDEX games_by_finished")
 
 
+def _v11_move_runs(cur: Cursor) -> None:
+    """Runs of moves: each commit's moves of one game in one row, keyed by its first move's
+    number (storage/runs.py). A commit's moves of a game were as many rows and as many entries
+    of the key's index as moves, and the index's pages were most of what a commit wrote to the
+    WAL (docs/performance.md). The rows of ``moves`` stay as they are: every reader reads them
+    with the runs (a game that was in progress at the migration has its first moves there, the
+    next in runs), and nothing writes them any more.
+
+    The key no longer refuses a move stored twice (it holds only each run's first move): the
+    trigger ``move_runs_follow`` does, on both backends. A run must start where the game's stored
+    moves end (after its last run, else after its ``moves`` rows, else at 0), so a run
+    overlapping stored moves, or leaving a gap, fails its commit. Two PostgreSQL transactions
+    that both pass the check (neither sees the other's uncommitted run) start at the same move:
+    the key then refuses the second."""
+    binary = _binary(cur)
+    cur.execute(
+        "CREATE TABLE move_runs (game_id VARCHAR(64) NOT NULL REFERENCES games (id) ON DELETE CASCADE, "
+        f"seq INTEGER NOT NULL, count INTEGER NOT NULL CHECK (count BETWEEN 1 AND {RUN_LIMIT}), "
+        f"doc {binary} NOT NULL, PRIMARY KEY (game_id, seq))"
+    )
+    # Where the game's stored moves end: after its last run, else after its old rows, else 0.
+    stored_end = (
+        "COALESCE((SELECT r.seq + r.count FROM move_runs r WHERE r.game_id = NEW.game_id "
+        "ORDER BY r.seq DESC LIMIT 1), "
+        "(SELECT MAX(m.seq) + 1 FROM moves m WHERE m.game_id = NEW.game_id), 0)"
+    )
+    refusal = "a run of moves must start where the stored moves of its game end"
+    if isinstance(cur, sqlite3.Cursor):
+        cur.execute(
+            "CREATE TRIGGER move_runs_follow BEFORE INSERT ON move_runs "
+            f"WHEN NEW.seq IS NOT {stored_end} "
+            f"BEGIN SELECT RAISE(ABORT, '{refusal}'); END"
+        )
+    else:
+        cur.execute(
+            "CREATE FUNCTION move_runs_follow() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+            f"IF NEW.seq IS DISTINCT FROM {stored_end} THEN "
+            f"RAISE EXCEPTION '{refusal} (game %, move %)', NEW.game_id, NEW.seq "
+            "USING ERRCODE = 'unique_violation'; END IF; RETURN NEW; END $$"
+        )
+        cur.execute(
+            "CREATE TRIGGER move_runs_follow BEFORE INSERT ON move_runs "
+            "FOR EACH ROW EXECUTE FUNCTION move_runs_follow()"
+        )
+
+
 #: (version, what it does, the migration). Versions are 1, 2, ... with no gaps.
 MIGRATIONS: list[tuple[int, str, Callable[[Cursor], None]]] = [
     (1, "players, games and moves", _v1_base),
@@ -222,5 +271,6 @@ MIGRATIONS: list[tuple[int, str, Callable[[Cursor], None]]] = [
     (8, "when each account was last seen", _v8_last_seen),
     (9, "finished games of every protocol by when they ended", _v9_games_ended),
     (10, "no index of games by when they ended alone", _v10_no_index_by_finished),
+    (11, "runs of moves: a game's moves of one commit in one row", _v11_move_runs),
 ]
 LATEST = MIGRATIONS[-1][0]

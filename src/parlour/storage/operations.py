@@ -11,9 +11,11 @@ import msgspec
 
 from parlour.storage.base import StoreFailure
 from parlour.storage.migrations import FINISHED_STATES
-from parlour.storage.records import ASYNC_FINISHED_STATUSES, EXPORT_KINDS, STORE_META_KEYS, Record
+from parlour.storage.records import ASYNC_FINISHED_STATUSES, EXPORT_KINDS, STORE_META_KEYS, MoveRow, Record
+from parlour.storage.runs import count as runs_count
+from parlour.storage.runs import unpack
 from parlour.storage.sqlbase import TABLES, SQLBase, one_line
-from parlour.storage.tables import META, TABLE_OF, Table
+from parlour.storage.tables import META, MOVES, TABLE_OF, Table
 from parlour.storage.writes import Cursor
 
 __all__ = ["Operations"]
@@ -33,6 +35,9 @@ class Operations(SQLBase):
 
         def work(cur: Cursor) -> int:
             cur.execute(f"DELETE FROM moves WHERE game_id IN (SELECT id FROM games WHERE {where})", params)
+            cur.execute(
+                f"DELETE FROM move_runs WHERE game_id IN (SELECT id FROM games WHERE {where})", params
+            )
             cur.execute(
                 f"DELETE FROM game_snapshots WHERE game_id IN (SELECT id FROM games WHERE {where})", params
             )
@@ -65,23 +70,51 @@ class Operations(SQLBase):
     def check(self) -> dict[str, Any]:
         integrity, foreign = self._integrity()
         counts = {table: int(self._read(f"SELECT COUNT(*) FROM {table}")[0][0]) for table in TABLES}
+        # "moves" counts the moves, whether in rows of their own (before schema version 11) or
+        # in runs; "move_runs" the rows of runs.
+        counts["moves"] += int(self._read("SELECT COALESCE(SUM(count), 0) FROM move_runs")[0][0])
         states = dict(self._read("SELECT state, COUNT(*) FROM games GROUP BY state ORDER BY state"))
         statuses = dict(
             self._read("SELECT status, COUNT(*) FROM async_games GROUP BY status ORDER BY status")
         )
-        # Every game's move rows are numbered 0, 1, 2... with no gap; a finished game has all
-        # the moves its row counts, a live one at least those (its row is not rewritten per move).
+        # Every game's moves are numbered 0, 1, 2... with no gap: its rows of before version 11
+        # (at most one each, by their key) are the first, its runs follow them end to start (the
+        # first where the rows end, each next where the one before ends). A finished game has
+        # all the moves its row counts, a live one at least those (its row is not rewritten per
+        # move).
         marks = ", ".join("?" for _ in FINISHED_STATES)
-        gaps = self._read(
-            "SELECT g.id FROM games g LEFT JOIN moves m ON m.game_id = g.id GROUP BY g.id, g.moves, g.state "
-            "HAVING COALESCE(MAX(m.seq), -1) <> COUNT(m.seq) - 1 OR COUNT(m.seq) < g.moves "
-            f"OR (g.state IN ({marks}) AND COUNT(m.seq) <> g.moves)",
-            FINISHED_STATES,
+        stored = "(SELECT game_id, COUNT(*) AS n, MAX(seq) AS top FROM moves GROUP BY game_id)"
+        runs = "(SELECT game_id, SUM(count) AS n FROM move_runs GROUP BY game_id)"
+        total = "COALESCE(m.n, 0) + COALESCE(r.n, 0)"
+        gaps = {
+            row[0]
+            for row in self._read(
+                f"SELECT g.id FROM games g LEFT JOIN {stored} AS m ON m.game_id = g.id "
+                f"LEFT JOIN {runs} AS r ON r.game_id = g.id "
+                f"WHERE COALESCE(m.top, -1) <> COALESCE(m.n, 0) - 1 OR {total} < g.moves "
+                f"OR (g.state IN ({marks}) AND {total} <> g.moves)",
+                FINISHED_STATES,
+            )
+        }
+        gaps.update(
+            row[0]
+            for row in self._read(
+                "SELECT r.game_id FROM (SELECT game_id, seq, "
+                "LAG(seq + count) OVER (PARTITION BY game_id ORDER BY seq) AS after FROM move_runs) AS r "
+                f"LEFT JOIN {stored} AS m ON m.game_id = r.game_id WHERE r.seq <> COALESCE(r.after, m.n, 0)"
+            )
+        )
+        # And each run holds as many moves as its row says.
+        gaps.update(
+            game_id
+            for game_id, count, doc in self._read("SELECT game_id, count, doc FROM move_runs")
+            if runs_count(doc) != count
         )
         # A snapshot is written with the move it follows: never ahead of its game's moves.
         ahead = self._read(
             "SELECT s.game_id FROM game_snapshots s "
-            "WHERE s.moves > (SELECT COUNT(*) FROM moves m WHERE m.game_id = s.game_id)"
+            "WHERE s.moves > (SELECT COUNT(*) FROM moves m WHERE m.game_id = s.game_id) "
+            "+ (SELECT COALESCE(SUM(r.count), 0) FROM move_runs r WHERE r.game_id = s.game_id)"
         )
         ok = integrity == ["ok"] and not foreign and not gaps and not ahead
         return {
@@ -122,13 +155,21 @@ class Operations(SQLBase):
                     )
                     for kind, table, where, params in queries
                 ]
+                runs = cur.execute("SELECT game_id, seq, doc FROM move_runs").fetchall()
             finally:
                 cur.execute("COMMIT")
         except self.errors as error:
             raise StoreFailure(f"{self.location}: {one_line(error)}") from error
         for kind, table, rows in tables:
-            for row in rows:
-                record = table.load(row)
+            records: Iterable[Any] = (table.load(row) for row in rows)
+            if table is MOVES:
+                # One "move" a move, from its own row or from a run: an export of any version
+                # reads the same, and an import packs the moves into runs again.
+                moves = list(records)
+                for game_id, seq, doc in runs:
+                    moves.extend(unpack(game_id, seq, doc))
+                records = sorted(moves, key=_move_key)
+            for record in records:
                 # to_builtins: nested rows as dicts, bytes as base64 text (JSON has no bytes).
                 fields: dict[str, Any] = msgspec.to_builtins(record)
                 yield kind, fields
@@ -152,3 +193,7 @@ class Operations(SQLBase):
 
         self._transaction(work)
         return counts
+
+
+def _move_key(move: MoveRow) -> tuple[str, int]:
+    return move.game_id, move.seq

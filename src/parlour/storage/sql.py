@@ -16,7 +16,7 @@ from typing import Any
 
 from parlour.storage.async_queries import AsyncQueries
 from parlour.storage.base import Fenced, StoreFailure, StoreRefused
-from parlour.storage.migrations import APPLICATION, FINISHED_STATES, LATEST, MIGRATIONS
+from parlour.storage.migrations import APPLICATION, FINISHED_STATES, LATEST, MIGRATIONS, RUN_LIMIT
 from parlour.storage.operations import Operations
 from parlour.storage.records import (
     LIVE_STATES,
@@ -31,6 +31,7 @@ from parlour.storage.records import (
     Record,
     Snapshot,
 )
+from parlour.storage.runs import unpack
 from parlour.storage.sqlbase import TABLES, SQLBase
 from parlour.storage.tables import GAMES, META, MOVES, PLAYERS, SNAPSHOTS
 from parlour.storage.writes import Cursor, write_records
@@ -144,15 +145,26 @@ class SQLStore(AsyncQueries, Operations):
         # moves are looked up, so that they are a range of the moves' key (game_id, seq), not
         # every move of the game filtered one by one.
         moves: dict[str, list[MoveRow]] = {game.id: [] for game in games}
+        live = (
+            "(SELECT g.id AS id, COALESCE(s.moves, 0) AS first FROM games g LEFT JOIN game_snapshots s "
+            f"ON s.game_id = g.id AND s.version = ? WHERE g.state IN ({marks})) AS live"
+        )
+        params = (SNAPSHOT_VERSION, *LIVE_STATES)
+        # The rows of before schema version 11 first: a game's runs follow them.
         for row in self._read(
-            f"SELECT {MOVES.prefixed('m')} FROM (SELECT g.id AS id, COALESCE(s.moves, 0) AS first "
-            "FROM games g LEFT JOIN game_snapshots s ON s.game_id = g.id AND s.version = ? "
-            f"WHERE g.state IN ({marks})) AS live "
+            f"SELECT {MOVES.prefixed('m')} FROM {live} "
             "JOIN moves m ON m.game_id = live.id AND m.seq >= live.first ORDER BY m.game_id, m.seq",
-            (SNAPSHOT_VERSION, *LIVE_STATES),
+            params,
         ):
             move = MOVES.load(row)
             moves[move.game_id].append(move)
+        # A run holding a move from ``first`` on starts after first - RUN_LIMIT: a range too.
+        for game_id, seq, doc, first in self._read(
+            f"SELECT r.game_id, r.seq, r.doc, live.first FROM {live} JOIN move_runs r ON r.game_id = live.id "
+            f"AND r.seq > live.first - {RUN_LIMIT} AND r.seq + r.count > live.first ORDER BY r.game_id, r.seq",
+            params,
+        ):
+            moves[game_id].extend(unpack(game_id, seq, doc, first))
         beat = self._read("SELECT value FROM parlour_meta WHERE key = 'heartbeat'")
         return Snapshot(players, games, moves, float(beat[0][0]) if beat else None, states)
 
@@ -164,7 +176,16 @@ class SQLStore(AsyncQueries, Operations):
         rows = self._load(GAMES, "WHERE id = ?", (game_id,))
         if not rows:
             return None
-        return rows[0], self._load(MOVES, "WHERE game_id = ? ORDER BY seq", (game_id,))
+        return rows[0], self._game_moves(game_id)
+
+    def _game_moves(self, game_id: str) -> list[MoveRow]:
+        """Every move of a game: its rows of before schema version 11, then its runs."""
+        moves = self._load(MOVES, "WHERE game_id = ? ORDER BY seq", (game_id,))
+        for seq, doc in self._read(
+            "SELECT seq, doc FROM move_runs WHERE game_id = ? ORDER BY seq", (game_id,)
+        ):
+            moves.extend(unpack(game_id, seq, doc))
+        return moves
 
     def list_games(
         self,

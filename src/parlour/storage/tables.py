@@ -9,7 +9,8 @@ import: the write path is hot.
 
 ``WRITES`` says, for each record type the store accepts, the table it goes to and whether it
 is inserted (a row that is only ever added), upserted (saved again whenever it changes) or
-deleted (a "Gone" record: the key of the row to delete). The columns of the migrated schema are
+deleted (a "Gone" record: the key of the row to delete), or packed (moves: a commit's moves of
+one game go into one row of ``move_runs``, storage/runs.py). The columns of the migrated schema are
 these columns; tests/storage/test_tables.py fails when a struct and its table part.
 """
 
@@ -61,7 +62,9 @@ __all__ = [
     "INSERT",
     "META",
     "MOVES",
+    "MOVE_RUNS",
     "NOTIFICATIONS",
+    "PACK",
     "PLAYERS",
     "RATINGS",
     "RELATIONS",
@@ -72,6 +75,7 @@ __all__ = [
     "WRITES",
     "Action",
     "GameSeat",
+    "MoveRun",
     "Table",
     "Write",
 ]
@@ -218,11 +222,24 @@ class GameSeat(msgspec.Struct, frozen=True):
     robot: int
 
 
+class MoveRun(msgspec.Struct, frozen=True):
+    """Not a record the core commits: a run of moves (``move_runs``, schema v11), the moves of
+    one game in one commit packed into ``doc`` (storage/runs.py), the first numbered ``seq``.
+    The store packs a commit's MoveRows into these rows, and its reads unpack them."""
+
+    game_id: str
+    seq: int
+    count: int
+    doc: bytes
+
+
 # The tables, parents first: rows are written in this order, so that a row is written after
 # the rows it refers to (games before moves, accounts before ratings...).
 PLAYERS = Table("players", PlayerRow, ("id",), "registered, id", kept=("registered",))
 GAMES = Table("games", GameRow, ("id",), "created, id", kept=("protocol", "game", "created", "seed"))
+#: The moves stored before schema version 11, one row each: read, never written any more.
 MOVES = Table("moves", MoveRow, ("game_id", "seq"), "game_id, seq")
+MOVE_RUNS = Table("move_runs", MoveRun, ("game_id", "seq"), "game_id, seq")
 SNAPSHOTS = Table("game_snapshots", GameSnapshotRow, ("game_id",), "game_id")
 GAME_SEATS = Table("game_seats", GameSeat, ("game_id", "seat"), "game_id, seat")
 ACCOUNTS = Table(
@@ -254,6 +271,7 @@ DECLARED: tuple[Table[Any], ...] = (
     PLAYERS,
     GAMES,
     MOVES,
+    MOVE_RUNS,
     SNAPSHOTS,
     GAME_SEATS,
     ACCOUNTS,
@@ -273,15 +291,18 @@ DECLARED: tuple[Table[Any], ...] = (
 TABLE_OF: Mapping[type[Any], Table[Any]] = types.MappingProxyType({table.record: table for table in DECLARED})
 
 #: What a Write does with its record's row.
-Action = Literal["insert", "upsert", "delete"]
+Action = Literal["insert", "upsert", "delete", "pack"]
 INSERT: Action = "insert"
 UPSERT: Action = "upsert"
 DELETE: Action = "delete"
+#: Inserted as runs: a commit's records of one game packed into a row (storage/runs.py).
+PACK: Action = "pack"
 
 
 class Write(NamedTuple):
-    """What the store does with one type of record: ``action`` (INSERT, UPSERT or DELETE) the
-    row ``values`` makes of it in ``table``. A DELETE's values are the key of the row."""
+    """What the store does with one type of record: ``action`` (INSERT, UPSERT, DELETE or PACK)
+    the row ``values`` makes of it in ``table``. A DELETE's values are the key of the row; a
+    PACK's values are the record's own, which a commit packs into rows of ``table``."""
 
     table: Table[Any]
     action: Action
@@ -317,7 +338,8 @@ WRITES: Mapping[type[Any], Write] = {
     PlayerRow: _write(PLAYERS, UPSERT),
     PlayerGone: _write(PLAYERS, DELETE, PlayerGone),
     GameRow: _write(GAMES, UPSERT),
-    MoveRow: _write(MOVES, INSERT),
+    # Packed into runs (a row a game and commit), read back with the rows of ``moves``.
+    MoveRow: Write(MOVE_RUNS, PACK, _astuple),
     GameSnapshotRow: _write(SNAPSHOTS, UPSERT),
     AccountRow: _write(ACCOUNTS, UPSERT),
     AsyncGameRow: _write(ASYNC_GAMES, UPSERT),

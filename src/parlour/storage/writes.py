@@ -2,7 +2,7 @@
 
 The records of a commit are gathered by table first (one dict lookup of the record's type),
 then each table's rows go in few multi-row statements, tables in their declared order (parents
-first). A game whose row says it ended loses its snapshot (one the same commit wrote included):
+first); a commit's moves go as runs, a row a game (storage/runs.py). A game whose row says it ended loses its snapshot (one the same commit wrote included):
 a snapshot is for restarting a live game. Within one commit, the rows of one key end as the same upserts and deletes run one after
 the other would leave them: the last values, but a ``kept`` column as first written, and a
 delete then an upsert leaves the upserted row.
@@ -18,7 +18,19 @@ import msgspec
 
 from parlour.storage.migrations import FINISHED_STATES
 from parlour.storage.records import ASYNC_FINISHED_STATUSES, AccountErased, AccountSeen, Record, SeatRow
-from parlour.storage.tables import DECLARED, DELETE, GAME_SEATS, GAMES, INSERT, SNAPSHOTS, WRITES, Table
+from parlour.storage.runs import pack
+from parlour.storage.tables import (
+    DECLARED,
+    DELETE,
+    GAME_SEATS,
+    GAMES,
+    INSERT,
+    MOVE_RUNS,
+    PACK,
+    SNAPSHOTS,
+    WRITES,
+    Table,
+)
 
 __all__ = ["MAX_VALUES", "STATEMENTS", "Cursor", "insert_rows", "write_records"]
 
@@ -114,7 +126,7 @@ def write_records(cur: Cursor, records: Sequence[Record], grouped: bool = True) 
         if rows is None:
             rows = pending[table] = _Pending()
         row = values(record)
-        if action == INSERT:
+        if action in (INSERT, PACK):
             rows.inserted.append(row)
         elif action == DELETE:
             rows.upserted[row] = None
@@ -138,7 +150,9 @@ def write_records(cur: Cursor, records: Sequence[Record], grouped: bool = True) 
             if table is GAMES:
                 _ended(cur, upserted, pending.get(SNAPSHOTS), grouped)
         if found.inserted:
-            insert_rows(cur, table.insert, found.inserted, grouped=grouped)
+            # The moves' values become runs: a row a game (and stretch of consecutive moves).
+            inserted = pack(found.inserted) if table is MOVE_RUNS else found.inserted
+            insert_rows(cur, table.insert, inserted, grouped=grouped)
     # After the tables' rows: an account this commit created is there to update, and its own
     # chat lines are renamed too.
     for kind, statements in STATEMENTS.items():
