@@ -73,7 +73,10 @@ from parlour.protocols.tsuro_tcp import TsuroService
 from parlour.robots.registry import robot
 from parlour.settings import Settings
 from parlour.storage import MOVE, GameRow, GameSnapshotRow, MoveRow, Record, SeatRow
+from parlour.storage.runs import pack
 from parlour.storage.sqlite import SQLiteStore
+from parlour.storage.tables import MOVE_RUNS
+from parlour.storage.writes import write_records
 
 #: Targets at the first size of --playing (1,000 games in progress by default).
 TARGET_IN_PROCESS, TARGET_END_TO_END = 1.0, 1.5
@@ -83,6 +86,8 @@ LIMITS: dict[str, Any] = {"max_players": 100_000, "max_games": 200_000, "max_in_
 HOUR, DAY = 3600.0, 86400.0
 #: Rows per SQLiteStore.commit while building the store.
 BATCH_RECORDS = 50_000
+#: Moves a run in the stores built (a client move and its three robot moves).
+RUN_MOVES = 4
 #: How the finished games split between the protocols, and how many of them were cut short.
 SHARES = {"apologies": 0.6, "fish": 0.2, "tsuro": 0.2}
 CUT_SHORT = 0.05
@@ -291,7 +296,20 @@ class Batches:
             self.flush()
 
     def flush(self) -> None:
-        self.store.commit(self.batch)
+        # The runs of moves a server leaves (schema version 11) are a run a client move (its
+        # four moves, at 20 clients), not one of a game's whole history in a batch like this:
+        # the moves go in runs of RUN_MOVES, the other records as the store writes them.
+        moves = [msgspec.structs.astuple(r) for r in self.batch if type(r) is MoveRow]
+        others = [r for r in self.batch if type(r) is not MoveRow]
+        runs = [
+            run for start in range(0, len(moves), RUN_MOVES) for run in pack(moves[start : start + RUN_MOVES])
+        ]
+
+        def work(cur: Any) -> None:
+            write_records(cur, others)
+            cur.executemany(f"{MOVE_RUNS.insert}(?, ?, ?, ?)", runs)
+
+        self.store._transaction(work)
         self.batch = []
 
 
