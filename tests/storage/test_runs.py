@@ -27,13 +27,23 @@ def _old_rows(store: SQLStore, moves: Sequence[MoveRow]) -> None:
 
 
 def _raw_runs(store: SQLStore, rows: list[tuple[str, int, int, bytes]]) -> None:
-    """Rows of ``move_runs`` as they are, past the trigger that keeps a game's runs in order:
+    """Rows of ``move_runs`` as they are, past the trigger that keeps a game's runs in order
+    (dropped, then made again in the same transaction: PostgreSQL's tests share one schema):
     what only a damaged store or a bug could hold."""
-    trigger = "move_runs_follow" + ("" if isinstance(store, SQLiteStore) else " ON move_runs")
+    if isinstance(store, SQLiteStore):
+        drop = "DROP TRIGGER move_runs_follow"
+        (create,) = store._read("SELECT sql FROM sqlite_master WHERE name = 'move_runs_follow'")[0]
+    else:
+        drop = "DROP TRIGGER move_runs_follow ON move_runs"
+        create = (
+            "CREATE TRIGGER move_runs_follow BEFORE INSERT ON move_runs "
+            "FOR EACH ROW EXECUTE FUNCTION move_runs_follow()"
+        )
 
     def work(cur: Cursor) -> None:
-        cur.execute(f"DROP TRIGGER {trigger}")
+        cur.execute(drop)
         cur.executemany(f"{MOVE_RUNS.insert}(?, ?, ?, ?)", rows)
+        cur.execute(create)
 
     store._transaction(work)
 
@@ -143,6 +153,9 @@ def test_check_finds_runs_that_overlap_leave_gaps_or_miscount(store: SQLStore) -
     assert report["ok"] is False
     assert report["games_with_missing_moves"] == 3
     assert report["integrity"] == ["ok"]
+    # The trigger is back: a run out of order is refused again.
+    with pytest.raises(StoreFailure, match=REFUSED):
+        store.commit(move_rows("game-0005", 10, start=9))
 
 
 def test_a_snapshot_ahead_of_old_rows_and_runs_together_is_found(store: SQLStore) -> None:

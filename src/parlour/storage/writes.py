@@ -2,8 +2,9 @@
 
 The records of a commit are gathered by table first (one dict lookup of the record's type),
 then each table's rows go in few multi-row statements, tables in their declared order (parents
-first); a commit's moves go as runs, a row a game (storage/runs.py). A game whose row says it ended loses its snapshot (one the same commit wrote included):
-a snapshot is for restarting a live game. Within one commit, the rows of one key end as the same upserts and deletes run one after
+first); a commit's moves go as runs, a row a game (storage/runs.py). A game whose row says it
+ended loses its snapshot (one the same commit wrote included): a snapshot is for restarting a
+live game. Within one commit, the rows of one key end as the same upserts and deletes run one after
 the other would leave them: the last values, but a ``kept`` column as first written, and a
 delete then an upsert leaves the upserted row.
 """
