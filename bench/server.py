@@ -620,10 +620,12 @@ def main() -> int:
             label = "games/s" if key == "rate" else key
             print(f"ratio {label} {name}/{over} = {shown} (target {target})")
 
-    ratio("parlour", "reference", "rate", ">= 50x")
-    ratio("parlour", "reference", "p99", "< 0.1")
-    ratio("parlour-store", "parlour", "rate", ">= 0.8x")
+    # The targets are the default server's, the store on; without it, for comparison.
+    ratio("parlour-store", "reference", "rate", ">= 50x")
     ratio("parlour-store", "reference", "p99", "< 0.1")
+    ratio("parlour", "reference", "rate", "for information")
+    ratio("parlour", "reference", "p99", "for information")
+    ratio("parlour-store", "parlour", "rate", ">= 0.9x")
     ratio("parlour-store", "parlour", "p99", "for information")
     if args.busy_clients and {"parlour", "parlour-store"} <= set(chosen):
         busy(args)
@@ -695,7 +697,7 @@ def busy(args: argparse.Namespace) -> None:
         assert stats is not None
         report_store(stats, store_check(store), elapsed)
     value = stored["rate"] / without["rate"] if without["rate"] else float("nan")
-    print(f"ratio games/s parlour-store/parlour at {args.clients} clients = {value:.2f}x (target >= 0.8x)")
+    print(f"ratio games/s parlour-store/parlour at {args.clients} clients = {value:.2f}x (target >= 0.9x)")
 
 
 if __name__ == "__main__":
