@@ -19,6 +19,7 @@ from parlour.transport.limits import ConnectionLimits
 from parlour.transport.runtime import Runtime
 from parlour.transport.tcp import serve_tcp
 from parlour.transport.websocket import serve_websocket
+from tests.transport.services import Idle
 from tests.transport.test_websocket_transport import Echo
 
 CAP = 64 * 1024
@@ -121,7 +122,7 @@ def test_a_reader_keeps_its_connection_under_the_same_load() -> None:
     asyncio.run(scenario())
 
 
-class Flood:
+class Flood(Idle):
     """A line-protocol service that answers every chunk with ``count`` big lines."""
 
     def __init__(self, count: int = 200) -> None:
@@ -138,12 +139,6 @@ class Flood:
 
     def disconnected(self, conn: ConnId, now: float) -> list[Effect]:
         self.gone.append(conn)
-        return []
-
-    def tick(self, now: float) -> list[Effect]:
-        return []
-
-    def shutdown(self, now: float) -> list[Effect]:
         return []
 
 

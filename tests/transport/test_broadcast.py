@@ -19,6 +19,7 @@ from parlour.storage.sqlite import SQLiteStore
 from parlour.transport.outbox import Outbox
 from parlour.transport.runtime import Runtime
 from parlour.transport.websocket import serve_websocket, text_frame, text_message
+from tests.transport.services import Idle
 from tests.transport.wire import Wire
 
 
@@ -191,7 +192,7 @@ def test_a_broadcast_is_shown_only_once_its_records_are_stored(tmp_path: Path) -
     asyncio.run(scenario())
 
 
-class Lobby:
+class Lobby(Idle):
     """Everyone connected hears every frame anyone sends, as one Broadcast."""
 
     def __init__(self) -> None:
@@ -207,12 +208,6 @@ class Lobby:
 
     def disconnected(self, conn: ConnId, now: float) -> list[Effect]:
         self.conns.remove(conn)
-        return []
-
-    def tick(self, now: float) -> list[Effect]:
-        return []
-
-    def shutdown(self, now: float) -> list[Effect]:
         return []
 
     def stats(self) -> dict[str, int]:

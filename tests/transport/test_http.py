@@ -19,33 +19,15 @@ import pytest
 import uvloop
 
 from parlour.api import ApiResponse, HttpRequest
-from parlour.core.effects import ConnId, Effect
 from parlour.transport import http
 from parlour.transport.limits import ConnectionLimits
 from parlour.transport.runtime import Runtime
 from parlour.transport.websocket import WebsocketListener, serve_websocket
+from tests.transport.services import Idle
 
 
-class Quiet:
+class Quiet(Idle):
     """A websocket service that does nothing (these tests speak HTTP)."""
-
-    def connected(self, conn: ConnId, now: float) -> list[Effect]:
-        return []
-
-    def received(self, conn: ConnId, data: str | bytes, now: float) -> list[Effect]:
-        return []
-
-    def disconnected(self, conn: ConnId, now: float) -> list[Effect]:
-        return []
-
-    def tick(self, now: float) -> list[Effect]:
-        return []
-
-    def shutdown(self, now: float) -> list[Effect]:
-        return []
-
-    def stats(self) -> dict[str, int]:
-        return {"connections": 0}
 
 
 class Recorder:

@@ -25,6 +25,7 @@ from parlour.transport.websocket import (
     WebsocketListener,
     simple_text_frames,
 )
+from tests.transport.services import Idle
 
 
 def _client() -> ClientProtocol:
@@ -98,28 +99,13 @@ class _Transport(asyncio.Transport):
         return self.closed
 
 
-class _Record:
+class _Record(Idle):
     def __init__(self) -> None:
         self.frames: list[str | bytes] = []
-
-    def connected(self, conn: ConnId, now: float) -> list[Effect]:
-        return []
 
     def received(self, conn: ConnId, data: str | bytes, now: float) -> list[Effect]:
         self.frames.append(data)
         return [Send(conn, b"got")]
-
-    def disconnected(self, conn: ConnId, now: float) -> list[Effect]:
-        return []
-
-    def tick(self, now: float) -> list[Effect]:
-        return []
-
-    def shutdown(self, now: float) -> list[Effect]:
-        return []
-
-    def stats(self) -> dict[str, int]:
-        return {}
 
 
 def _feed(chunks: list[bytes]) -> tuple[list[str | bytes], list[Frame], int]:
