@@ -2,7 +2,7 @@
 loops a node may run (asyncio's and uvloop's): the order of publications, the "unheard" answer
 for a channel nobody holds, subscriptions in force once ``subscribe`` returns, and a publishing
 connection lost with publications written but not known handled (a gap, told once Redis
-answers again), and a Redis that stops answering. A Redis restart is in test_faults.py."""
+answers again), one Redis closed while idle (no gap), and a Redis that stops answering. A Redis restart is in test_faults.py."""
 
 from __future__ import annotations
 
@@ -137,6 +137,31 @@ def test_an_idle_publisher_lost_is_made_again_without_a_gap(loop: str, redis_url
         sender.publish("a", b"two", lambda: unheard.append(b"two"))
         await until(lambda: len(heard) == 2, f"heard {heard}")
         assert heard == [("a", b"one"), ("a", b"two")] and not unheard and sender.gaps == 0
+
+    run(loop, with_buses(redis_url, body))
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+def test_a_publisher_redis_closed_while_idle_costs_no_gap(loop: str, redis_url: str) -> None:
+    """Redis closes the publishing connection while nothing it carried is unconfirmed (an
+    admin's CLIENT KILL, a proxy's idle timeout): the next publication goes out on a new
+    connection and is heard, with no gap (a gap would close every connection that crosses
+    Redis for nothing, as a stale connection once cost a needless failover)."""
+
+    async def body(sender: Bus, listener: Bus, heard: list[tuple[str, bytes]]) -> None:
+        unheard: list[bytes] = []
+        sender.publish("a", b"one", lambda: unheard.append(b"one"))
+        await until(lambda: len(heard) == 1 and not sender._replies, "the answer")
+        link = sender._publisher
+        killer = connect(redis_url)
+        try:  # every ordinary connection but the killer's: the publisher, the lease client's
+            await killer.execute_command("CLIENT", "KILL", "TYPE", "normal")
+        finally:
+            await killer.aclose()
+        await asyncio.sleep(0.05)
+        sender.publish("a", b"two", lambda: unheard.append(b"two"))
+        await until(lambda: len(heard) == 2 and not sender._replies, f"heard {heard}")
+        assert sender._publisher is not link and not unheard and sender.gaps == 0
 
     run(loop, with_buses(redis_url, body))
 
