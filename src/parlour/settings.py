@@ -129,7 +129,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "tsuro_robot": TSURO_ROBOTS,
     "tsuro_deal": ("cyclic", "random"),
     "store_sync": ("normal", "full"),
-    "store_writer": ("process", "thread"),
+    "store_writer": ("log", "process", "thread"),
 }
 
 
@@ -212,9 +212,12 @@ class Settings:
     #: parlour.storage.sqlite and parlour.storage.postgres.
     store: str = "var/parlour.db"
     store_sync: str = "normal"
-    #: What commits: a writer "process" (the default: it does not compete with the event loop
-    #: for the interpreter lock) or a "thread" of the server's process.
-    store_writer: str = "process"
+    #: What commits: the "log" (the default: each batch is acknowledged once appended to a redo
+    #: log beside an SQLite file with store_sync normal, which a writer process applies behind
+    #: the event loop; elsewhere as "process"), a writer "process" (it does not compete with the
+    #: event loop for the interpreter lock, but every move waits for its transaction) or a
+    #: "thread" of the server's process.
+    store_writer: str = "log"
     #: After a restart, how long a player keeps its seat before a robot takes it.
     restart_grace: float = 2 * MINUTE
     #: How long finished game records are kept (0: forever).
@@ -475,8 +478,10 @@ HELP: dict[str, str] = {
     "keeps everything in memory.",
     "store_sync": "normal: commits survive the process dying (kill -9, a crash); full: they also survive a "
     "power cut or an OS crash (of the database's machine, for PostgreSQL), at one fsync per commit.",
-    "store_writer": "What commits to the store: a writer process (python -m parlour.storage.pipe, started "
-    "and stopped by the server; faster under load) or a thread.",
+    "store_writer": "What commits to the store: log appends each change to a redo log beside an SQLite "
+    "file (store_sync normal) and acknowledges it there, a writer process applying the log behind the server "
+    "(elsewhere, as process); process commits each change in a writer process (python -m "
+    "parlour.storage.pipe) before acknowledging it; thread, in a thread of the server.",
     "restart_grace": "Seconds a player keeps its seat after a restart before a robot takes it.",
     "record_retention": "Seconds records of finished games, delivered notifications and lobby chat "
     "are kept (0: forever); game_retention is the live lobby's.",

@@ -8,6 +8,7 @@ never waits for a disk. Every method is one transaction. The SQL behind them sta
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 from parlour.storage.records import (
@@ -235,6 +236,12 @@ class Store(Protocol):
         store: what to connect to (a file's path, or the full URL) and the sync level; None
         when the store commits only where it was opened (the runtime then commits on its
         store thread)."""
+        ...
+
+    def redo_log(self) -> tuple[str, str, Path] | None:
+        """What a store with a redo log (``parlour.storage.redo``) gives its writer process
+        (``parlour.storage.applier``): the file, the sync level and the log's directory; None
+        for a store without one."""
         ...
 
     def close(self) -> None: ...

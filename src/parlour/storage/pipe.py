@@ -61,7 +61,16 @@ from parlour.storage.records import (
     ReportRow,
 )
 
-__all__ = ["WORD", "FrameReader", "decode_ack", "decode_batch", "encode_ack", "encode_batch", "serve"]
+__all__ = [
+    "WORD",
+    "FrameReader",
+    "batch_body",
+    "decode_ack",
+    "decode_batch",
+    "encode_ack",
+    "encode_batch",
+    "serve",
+]
 
 #: Every kind of record, by the short name that tags it in a frame (msgpack carries bytes as
 #: they are, so the /async documents and notification payloads cross unchanged).
@@ -106,8 +115,13 @@ def _frame(body: bytes) -> bytes:
     return _HEADER.pack(len(body)) + body
 
 
+def batch_body(batch: int, generation: int, records: Sequence[Record]) -> bytes:
+    """A batch as msgpack: what a frame carries (here and in the redo log, storage.redo)."""
+    return _encode((batch, generation, [(NAMES[type(record)], record) for record in records]))
+
+
 def encode_batch(batch: int, generation: int, records: Sequence[Record]) -> bytes:
-    return _frame(_encode((batch, generation, [(NAMES[type(record)], record) for record in records])))
+    return _frame(batch_body(batch, generation, records))
 
 
 def decode_batch(body: bytes) -> tuple[int, int, list[Record]]:

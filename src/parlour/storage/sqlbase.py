@@ -10,6 +10,7 @@ transaction, one read, rows loaded as records; any driver error comes out a Stor
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
 import msgspec
@@ -56,6 +57,9 @@ class SQLBase:
     def process_writer(self) -> tuple[str, str] | None:
         """Every SQL backend can commit from a writer process: it opens ``connect_to`` there."""
         return self.connect_to, self.sync
+
+    def redo_log(self) -> tuple[str, str, Path] | None:
+        return None
 
     def in_transaction(self) -> bool:
         raise NotImplementedError

@@ -14,6 +14,7 @@ import sqlite3
 from pathlib import Path
 
 from parlour.storage.base import StoreFailure, StoreRefused
+from parlour.storage.redo import recover
 from parlour.storage.sql import Cursor, SQLStore
 
 __all__ = ["SQLiteStore"]
@@ -43,6 +44,7 @@ class SQLiteStore(SQLStore):
         check: bool = True,
         group_rows: bool = True,
         wal_limit: int = WAL_LIMIT_BYTES,
+        redo: bool = True,
     ) -> None:
         """``autocheckpoint=False`` leaves WAL checkpoints (and their fsync) out of commits: the
         writer process commits that way, and the server checkpoints from its store thread.
@@ -51,7 +53,8 @@ class SQLiteStore(SQLStore):
         about 0.3 s for a 260 MB store, which the first commit after a restart waited for).
         ``group_rows=False`` writes a commit's rows one statement each (storage/writes.py,
         ``insert_rows``): cheaper for SQLite, unless the interpreter lock is contended (a
-        writer thread in the server's process). ``wal_limit``: see ``checkpoint``."""
+        writer thread in the server's process). ``wal_limit``: see ``checkpoint``. ``redo=False``
+        opens without applying what the redo log holds (storage.redo): for its own writer."""
         self.check_file = check
         self.wal_limit = wal_limit
         self.group_rows = group_rows
@@ -89,6 +92,23 @@ class SQLiteStore(SQLStore):
         except sqlite3.DatabaseError as error:
             self.db.close()
             raise StoreRefused(f"{self.location}: the file is corrupt ({error})") from None
+        if redo:
+            try:
+                recover(self, self.redo_directory)
+            except (StoreFailure, OSError) as error:
+                self.db.close()
+                raise StoreRefused(f"{self.location}: {error}") from None
+
+    @property
+    def redo_directory(self) -> Path:
+        """Where the redo log of this store is (storage.redo), whether there is one or not."""
+        return self.path.with_name(self.path.name + "-redo")
+
+    def redo_log(self) -> tuple[str, str, Path] | None:
+        """The redo log applies with ``synchronous = NORMAL``: its appends survive the process
+        dying, not a power cut, as SQLite's commits then do. With ``full`` every commit is an
+        fsync, which the event loop must not wait for: that store commits as it always has."""
+        return (self.connect_to, self.sync, self.redo_directory) if self.sync == "normal" else None
 
     # -----------------------------------------------------------------------------------------
     # Opening

@@ -28,6 +28,7 @@ from parlour.transport.fanout import SLICE, Fanout
 from parlour.transport.limits import AddressLimits, ConnectionLimits
 from parlour.transport.metering import RuntimeMeter
 from parlour.transport.outbox import Outbox
+from parlour.transport.redo import LogCommitter
 from parlour.transport.writer import ProcessCommitter, StoreWriter
 
 __all__ = ["Runtime"]
@@ -146,7 +147,7 @@ class Runtime:
         #: The thread that runs reads and housekeeping on the store (and commits, with
         #: ``store_writer="thread"``), and what commits: that thread or a writer process.
         self._writer: StoreWriter | None = None
-        self._committer: StoreWriter | ProcessCommitter | None = None
+        self._committer: StoreWriter | ProcessCommitter | LogCommitter | None = None
         self.store_writer = store_writer
         self._last_beat = self._last_purge = float("-inf")
         #: A cluster (parlour.cluster) sets this: it is handed, after the same commit, the
@@ -179,7 +180,8 @@ class Runtime:
         """For /healthz: "none" (memory only), "ok" or "failing"."""
         if self.store is None:
             return "none"
-        return "ok" if self.store_ok else "failing"
+        failing = not self.store_ok or (type(self._committer) is LogCommitter and self._committer.failing)
+        return "failing" if failing else "ok"
 
     @property
     def transactions(self) -> int:
@@ -472,15 +474,31 @@ class Runtime:
             self._writer = StoreWriter(self.store, asyncio.get_running_loop())
         return self._writer
 
-    def _store_committer(self) -> StoreWriter | ProcessCommitter:
+    def _store_committer(self) -> StoreWriter | ProcessCommitter | LogCommitter:
         if self._committer is None:
-            assert self.store is not None
-            target = self.store.process_writer() if self.store_writer == "process" else None
-            if target is not None:
-                self._committer = ProcessCommitter(*target, asyncio.get_running_loop())
-            else:
-                self._committer = self._store_writer()
+            store = self.store
+            assert store is not None
+            loop = asyncio.get_running_loop()
+            redo = store.redo_log() if self.store_writer == "log" else None
+            if redo is not None:
+                try:
+                    self._committer = LogCommitter(*redo, loop)
+                except (StoreFailure, OSError) as error:
+                    log.error("committing without the redo log: %s", error)
+            if self._committer is None:
+                target = store.process_writer() if self.store_writer in ("log", "process") else None
+                if target is not None:
+                    self._committer = ProcessCommitter(*target, loop)
+                else:
+                    self._committer = self._store_writer()
         return self._committer
+
+    async def _caught_up(self) -> None:
+        """Return once the store holds everything acknowledged (a redo log's writer applies
+        it behind the loop: a read must not find an older store than players were shown)."""
+        committer = self._committer
+        if type(committer) is LogCommitter:
+            await committer.caught_up()
 
     def _committed(self, batch: _Batch, error: BaseException | None) -> None:
         if batch not in self._queued:
@@ -581,6 +599,11 @@ class Runtime:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.resolve_seconds
         wait, longest = self.resolve_backoff
+        try:
+            await asyncio.wait_for(self._caught_up(), self.resolve_seconds)
+        except TimeoutError:
+            log.error("the store's writer did not apply the redo log within %.0f s", self.resolve_seconds)
+            return None
         while True:
             try:
                 value = await asyncio.wrap_future(self._store_writer().run(lambda: store.meta(key)))
@@ -678,6 +701,7 @@ class Runtime:
         """Run ``work`` on the store's thread (in line with commits); inline without a store."""
         if self.store is None:
             return work()
+        await self._caught_up()
         result: T = await asyncio.wrap_future(self._store_writer().run(work))
         return result
 
@@ -739,7 +763,7 @@ class Runtime:
             return
         await self.drain_store(DRAIN_SECONDS)
         store, now = self.store, self.clock()
-        if isinstance(self._committer, ProcessCommitter):
+        if isinstance(self._committer, ProcessCommitter | LogCommitter):
             await self._committer.close()
         await self._in_writer(lambda: store.heartbeat(now))
         self._store_writer().close()
