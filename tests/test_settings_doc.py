@@ -68,7 +68,7 @@ def test_the_stated_bound_is_the_enforced_one(name: str) -> None:
 
 
 def test_choices_are_enforced_with_their_list() -> None:
-    with pytest.raises(SettingError, match=r"^store_writer must be process or thread, not 'fork'$"):
+    with pytest.raises(SettingError, match=r"^store_writer must be one of log, process, thread, not 'fork'$"):
         Settings(store_writer="fork")
     with pytest.raises(
         SettingError,

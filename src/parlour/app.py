@@ -93,7 +93,11 @@ async def run_server(
         loop.add_signal_handler(sig, stop.set)
     runtime = Runtime(
         store=store,
-        store_writer=settings.store_writer,
+        # The nodes of a cluster read what the others commit: a node's store must hold what it
+        # acknowledged, not a log that only its own writer applies.
+        store_writer="process"
+        if settings.cluster and settings.store_writer == "log"
+        else settings.store_writer,
         limits=ConnectionLimits.from_settings(settings),
         fanout_slice=settings.broadcast_slice,
     )

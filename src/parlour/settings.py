@@ -214,7 +214,7 @@ class Settings:
     store_sync: str = "normal"
     #: What commits: the "log" (the default: each batch is acknowledged once appended to a redo
     #: log beside an SQLite file with store_sync normal, which a writer process applies behind
-    #: the event loop; elsewhere as "process"), a writer "process" (it does not compete with the
+    #: the event loop; elsewhere, and on the nodes of a cluster, as "process"), a writer "process" (it does not compete with the
     #: event loop for the interpreter lock, but every move waits for its transaction) or a
     #: "thread" of the server's process.
     store_writer: str = "log"
@@ -480,7 +480,7 @@ HELP: dict[str, str] = {
     "power cut or an OS crash (of the database's machine, for PostgreSQL), at one fsync per commit.",
     "store_writer": "What commits to the store: log appends each change to a redo log beside an SQLite "
     "file (store_sync normal) and acknowledges it there, a writer process applying the log behind the server "
-    "(elsewhere, as process); process commits each change in a writer process (python -m "
+    "(elsewhere, and in a cluster, as process); process commits each change in a writer process (python -m "
     "parlour.storage.pipe) before acknowledging it; thread, in a thread of the server.",
     "restart_grace": "Seconds a player keeps its seat after a restart before a robot takes it.",
     "record_retention": "Seconds records of finished games, delivered notifications and lobby chat "

@@ -1139,6 +1139,8 @@ def test_a_whole_fish_game_with_server_rules(port: int) -> None:
         )
         game_id = (await a.client.expect("LobbyGameCreatedRequest"))["game_id"]
         await b.client.send({"type": "LobbyJoinGameRequest", "game_id": game_id})
+        for player in (a, b):  # started: the join is not answered before
+            await player.client.expect("GameCreatedRequest", game_id=game_id)
         assert await play_first_legal_actions(a, {1: a, 2: b}, game_id) > 0
         for player in (a, b):
             outcome = await player.client.expect("GameOutcomeRequest", game_id=game_id)

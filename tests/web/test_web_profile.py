@@ -31,6 +31,8 @@ def ranked_fish_games(port: int, games: int) -> tuple[str, str, list[int]]:
                 await ann.client.send({"type": "LobbyCreateGameRequest", "configuration": config})
                 game_id = (await ann.client.expect("LobbyGameCreatedRequest"))["game_id"]
                 await bob.client.send({"type": "LobbyJoinGameRequest", "game_id": game_id})
+                for player in (ann, bob):  # started: the join is not answered before
+                    await player.client.expect("GameCreatedRequest", game_id=game_id)
                 await play_first_legal_actions(ann, {1: ann, 2: bob}, game_id)
                 for player in (ann, bob):
                     await player.client.expect("GameOutcomeRequest", game_id=game_id)

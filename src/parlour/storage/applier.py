@@ -44,7 +44,7 @@ __all__ = ["APPLY_SECONDS", "NUMBER", "WORDS", "Applier"]
 log = logging.getLogger("parlour.storage")
 
 #: How often the log is applied when nobody asks for it sooner.
-APPLY_SECONDS = 0.01
+APPLY_SECONDS = 0.05
 #: How long to wait before trying again after a failed transaction (disk full, locked...).
 RETRY_SECONDS = (0.05, 1.0)
 #: A batch number on the socket, either way.

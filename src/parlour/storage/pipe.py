@@ -215,10 +215,11 @@ def _open(location: str, sync: str) -> Any:
 
     # Checkpoints (and their fsync) are the server's store thread's job: a commit that every
     # waiting player waits on must not also copy the WAL into the database file.
-    # The server checked the file when it opened it, just before starting this process.
+    # The server checked the file (and applied any redo log) when it opened it, just before
+    # starting this process.
     # This process shares no interpreter lock: rows go one statement each, which spares SQLite
     # its statement journal (storage/writes.py, insert_rows).
-    return SQLiteStore(location, sync, autocheckpoint=False, check=False, group_rows=False)
+    return SQLiteStore(location, sync, autocheckpoint=False, check=False, group_rows=False, redo=False)
 
 
 def batch_scheduling() -> None:

@@ -63,6 +63,7 @@ class LogCommitter:
         #: Transactions of writer processes that have stopped (each counts from zero).
         self._counted = 0
         self._started = float("-inf")
+        self.restart_seconds = RESTART_SECONDS
         self._closing = False
         self._start()
 
@@ -189,7 +190,7 @@ class LogCommitter:
         if self._closing:
             return
         log.error("the store's writer process stopped; starting another")
-        delay = max(0.0, self._started + RESTART_SECONDS - self.loop.time())
+        delay = max(0.0, self._started + self.restart_seconds - self.loop.time())
         self.loop.call_later(delay, self._restart)
 
     def _restart(self) -> None:
