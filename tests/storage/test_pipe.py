@@ -32,7 +32,8 @@ from parlour.storage import (
     RelationGone,
     SeatRow,
 )
-from parlour.storage.pipe import KINDS, WORD, FrameReader, decode_ack, decode_batch, encode_batch, serve
+from parlour.storage.batches import KINDS, decode_batch
+from parlour.storage.pipe import WORD, FrameReader, decode_ack, encode_batch, serve
 from parlour.storage.sqlite import SQLiteStore
 from tests.storage.rows import (
     account,

@@ -12,7 +12,7 @@ import pytest
 
 from parlour.storage import MetaRow, MoveRow, Record, StoreFailure
 from parlour.storage.applier import WORDS, Applier, merged
-from parlour.storage.pipe import batch_body
+from parlour.storage.batches import batch_body
 from parlour.storage.redo import RedoLog, SegmentReader, frame, lock, recover, segments
 from parlour.storage.sqlite import SQLiteStore
 from tests.storage.rows import game, move_rows

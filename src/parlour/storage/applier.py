@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from parlour.storage.base import StoreFailure
-from parlour.storage.pipe import batch_scheduling, decode_batch
+from parlour.storage.batches import decode_batch
+from parlour.storage.pipe import batch_scheduling
 from parlour.storage.records import MetaRow, Record
 from parlour.storage.redo import SegmentReader, marks, unapplied
 

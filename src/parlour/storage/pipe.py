@@ -7,8 +7,8 @@ every step, and a busy event loop holds it; every commit then waits for the loop
 move waits for its commit. A writer process has its own interpreter: a commit takes what
 SQLite takes, on the other core.
 
-A frame is a 4-byte big-endian length and a msgpack body. Server to writer: (batch number,
-generation, [(kind, record), ...]); writer to server: (batch number, transaction number, error
+A frame is a 4-byte big-endian length and a msgpack body. Server to writer: a batch
+(storage.batches); writer to server: (batch number, transaction number, error
 or None). The writer commits every batch it finds waiting in one transaction; after a failed
 commit it refuses, unwritten, the rest of that generation (they were built on what could not
 be stored) until batches of a newer one arrive. It stops when the server closes its end (or
@@ -34,99 +34,33 @@ from typing import Any
 
 import msgspec
 
-from parlour.storage.records import (
-    AccountErased,
-    AccountRow,
-    AccountSeen,
-    AsyncGameRow,
-    AsyncTurnRow,
-    AuditRow,
-    ChatRow,
-    DeviceGone,
-    DeviceRow,
-    Fence,
-    GameResultRow,
-    GameRow,
-    GameSnapshotRow,
-    Heartbeat,
-    MetaRow,
-    MoveRow,
-    NotificationRow,
-    PlayerGone,
-    PlayerRow,
-    RatingRow,
-    Record,
-    RelationGone,
-    RelationRow,
-    ReportRow,
-)
+from parlour.storage.batches import batch_body, decode_batch
+from parlour.storage.records import Record
 
 __all__ = [
     "WORD",
     "FrameReader",
-    "batch_body",
     "decode_ack",
-    "decode_batch",
     "encode_ack",
     "encode_batch",
     "serve",
 ]
 
-#: Every kind of record, by the short name that tags it in a frame (msgpack carries bytes as
-#: they are, so the /async documents and notification payloads cross unchanged).
-KINDS: dict[str, type[Record]] = {
-    "move": MoveRow,
-    "game": GameRow,
-    "snapshot": GameSnapshotRow,
-    "player": PlayerRow,
-    "gone": PlayerGone,
-    "account": AccountRow,
-    "async_game": AsyncGameRow,
-    "turn": AsyncTurnRow,
-    "rating": RatingRow,
-    "meta": MetaRow,
-    "chat": ChatRow,
-    "relation": RelationRow,
-    "relation_gone": RelationGone,
-    "report": ReportRow,
-    "device": DeviceRow,
-    "device_gone": DeviceGone,
-    "notification": NotificationRow,
-    "audit": AuditRow,
-    "result": GameResultRow,
-    "fence": Fence,
-    "heartbeat": Heartbeat,
-    "erased": AccountErased,
-    "seen": AccountSeen,
-}
-NAMES: dict[type[Record], str] = {kind: name for name, kind in KINDS.items()}
 _HEADER = struct.Struct(">I")
 #: The answered mark in shared memory: the number of the last batch answered.
 WORD = struct.Struct("=Q")
 #: How much the writer reads at once.
 READ_SIZE = 1 << 20
 _encode = msgspec.msgpack.Encoder().encode
-_batch = msgspec.msgpack.Decoder(tuple[int, int, list[tuple[str, msgspec.Raw]]])
 _ack = msgspec.msgpack.Decoder(tuple[int, int, str | None])
-_records = {name: msgspec.msgpack.Decoder(kind) for name, kind in KINDS.items()}
 
 
 def _frame(body: bytes) -> bytes:
     return _HEADER.pack(len(body)) + body
 
 
-def batch_body(batch: int, generation: int, records: Sequence[Record]) -> bytes:
-    """A batch as msgpack: what a frame carries (here and in the redo log, storage.redo)."""
-    return _encode((batch, generation, [(NAMES[type(record)], record) for record in records]))
-
-
 def encode_batch(batch: int, generation: int, records: Sequence[Record]) -> bytes:
     return _frame(batch_body(batch, generation, records))
-
-
-def decode_batch(body: bytes) -> tuple[int, int, list[Record]]:
-    batch, generation, ops = _batch.decode(body)
-    return batch, generation, [_records[name].decode(raw) for name, raw in ops]
 
 
 def encode_ack(batch: int, transaction: int, error: str | None) -> bytes:

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from parlour.storage.base import StoreFailure
-from parlour.storage.pipe import decode_batch
+from parlour.storage.batches import decode_batch
 from parlour.storage.records import MetaRow, Record
 
 __all__ = [

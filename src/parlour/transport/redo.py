@@ -25,7 +25,7 @@ from pathlib import Path
 from parlour.storage import Record
 from parlour.storage.applier import NUMBER, WORDS
 from parlour.storage.base import StoreFailure
-from parlour.storage.pipe import batch_body
+from parlour.storage.batches import batch_body
 from parlour.storage.redo import RedoLog, lock
 
 __all__ = ["LogCommitter"]
