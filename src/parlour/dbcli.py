@@ -114,7 +114,8 @@ def _open(location: str, *, create: bool = False) -> Store:
         # Opening would create an empty store: no use to check, export or back up. (A database
         # is the operator's to create; opening one only adds the tables it lacks.)
         raise _Stop(f"{location}: no such store")
-    store = open_store(location)
+    # A tool runs beside the server as well: it reads what the server's writer has applied.
+    store = open_store(location, redo="try")
     assert store is not None  # only NO_STORE opens nothing
     return store
 

@@ -102,8 +102,9 @@ def is_url(spec: str) -> bool:
     return spec.startswith(POSTGRES_SCHEMES)
 
 
-def open_store(spec: str, sync: str = "normal") -> Store | None:
-    """The store named by ``spec`` (None for ``none``); StoreRefused says why it cannot open."""
+def open_store(spec: str, sync: str = "normal", redo: str = "apply") -> Store | None:
+    """The store named by ``spec`` (None for ``none``); StoreRefused says why it cannot open.
+    ``redo``: what an SQLite file's redo log asks of the opener (storage.sqlite)."""
     if spec == NO_STORE:
         return None
     if is_url(spec):
@@ -113,4 +114,4 @@ def open_store(spec: str, sync: str = "normal") -> Store | None:
         return PostgresStore(spec, sync)
     from parlour.storage.sqlite import SQLiteStore
 
-    return SQLiteStore(spec, sync)
+    return SQLiteStore(spec, sync, redo=redo)

@@ -193,7 +193,7 @@ def main(argv: Sequence[str]) -> int:
 
     # As the writer process of storage.pipe opens it (checkpoints are the server's, the file was
     # checked by the server), and without a recovery of the log: this process is the log's.
-    store = SQLiteStore(path, sync, autocheckpoint=False, check=False, group_rows=False, redo=False)
+    store = SQLiteStore(path, sync, autocheckpoint=False, check=False, group_rows=False, redo="skip")
     try:
         with socket.socket(fileno=int(fd)) as sock:
             serve(Applier(store, Path(directory), shared), sock)

@@ -153,7 +153,7 @@ def _open(location: str, sync: str) -> Any:
     # starting this process.
     # This process shares no interpreter lock: rows go one statement each, which spares SQLite
     # its statement journal (storage/writes.py, insert_rows).
-    return SQLiteStore(location, sync, autocheckpoint=False, check=False, group_rows=False, redo=False)
+    return SQLiteStore(location, sync, autocheckpoint=False, check=False, group_rows=False, redo="skip")
 
 
 def batch_scheduling() -> None:

@@ -259,17 +259,24 @@ def unapplied(
     return left
 
 
-def recover(store: Any, directory: Path, wait: float = LOCK_WAIT_SECONDS) -> int:
+def recover(store: Any, directory: Path, wait: float = LOCK_WAIT_SECONDS, required: bool = True) -> int:
     """Apply what a stopped server left in its redo log, then delete it; the batches applied.
-    A log still held by a running server (after ``wait`` seconds) is left to it."""
 
+    The log may still be held by a server on the same store, or by the writer of one that was
+    just killed, finishing what it had: it is waited for, ``wait`` seconds. After that, a server
+    (``required``) must not start: what it would read is not all that was acknowledged. A tool
+    (a backup, an export) reads the store as the running server's writer has applied it."""
     if not segments(directory):
         return 0
     fd = lock(directory, wait)
     if fd is None:
+        if required:
+            raise StoreFailure(
+                f"{directory}: the redo log is held by another process (a server on this store, or "
+                "its writer finishing)"
+            )
         log.warning(
-            "%s: the store's redo log is held by a running server; read as its writer has applied it",
-            directory,
+            "%s: the redo log is held by a running server; read as its writer has applied it", directory
         )
         return 0
     try:

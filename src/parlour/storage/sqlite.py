@@ -44,7 +44,7 @@ class SQLiteStore(SQLStore):
         check: bool = True,
         group_rows: bool = True,
         wal_limit: int = WAL_LIMIT_BYTES,
-        redo: bool = True,
+        redo: str = "apply",
     ) -> None:
         """``autocheckpoint=False`` leaves WAL checkpoints (and their fsync) out of commits: the
         writer process commits that way, and the server checkpoints from its store thread.
@@ -53,8 +53,10 @@ class SQLiteStore(SQLStore):
         about 0.3 s for a 260 MB store, which the first commit after a restart waited for).
         ``group_rows=False`` writes a commit's rows one statement each (storage/writes.py,
         ``insert_rows``): cheaper for SQLite, unless the interpreter lock is contended (a
-        writer thread in the server's process). ``wal_limit``: see ``checkpoint``. ``redo=False``
-        opens without applying what the redo log holds (storage.redo): for its own writer."""
+        writer thread in the server's process). ``wal_limit``: see ``checkpoint``. ``redo``: what
+        to do with a redo log left beside the file (storage.redo): "apply" it, or refuse to open
+        while another process holds it (a server); "try" to, or read the store as it is while a
+        server holds it (the ``parlour db`` tools); "skip" it (its own writer)."""
         self.check_file = check
         self.wal_limit = wal_limit
         self.group_rows = group_rows
@@ -92,9 +94,9 @@ class SQLiteStore(SQLStore):
         except sqlite3.DatabaseError as error:
             self.db.close()
             raise StoreRefused(f"{self.location}: the file is corrupt ({error})") from None
-        if redo:
+        if redo != "skip":
             try:
-                recover(self, self.redo_directory)
+                recover(self, self.redo_directory, required=redo == "apply")
             except (StoreFailure, OSError) as error:
                 self.db.close()
                 raise StoreRefused(f"{self.location}: {error}") from None
