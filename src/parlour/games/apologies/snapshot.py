@@ -2,7 +2,7 @@
 live game keeps in the store (core/durable.py): decoding gives the same state, history included,
 so that the game goes on from it exactly as from the state it was encoded from.
 
-A game's history only grows, by an entry a move, and a live game is snapshotted every 32 moves:
+A game's history only grows, by an entry a move, and a live game is snapshotted every 64 moves:
 each state's history is encoded once, entry by entry as they come, and kept with the state (its
 ``memo``), so that a snapshot's cost does not grow with the game's length. The bytes are the
 same as encoding the whole history at once.
