@@ -483,7 +483,7 @@ class Runtime:
             if redo is not None:
                 try:
                     self._committer = LogCommitter(*redo, loop)
-                except (StoreFailure, OSError) as error:
+                except (StoreFailure, OSError, AttributeError) as error:  # AttributeError: no memfd
                     log.error("committing without the redo log: %s", error)
             if self._committer is None:
                 target = store.process_writer() if self.store_writer in ("log", "process") else None
