@@ -27,6 +27,7 @@ from parlour.storage.applier import NUMBER, WORDS
 from parlour.storage.base import StoreFailure
 from parlour.storage.batches import batch_body
 from parlour.storage.redo import RedoLog, lock
+from parlour.transport.writer import receive, shared_memory
 
 __all__ = ["LogCommitter"]
 
@@ -65,7 +66,12 @@ class LogCommitter:
         self._started = float("-inf")
         self.restart_seconds = RESTART_SECONDS
         self._closing = False
-        self._start()
+        try:
+            self._start()
+        except BaseException:
+            self._log.close()
+            os.close(self._lock)
+            raise
 
     # -----------------------------------------------------------------------------------------
     # Appending
@@ -112,11 +118,12 @@ class LogCommitter:
 
     def _start(self) -> None:
         self._started = self.loop.time()
+        shared = shared_memory("parlour-applied", WORDS.size)
+        if shared is None:
+            raise StoreFailure("no shared memory (memfd) for the redo log's writer")
+        shared_fd, self._shared = shared
         ours, theirs = socket.socketpair()
-        shared_fd = os.memfd_create("parlour-applied")
         try:
-            os.ftruncate(shared_fd, WORDS.size)
-            self._shared = mmap.mmap(shared_fd, WORDS.size)
             fds = (theirs.fileno(), self._lock, shared_fd)
             with theirs:
                 self._process = subprocess.Popen(
@@ -150,12 +157,9 @@ class LogCommitter:
         sock = self._sock
         if sock is None:
             return
-        try:
-            data = sock.recv(1 << 12)
-        except BlockingIOError:
+        data = receive(sock, 1 << 12)
+        if data is None:
             return
-        except OSError:
-            data = b""
         if not data:
             self._lost()
             return
@@ -195,7 +199,11 @@ class LogCommitter:
 
     def _restart(self) -> None:
         if not self._closing and self._sock is None:
-            self._start()
+            try:
+                self._start()
+            except (OSError, StoreFailure) as error:  # no process could be started: again later
+                log.error("the store's writer process cannot start: %s", error)
+                self.loop.call_later(self.restart_seconds or RESTART_SECONDS, self._restart)
 
     async def caught_up(self) -> None:
         """Return once the writer has applied every batch appended so far."""

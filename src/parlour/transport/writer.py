@@ -33,7 +33,7 @@ from parlour.storage.base import StoreFailure
 from parlour.storage.pipe import WORD as _WORD
 from parlour.storage.pipe import FrameReader, decode_ack, encode_batch
 
-__all__ = ["ProcessCommitter", "StoreWriter"]
+__all__ = ["ProcessCommitter", "StoreWriter", "receive", "shared_memory"]
 
 #: Called on the event loop with None once a batch is committed, or with the error.
 Done = Callable[[BaseException | None], None]
@@ -188,7 +188,8 @@ class ProcessCommitter:
 
     def _start(self) -> None:
         ours, theirs = socket.socketpair()
-        shared = _shared_word()
+        # Without it the runtime hears answers only as the loop polls its sockets.
+        shared = shared_memory("parlour-answered", _WORD.size)
         fds = [theirs.fileno()] if shared is None else [theirs.fileno(), shared[0]]
         with theirs:
             try:
@@ -265,12 +266,9 @@ class ProcessCommitter:
         sock = self._sock
         if sock is None:
             return
-        try:
-            data = sock.recv(1 << 16)
-        except BlockingIOError:
+        data = receive(sock, 1 << 16)
+        if data is None:
             return
-        except OSError:
-            data = b""
         if not data:
             self._lost()
             return
@@ -321,17 +319,27 @@ class ProcessCommitter:
             self._lost()
 
 
-def _shared_word() -> tuple[int, mmap.mmap] | None:
-    """A word of memory to share with the writer process: its file descriptor and our mapping
-    (None where Linux's memfd_create is missing: the runtime then hears answers only as the
-    loop polls its sockets)."""
+def receive(sock: socket.socket, size: int) -> bytes | None:
+    """What a non-blocking socket to a writer process holds: None if nothing yet, b"" once the
+    writer is gone (its end closed, or the socket failed)."""
     try:
-        fd = os.memfd_create("parlour-answered")
+        return sock.recv(size)
+    except BlockingIOError:
+        return None
+    except OSError:
+        return b""
+
+
+def shared_memory(name: str, size: int) -> tuple[int, mmap.mmap] | None:
+    """``size`` bytes of memory to share with a writer process: its file descriptor (to pass on,
+    then close) and our mapping; None where Linux's memfd_create is missing."""
+    try:
+        fd = os.memfd_create(name)
     except (AttributeError, OSError):
         return None
     try:
-        os.ftruncate(fd, _WORD.size)
-        return fd, mmap.mmap(fd, _WORD.size)
+        os.ftruncate(fd, size)
+        return fd, mmap.mmap(fd, size)
     except OSError:
         os.close(fd)
         return None
