@@ -44,7 +44,7 @@ class SQLiteStore(SQLStore):
         check: bool = True,
         group_rows: bool = True,
         wal_limit: int = WAL_LIMIT_BYTES,
-        redo: str = "apply",
+        redo: str = "try",
     ) -> None:
         """``autocheckpoint=False`` leaves WAL checkpoints (and their fsync) out of commits: the
         writer process commits that way, and the server checkpoints from its store thread.
@@ -55,8 +55,9 @@ class SQLiteStore(SQLStore):
         ``insert_rows``): cheaper for SQLite, unless the interpreter lock is contended (a
         writer thread in the server's process). ``wal_limit``: see ``checkpoint``. ``redo``: what
         to do with a redo log left beside the file (storage.redo): "apply" it, or refuse to open
-        while another process holds it (a server); "try" to, or read the store as it is while a
-        server holds it (the ``parlour db`` tools); "skip" it (its own writer)."""
+        while another process holds it (a server, through ``open_store``); "try" to, or read the
+        store as it is while a server holds it (the ``parlour db`` tools, a test's look into a
+        live server's store); "skip" it (its own writer)."""
         self.check_file = check
         self.wal_limit = wal_limit
         self.group_rows = group_rows
@@ -96,7 +97,10 @@ class SQLiteStore(SQLStore):
             raise StoreRefused(f"{self.location}: the file is corrupt ({error})") from None
         if redo != "skip":
             try:
-                recover(self, self.redo_directory, required=redo == "apply")
+                if redo == "apply":
+                    recover(self, self.redo_directory)
+                else:  # at once: a tool beside a live server reads what its writer has applied
+                    recover(self, self.redo_directory, wait=0, required=False)
             except (StoreFailure, OSError) as error:
                 self.db.close()
                 raise StoreRefused(f"{self.location}: {error}") from None
