@@ -9,61 +9,36 @@ from collections.abc import Sequence
 
 import msgspec
 
-from parlour.storage.records import (
-    AccountErased,
-    AccountRow,
-    AccountSeen,
-    AsyncGameRow,
-    AsyncTurnRow,
-    AuditRow,
-    ChatRow,
-    DeviceGone,
-    DeviceRow,
-    Fence,
-    GameResultRow,
-    GameRow,
-    GameSnapshotRow,
-    Heartbeat,
-    MetaRow,
-    MoveRow,
-    NotificationRow,
-    PlayerGone,
-    PlayerRow,
-    RatingRow,
-    Record,
-    RelationGone,
-    RelationRow,
-    ReportRow,
-)
+from parlour.storage import records as rows
+from parlour.storage.records import Record
 
 __all__ = ["KINDS", "batch_body", "decode_batch"]
 
-#: Every kind of record, by the short name that tags it in a frame (msgpack carries bytes as
-#: they are, so the /async documents and notification payloads cross unchanged).
+#: Every kind of record, by the short name that tags it in a frame.
 KINDS: dict[str, type[Record]] = {
-    "move": MoveRow,
-    "game": GameRow,
-    "snapshot": GameSnapshotRow,
-    "player": PlayerRow,
-    "gone": PlayerGone,
-    "account": AccountRow,
-    "async_game": AsyncGameRow,
-    "turn": AsyncTurnRow,
-    "rating": RatingRow,
-    "meta": MetaRow,
-    "chat": ChatRow,
-    "relation": RelationRow,
-    "relation_gone": RelationGone,
-    "report": ReportRow,
-    "device": DeviceRow,
-    "device_gone": DeviceGone,
-    "notification": NotificationRow,
-    "audit": AuditRow,
-    "result": GameResultRow,
-    "fence": Fence,
-    "heartbeat": Heartbeat,
-    "erased": AccountErased,
-    "seen": AccountSeen,
+    "move": rows.MoveRow,
+    "game": rows.GameRow,
+    "snapshot": rows.GameSnapshotRow,
+    "player": rows.PlayerRow,
+    "gone": rows.PlayerGone,
+    "account": rows.AccountRow,
+    "async_game": rows.AsyncGameRow,
+    "turn": rows.AsyncTurnRow,
+    "rating": rows.RatingRow,
+    "meta": rows.MetaRow,
+    "chat": rows.ChatRow,
+    "relation": rows.RelationRow,
+    "relation_gone": rows.RelationGone,
+    "report": rows.ReportRow,
+    "device": rows.DeviceRow,
+    "device_gone": rows.DeviceGone,
+    "notification": rows.NotificationRow,
+    "audit": rows.AuditRow,
+    "result": rows.GameResultRow,
+    "fence": rows.Fence,
+    "heartbeat": rows.Heartbeat,
+    "erased": rows.AccountErased,
+    "seen": rows.AccountSeen,
 }
 NAMES: dict[type[Record], str] = {kind: name for name, kind in KINDS.items()}
 _encode = msgspec.msgpack.Encoder().encode
