@@ -123,6 +123,7 @@ def check_scrape(port: int) -> None:
     assert value(families, "parlour_store_commit_seconds_sum") > 0
     assert value(families, "parlour_store_batch_records_count") >= 1
     assert value(families, "parlour_store_up") == 1
+    assert value(families, "parlour_store_unapplied_batches") >= 0  # the redo log's (the default)
     assert value(families, "parlour_robot_decision_seconds_count", game="apologies") >= 6
     # The process collector of the app's own registry.
     assert value(families, "process_resident_memory_bytes") > 0

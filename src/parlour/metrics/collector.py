@@ -208,6 +208,11 @@ class ParlourCollector(Collector):
         yield CounterMetricFamily(
             "parlour_store_transactions", "Store transactions committed", value=runtime.transactions
         )
+        yield GaugeMetricFamily(
+            "parlour_store_unapplied_batches",
+            "Batches acknowledged from the redo log and not yet applied to the database by its writer",
+            value=runtime.unapplied,
+        )
         yield CounterMetricFamily(
             "parlour_store_records", "Records committed to the store", value=runtime.committed_records
         )

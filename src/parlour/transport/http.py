@@ -161,6 +161,7 @@ class HttpSite:
             "store": runtime.store_status,
             "store_transactions": runtime.transactions,
             "store_records": runtime.committed_records,
+            "store_unapplied": runtime.unapplied,
         }
         for service in self.services:
             counts = getattr(service, "stats", None)

@@ -108,6 +108,12 @@ class LogCommitter:
         return 0 if self._shared is None else WORDS.unpack_from(self._shared)[0]
 
     @property
+    def unapplied(self) -> int:
+        """Batches appended that the writer has not applied yet (what a crash of both would
+        leave to the next start; a writer that falls behind shows here first)."""
+        return max(0, self._appended - self.applied)
+
+    @property
     def transactions(self) -> int:
         return self._counted + (0 if self._shared is None else WORDS.unpack_from(self._shared)[1])
 

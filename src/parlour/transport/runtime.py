@@ -184,6 +184,13 @@ class Runtime:
         return "failing" if failing else "ok"
 
     @property
+    def unapplied(self) -> int:
+        """Batches acknowledged from the redo log that its writer has not applied to the
+        database yet (0 without one)."""
+        committer = self._committer
+        return committer.unapplied if type(committer) is LogCommitter else 0
+
+    @property
     def transactions(self) -> int:
         """Transactions committed so far (each holds one or more loop iterations' records)."""
         return 0 if self._committer is None else self._committer.transactions
