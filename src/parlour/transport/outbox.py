@@ -8,8 +8,8 @@ single order of messages either way.
 
 The queue holds messages as they go on the wire: ``frame`` (a websocket's frame header before
 each message; none for line protocols) is applied once, when a message is queued, and whoever
-sends one message to many connections (:meth:`Runtime._send <parlour.transport.runtime.Runtime>`
-for a Broadcast) frames it once for all of them and queues the same bytes with :meth:`put_framed`.
+sends one message to many connections (:func:`parlour.transport.delivery.deliver` for a
+Broadcast) frames it once for all of them and queues the same bytes with :meth:`put_framed`.
 
 Back-pressure: what waits in the queue is capped, in messages (``limit``) and in bytes
 (``byte_limit``). A client past either does not read what it is sent: the queue is dropped and

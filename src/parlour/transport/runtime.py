@@ -4,31 +4,29 @@ group commit that keeps "stored before shown" (DESIGN.md, "The central loop").""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 import logging
-import multiprocessing
-import os
 import secrets
 import time
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TypeVar
 
-from parlour.core.effects import Broadcast, Close, ConnId, Effect, Relay, Send, Store, Think
+from parlour.core.effects import Close, ConnId, Effect, Store, Think
 from parlour.core.service import Service
 from parlour.storage import Fence, Heartbeat, MetaRow, Record
 from parlour.storage import Store as StoreBackend
 from parlour.storage.base import StoreFailure
+from parlour.transport.delivery import deliver
 from parlour.transport.fanout import SLICE, Fanout
 from parlour.transport.limits import AddressLimits, ConnectionLimits
 from parlour.transport.metering import RuntimeMeter
 from parlour.transport.outbox import Outbox
 from parlour.transport.redo import LogCommitter
+from parlour.transport.thinking import Thinker
 from parlour.transport.writer import ProcessCommitter, StoreWriter
 
 __all__ = ["Runtime"]
@@ -77,20 +75,6 @@ class _Batch:
     #: Its place in the commit mark (Runtime._mark): stored once the mark is at least this.
     #: A batch without records takes the number of the last batch with some before it.
     number: int = 0
-
-
-def _robots_process() -> ProcessPoolExecutor:
-    """The process robots think in (Think effects): spawned, so it shares nothing with the
-    server, and at a lower priority, so that on a busy machine the event loop gets a core first
-    and a thinking robot never slows the humans' requests down."""
-    return ProcessPoolExecutor(
-        1, mp_context=multiprocessing.get_context("spawn"), initializer=_lower_priority
-    )
-
-
-def _lower_priority() -> None:
-    with contextlib.suppress(OSError, AttributeError):  # AttributeError: no os.nice (Windows)
-        os.nice(10)
 
 
 class Runtime:
@@ -172,8 +156,8 @@ class Runtime:
         self._numbered = 0
         self.resolve_seconds = RESOLVE_SECONDS
         self.resolve_backoff = RESOLVE_BACKOFF
-        #: The process robots think in (Think effects), started with the first of them.
-        self._thinker: ProcessPoolExecutor | None = None
+        #: Where robots think (Think effects): answers come back through ``_thought``.
+        self._thinker = Thinker(self._thought)
 
     @property
     def store_status(self) -> str:
@@ -218,7 +202,7 @@ class Runtime:
         """``execute``; returns the batch that holds the effects until it is committed (None:
         carried out at once)."""
         if Think in map(type, effects):  # the types compared in C, not in a generator
-            effects = self._think(effects, service)
+            effects = self._thinker.start(effects, service)
         if self.store is not None and (
             self._batch is not None or self._queued or self._recovering or _stores(effects)
         ):
@@ -240,48 +224,8 @@ class Runtime:
         node's own commits, nor refused with them if they fail."""
         self._send(effects)
 
-    def _think(self, effects: list[Effect], service: Service | None) -> list[Effect]:
-        """Start each Think's job in the robots' process; the other effects, to carry out.
-
-        A job carries copies of what it reads, so it needs no lock; its answer comes back on the
-        loop as an input of its own (``service.thought``), after everything before it. A process
-        rather than a thread: a thread would share the interpreter lock with the event loop, and
-        a thinking robot would still slow everyone down (measured: bench/server.py
-        --robot-latency). One process, so the loop keeps a core of its own on a small machine."""
-        if self._thinker is None:
-            self._thinker = _robots_process()
-        loop = asyncio.get_running_loop()
-        rest: list[Effect] = []
-        for effect in effects:
-            if type(effect) is Think:
-                future: Future[int]
-                try:
-                    future = self._thinker.submit(effect.job)
-                except (BrokenProcessPool, RuntimeError) as error:
-                    # The robots' process died: a new one for the next decisions; this one is
-                    # the server's robot's to play, on the next turn of the loop.
-                    log.error("the robots' process is gone; starting another: %s", error)
-                    self._thinker.shutdown(wait=False)
-                    self._thinker = _robots_process()
-                    future = Future()
-                    future.set_exception(error)
-                future.add_done_callback(partial(self._back, loop, service, effect.token))
-            else:
-                rest.append(effect)
-        return rest
-
-    def _back(
-        self,
-        loop: asyncio.AbstractEventLoop,
-        service: Service | None,
-        token: tuple[str, int],
-        done: Future[int],
-    ) -> None:
-        """In the executor's thread: hand the answer to the loop."""
-        with contextlib.suppress(RuntimeError):  # the loop has closed (shutdown): not needed
-            loop.call_soon_threadsafe(self._thought, service, token, done)
-
     def _thought(self, service: Service | None, token: tuple[str, int], done: Future[int]) -> None:
+        """A robot's decision is back: an input of its service's (``thought``)."""
         answer = getattr(service, "thought", None)
         if answer is None:  # pragma: no cover - only services that think make Think effects
             return
@@ -304,131 +248,9 @@ class Runtime:
         await waiter
 
     def _send(self, effects: list[Effect]) -> None:
-        """Carry out sends, broadcasts and closes (records are stored already, or not at all).
-
-        Messages are framed as each outbox wants them (a Broadcast's once for all its
-        recipients), gathered by connection in order, then handed to each outbox at once: all
-        of these effects' messages to a connection leave together, in one write. A run of
-        broadcasts to the same connections (the lobby chat lines of one commit) is one pass
-        over the recipients, so each recipient costs a dictionary lookup and an append per
-        release, however many lines it carries; to many connections, the run joins the
-        fan-out's wave instead, written a slice of recipients per loop iteration, and anything
-        else for a recipient first takes what the wave owes it."""
-        outboxes = self.outboxes
-        fanout = self.fanout
-        queued: dict[Outbox, list[bytes]] = {}
-        closed: list[Outbox] = []
-        # Effects for connections without an outbox here (gone, or another node's).
-        remote: list[Effect] | None = None if self.remote is None else []
-        index, count = 0, len(effects)
-        while index < count:
-            effect = effects[index]
-            index += 1
-            if type(effect) is Broadcast:
-                run = [effect]
-                while index < count:
-                    following = effects[index]
-                    if type(following) is Broadcast and following.conns is effect.conns:
-                        run.append(following)
-                    elif type(following) is not Store:  # records are stored already: no-ops
-                        break
-                    index += 1
-                if fanout.takes(effect):
-                    if remote is not None:  # a cluster: other nodes' recipients get theirs now
-                        missing = [conn for conn in effect.conns if conn not in outboxes]
-                        if missing:
-                            remote.extend(Broadcast(missing, each.data, each.instead) for each in run)
-                    fanout.add(run)
-                else:
-                    self._queue_broadcasts(run, queued, remote)
-            elif type(effect) is Send:
-                outbox = outboxes.get(effect.conn)
-                if outbox is None:
-                    if remote is not None:
-                        remote.append(effect)
-                    continue
-                frame = outbox.frame
-                framed = effect.data if frame is None else frame(effect.data)
-                chunks = queued.get(outbox)
-                if chunks is None:
-                    chunks = queued[outbox] = []
-                if fanout.active:
-                    owed = fanout.owed(effect.conn, frame)
-                    if owed is not None:
-                        chunks.append(owed)
-                chunks.append(framed)
-            elif type(effect) is Close:
-                outbox = outboxes.get(effect.conn)
-                if outbox is None:
-                    if remote is not None:
-                        remote.append(effect)
-                    continue
-                # What came before the close goes first; what follows is dropped (the
-                # outbox is closing by then).
-                chunks = queued.pop(outbox, None)
-                owed = fanout.owed(effect.conn, outbox.frame)
-                if owed is not None:
-                    chunks = [owed] if chunks is None else [*chunks, owed]
-                if chunks is not None:
-                    outbox.put_framed(chunks)
-                outbox.put(effect)
-                closed.append(outbox)
-            elif type(effect) is Relay and remote is not None:
-                remote.append(effect)
-            # Store: nothing to store with (--store none), or stored already
-        for outbox, chunks in queued.items():
-            outbox.put_framed(chunks)
-        for outbox in closed:
-            outbox.flush_now()
-        if remote and self.remote is not None:
-            self.remote(remote)
-
-    def _queue_broadcasts(
-        self, run: list[Broadcast], queued: dict[Outbox, list[bytes]], remote: list[Effect] | None = None
-    ) -> None:
-        """Queue broadcasts to the same connections, in order: each recipient gets their
-        messages joined in one chunk (framed once per framing), the few named in an
-        ``instead`` their own."""
-        outboxes = self.outboxes
-        fanout = self.fanout if self.fanout.active else None
-        special: set[ConnId] = set()
-        for broadcast in run:
-            if broadcast.instead:
-                special.update(broadcast.instead)
-        framer: Callable[[bytes], bytes] | bool | None = False  # False: nothing framed yet
-        joined = b""
-        missing: list[ConnId] = []
-        for conn in run[0].conns:
-            outbox = outboxes.get(conn)
-            if outbox is None:
-                if remote is not None:
-                    missing.append(conn)  # another node's (a cluster), or already gone
-                continue
-            frame = outbox.frame
-            if frame is not framer:
-                framer = frame
-                joined = b"".join(
-                    [broadcast.data if frame is None else frame(broadcast.data) for broadcast in run]
-                )
-            chunk = joined
-            if conn in special:
-                parts = [
-                    broadcast.data if not broadcast.instead else broadcast.instead.get(conn, broadcast.data)
-                    for broadcast in run
-                ]
-                chunk = b"".join([part if frame is None else frame(part) for part in parts if part])
-                if not chunk:
-                    continue
-            chunks = queued.get(outbox)
-            if chunks is None:
-                chunks = queued[outbox] = []
-            if fanout is not None:
-                owed = fanout.owed(conn, frame)
-                if owed is not None:
-                    chunks.append(owed)
-            chunks.append(chunk)
-        if missing and remote is not None:
-            remote.extend(Broadcast(missing, broadcast.data, broadcast.instead) for broadcast in run)
+        """Carry out sends, broadcasts and closes (records are stored already, or not at all);
+        those for connections this node does not hold go to ``remote`` (a cluster's)."""
+        deliver(effects, self.outboxes, self.fanout, self.remote)
 
     # -----------------------------------------------------------------------------------------
     # Group commit
@@ -763,9 +585,7 @@ class Runtime:
     async def close_store(self) -> None:
         """Commit what is held, record the last heartbeat, and stop the writer (and the robots'
         process: a decision still on its way is not needed any more)."""
-        if self._thinker is not None:
-            self._thinker.shutdown(wait=False, cancel_futures=True)
-            self._thinker = None
+        self._thinker.shutdown()
         if self.store is None:
             return
         await self.drain_store(DRAIN_SECONDS)
