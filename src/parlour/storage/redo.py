@@ -48,7 +48,6 @@ __all__ = [
     "SEGMENT_BYTES",
     "RedoLog",
     "SegmentReader",
-    "applied_marks",
     "lock",
     "recover",
     "segments",
@@ -238,19 +237,14 @@ def marks(records: list[Record]) -> Iterator[tuple[str, int]]:
             yield record.key, int(record.value)
 
 
-def applied_marks(store: Any, keys: set[str], known: dict[str, int]) -> None:
-    """Read into ``known`` the stored commit marks of ``keys`` it does not have yet."""
-    for key in keys - known.keys():
-        value = store.meta(key)
-        known[key] = int(value) if value else 0
-
-
 def unapplied(
     store: Any, batches: list[tuple[int, int, list[Record]]], known: dict[str, int]
 ) -> list[tuple[int, int, list[Record]]]:
     """``batches`` less those the store holds already (its commit marks say so)."""
     keys = {key for _, _, records in batches for key, _ in marks(records)}
-    applied_marks(store, keys, known)
+    for key in keys - known.keys():  # read once each: ``known`` follows what is applied since
+        value = store.meta(key)
+        known[key] = int(value) if value else 0
     left = []
     for batch in batches:
         if any(number <= known[key] for key, number in marks(batch[2])):

@@ -18,7 +18,6 @@ import os
 import socket
 import subprocess
 import sys
-from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
 
@@ -27,13 +26,11 @@ from parlour.storage.applier import NUMBER, WORDS
 from parlour.storage.base import StoreFailure
 from parlour.storage.batches import batch_body
 from parlour.storage.redo import RedoLog, lock
-from parlour.transport.writer import receive, shared_memory
+from parlour.transport.writer import Done, receive, shared_memory
 
 __all__ = ["LogCommitter"]
 
 log = logging.getLogger("parlour.transport")
-
-Done = Callable[[BaseException | None], None]
 
 #: A writer process that stopped is started again, at most this often.
 RESTART_SECONDS = 1.0
@@ -96,9 +93,6 @@ class LogCommitter:
             return
         self._appended = number
         done(None)
-
-    def poll(self) -> None:
-        """Nothing to hear: every batch is answered as it is appended."""
 
     # -----------------------------------------------------------------------------------------
     # The writer process

@@ -33,7 +33,7 @@ from parlour.storage.base import StoreFailure
 from parlour.storage.pipe import WORD as _WORD
 from parlour.storage.pipe import FrameReader, decode_ack, encode_batch
 
-__all__ = ["ProcessCommitter", "StoreWriter", "receive", "shared_memory"]
+__all__ = ["Done", "ProcessCommitter", "StoreWriter", "receive", "shared_memory"]
 
 #: Called on the event loop with None once a batch is committed, or with the error.
 Done = Callable[[BaseException | None], None]
