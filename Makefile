@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install browser postgres redis cluster run test lint typecheck pytest bench soak clean fuzz docs
+.PHONY: install browser postgres redis cluster run test lint typecheck pytest bench soak clean fuzz docs chaos
 
 install: $(STAMP)
 
@@ -95,3 +95,12 @@ clean:
 FUZZ_ARGS ?=
 fuzz: install
 	$(BIN)/python -m tests.fuzz --frames 100000 $(FUZZ_ARGS)
+
+# A chaos run of the whole cluster (tests/chaos): PostgreSQL, Redis and three nodes, clients
+# playing while a seeded nemesis kills, pauses and cuts them; the checker's verdict at the end.
+# As root it runs in a network namespace of its own. Replay a run with its seed:
+# make chaos SEED=N MINUTES=M. A short run of the same code is part of make test.
+SEED ?=
+MINUTES ?= 3
+chaos: install postgres redis
+	$(BIN)/python -m tests.chaos --minutes $(MINUTES) $(if $(SEED),--seed $(SEED))

@@ -329,3 +329,24 @@ def test_the_writer_marks_its_last_answer_in_the_shared_word_once_the_answer_is_
     finally:
         server_end.close()
         assert process.wait(30) == 0
+
+
+def test_a_writer_that_cannot_open_its_store_says_why_in_one_line(tmp_path: Path) -> None:
+    """A database away when the writer starts (restarting, in a cluster's fault): the process
+    ends with its reason on one line, not a traceback in the server's log; the server refuses
+    what it was committing and starts another writer."""
+    from tests.processes import free_port
+
+    server_end, writer_end = socket.socketpair()
+    url = f"postgresql://nobody@127.0.0.1:{free_port()}/nothing?connect_timeout=2"
+    with writer_end, server_end:
+        done = subprocess.run(
+            [sys.executable, "-m", "parlour.storage.pipe", url, "normal", str(writer_end.fileno())],
+            pass_fds=[writer_end.fileno()],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.startswith("parlour writer: ") and done.stderr.count("\n") == 1, done.stderr

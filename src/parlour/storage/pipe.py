@@ -34,6 +34,7 @@ from typing import Any
 
 import msgspec
 
+from parlour.storage.base import StoreError
 from parlour.storage.batches import batch_body, decode_batch
 from parlour.storage.records import Record
 
@@ -180,7 +181,13 @@ def main(argv: Sequence[str]) -> int:
     if shared:  # the server's word of shared memory (a memfd): mapped, its descriptor closed
         answered = mmap.mmap(int(shared[0]), WORD.size)
         os.close(int(shared[0]))
-    store = _open(location, sync)
+    try:
+        store = _open(location, sync)
+    except StoreError as failure:
+        # The store is away (a database restarting): the server sees this process end, refuses
+        # what it was committing as after any failed commit, and starts another writer.
+        print(f"parlour writer: {failure}", file=sys.stderr)
+        return 1
     try:
         with socket.socket(fileno=int(fd)) as sock:
             serve(sock, store, answered)
