@@ -36,9 +36,8 @@ async def until(condition: Callable[[], bool], what: str, seconds: float = 5.0) 
 async def with_buses(url: str, body: Callable[[Bus, Bus, list[tuple[str, bytes]]], Awaitable[None]]) -> None:
     """A publishing bus and a listening one (subscribed to ``a``), and what the latter heard."""
     heard: list[tuple[str, bytes]] = []
-    client = connect(url)
-    sender = Bus(client, lambda channel, data: None)
-    listener = Bus(client, lambda channel, data: heard.append((channel, data)))
+    sender = Bus(url, lambda channel, data: None)
+    listener = Bus(url, lambda channel, data: heard.append((channel, data)))
     await sender.start("parlour:sender")
     await listener.start("a")
     try:
@@ -46,7 +45,6 @@ async def with_buses(url: str, body: Callable[[Bus, Bus, list[tuple[str, bytes]]
     finally:
         await sender.close()
         await listener.close()
-        await client.aclose()
 
 
 @pytest.mark.parametrize("loop", LOOPS)
