@@ -10,8 +10,8 @@ cpu``) over the publisher's window; printed: microseconds of CPU per message, re
 publishing and in Redis.
 
 With ``--baseline SRC`` (another checkout's ``src``: ``git worktree add`` of the commit to
-compare with), the same measure runs on that build just before this one in every run, so that
-both share each moment of a busy machine, and the ratios this / baseline are printed. A build
+compare with), each measure runs on that build just before this one, so that both share each
+moment of a busy machine, and the ratios this / baseline are printed. A build
 whose ``Bus`` takes a redis-py client first is given one made by its own ``connect``.
 
     python bench/bus.py [--runs 3] [--seconds 5] [--rate 800] [--baseline OTHER/src]
@@ -221,12 +221,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     results: dict[str, list[dict[str, dict[str, float]]]] = {name: [] for name, _ in builds}
     with tempfile.TemporaryDirectory() as tmp, redis_server(Path(tmp) / "redis", binary) as url:
         for run in range(args.runs):
-            for name, source in builds:
-                figures = {mode: measure(source, url, mode, args) for mode in MODES}
-                results[name].append(figures)
+            # Each mode on both builds one after the other: the pairs a ratio compares are
+            # measured a few seconds apart.
+            figures = {name: {mode: {} for mode in MODES} for name, _ in builds}
+            for mode in MODES:
+                for name, source in builds:
+                    figures[name][mode] = measure(source, url, mode, args)
+            for name, _ in builds:
+                results[name].append(figures[name])
                 shown = "; ".join(
-                    f"{mode} receive {figures[mode]['receive']:.1f} publish {figures[mode]['publish']:.1f} "
-                    f"Redis {figures[mode]['redis']:.1f}"
+                    f"{mode} receive {figures[name][mode]['receive']:.1f} "
+                    f"publish {figures[name][mode]['publish']:.1f} Redis {figures[name][mode]['redis']:.1f}"
                     for mode in MODES
                 )
                 print(f"run {run + 1} {name:9} µs a message: {shown}", flush=True)
