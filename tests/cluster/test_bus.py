@@ -2,19 +2,28 @@
 loops a node may run (asyncio's and uvloop's): the order of publications, the "unheard" answer
 for a channel nobody holds, subscriptions in force once ``subscribe`` returns, and a publishing
 connection lost with publications written but not known handled (a gap, told once Redis
-answers again), one Redis closed while idle (no gap), and a Redis that stops answering. A Redis restart is in test_faults.py."""
+answers again), one Redis closed while idle (no gap), and a Redis that stops answering. Then
+what the URL says: a password (with or without a username; a wrong or missing one refused at
+once, with Redis's reason logged), the database, TLS and a socket file, all on connections the
+bus makes itself. A Redis restart is in test_faults.py."""
 
 from __future__ import annotations
 
 import asyncio
+import shutil
+import ssl
 from collections.abc import Awaitable, Callable, Coroutine
+from pathlib import Path
 from typing import Any
 
 import pytest
 import uvloop
+from redis.asyncio import connection as aioredis_connection
+from redis.exceptions import AuthenticationError
 
 from parlour.cluster import redisbus
-from parlour.cluster.redisbus import Bus, connect
+from parlour.cluster.redisbus import Address, Bus, connect
+from tests.redisserver import redis_server
 
 LOOPS = ["asyncio", "uvloop"]
 
@@ -36,9 +45,8 @@ async def until(condition: Callable[[], bool], what: str, seconds: float = 5.0) 
 async def with_buses(url: str, body: Callable[[Bus, Bus, list[tuple[str, bytes]]], Awaitable[None]]) -> None:
     """A publishing bus and a listening one (subscribed to ``a``), and what the latter heard."""
     heard: list[tuple[str, bytes]] = []
-    client = connect(url)
-    sender = Bus(client, lambda channel, data: None)
-    listener = Bus(client, lambda channel, data: heard.append((channel, data)))
+    sender = Bus(url, lambda channel, data: None)
+    listener = Bus(url, lambda channel, data: heard.append((channel, data)))
     await sender.start("parlour:sender")
     await listener.start("a")
     try:
@@ -46,7 +54,6 @@ async def with_buses(url: str, body: Callable[[Bus, Bus, list[tuple[str, bytes]]
     finally:
         await sender.close()
         await listener.close()
-        await client.aclose()
 
 
 @pytest.mark.parametrize("loop", LOOPS)
@@ -191,3 +198,159 @@ def test_a_redis_that_stops_answering_is_left_and_found_again(
         await until(lambda: ("a", b"again") in heard, f"heard {heard}")
 
     asyncio.run(with_buses(redis_url, body))
+
+
+# -- Reaching Redis: what the URL says ----------------------------------------------------------
+
+
+async def exchange(url: str) -> None:
+    """A counted and an uncounted publication, heard by another bus on ``url``."""
+
+    async def body(sender: Bus, listener: Bus, heard: list[tuple[str, bytes]]) -> None:
+        unheard: list[bytes] = []
+        sender.publish("a", b"counted", lambda: unheard.append(b"counted"))
+        sender.publish("a", b"uncounted")
+        await until(lambda: len(heard) == 2, f"heard {heard}")
+        assert heard == [("a", b"counted"), ("a", b"uncounted")] and not unheard
+
+    await with_buses(url, body)
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+@pytest.mark.parametrize("with_username", [False, True])
+def test_a_password_is_given_with_or_without_a_username(
+    loop: str, with_username: bool, tmp_path: Path, redis_bin: str
+) -> None:
+    """A Redis that requires a password (``--requirepass``) takes the bus's connections with
+    the URL's password, alone (``AUTH password``) or with the username (``AUTH default
+    password``, Redis 6's form)."""
+    with redis_server(tmp_path / "redis", redis_bin, password="s3cret") as url:
+        if with_username:
+            url = url.replace("redis://:", "redis://default:")
+        run(loop, exchange(url))
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+@pytest.mark.parametrize(("userinfo", "why"), [(":wrong@", "WRONGPASS"), ("", "NOAUTH")])
+def test_a_wrong_or_missing_password_is_refused_with_a_clear_error(
+    loop: str, userinfo: str, why: str, tmp_path: Path, redis_bin: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The bus does not start (nor wait for an answer that cannot come): ``start`` fails at
+    once with Redis's reason, which is logged as an error."""
+    caplog.set_level("ERROR", "parlour.cluster")
+
+    async def scenario(url: str) -> None:
+        bus = Bus(url, lambda channel, data: None)
+        try:
+            with pytest.raises(AuthenticationError, match=why):
+                await asyncio.wait_for(bus.start("a"), 3.0)
+        finally:
+            await bus.close()
+
+    with redis_server(tmp_path / "redis", redis_bin, password="s3cret") as url:
+        run(loop, scenario(url.replace(":s3cret@", userinfo)))
+    refusals = [record.getMessage() for record in caplog.records if record.levelname == "ERROR"]
+    assert len(refusals) == 1 and "Redis refused the bus's connection" in refusals[0], refusals
+    assert why in refusals[0] and "s3cret" not in caplog.text
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+def test_the_url_s_database_is_selected(loop: str, redis_url: str) -> None:
+    """Both connections of each bus are on the URL's database (``SELECT 3``): what Redis lists
+    of its clients says so."""
+    url = redis_url.replace("/0", "/3")
+
+    async def body(sender: Bus, listener: Bus, heard: list[tuple[str, bytes]]) -> None:
+        sender.publish("a", b"on 3")
+        await until(lambda: heard == [("a", b"on 3")], f"heard {heard}")
+        asking = connect(redis_url)
+        try:
+            me = await asking.client_id()
+            others = [client for client in await asking.client_list() if int(client["id"]) != me]
+        finally:
+            await asking.aclose()
+        assert len(others) == 4 and {client["db"] for client in others} == {"3"}, others
+
+    run(loop, with_buses(url, body))
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+def test_redis_over_tls(loop: str, tmp_path: Path, redis_bin: str) -> None:
+    """``rediss://``: the connections are TLS, the server's certificate checked against the
+    URL's ``ssl_ca_certs`` (and the password sent inside)."""
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed (a certificate is made for the test)")
+    with redis_server(tmp_path / "redis", redis_bin, tls=True, password="s3cret") as url:
+        assert url.startswith("rediss://")
+        run(loop, exchange(url))
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+def test_redis_by_its_socket_file(loop: str, tmp_path: Path, redis_bin: str) -> None:
+    """``unix://path?db=N``: the connections go through the socket file."""
+    with redis_server(tmp_path / "redis", redis_bin, unix=True) as url:
+        assert url.startswith("unix://")
+        run(loop, exchange(url.replace("db=0", "db=2")))
+
+
+def test_an_untrusted_certificate_is_refused(tmp_path: Path, redis_bin: str) -> None:
+    """Without the server's authority in ``ssl_ca_certs``, certificates are checked against
+    the system's: a self-signed one is refused, and the bus does not start."""
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed (a certificate is made for the test)")
+
+    async def scenario(url: str) -> None:
+        bus = Bus(url, lambda channel, data: None)
+        try:
+            with pytest.raises(ssl.SSLCertVerificationError):
+                await bus.start("a")
+        finally:
+            await bus.close()
+
+    with redis_server(tmp_path / "redis", redis_bin, tls=True) as url:
+        asyncio.run(scenario(url.partition("?")[0]))
+
+
+def test_the_bus_needs_none_of_redis_py_s_connections(
+    monkeypatch: pytest.MonkeyPatch, redis_url: str
+) -> None:
+    """The bus makes and reads its connections itself: with redis-py's connections and pools
+    made unusable, it still starts, publishes and delivers; and its source reaches into no
+    redis-py connection (``_reader``, ``_writer``, a pool)."""
+
+    def unusable(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the bus used a redis-py connection")
+
+    for owner in (aioredis_connection.AbstractConnection, aioredis_connection.ConnectionPool):
+        for name in ("__init__", "connect", "make_connection", "get_connection"):
+            if hasattr(owner, name):
+                monkeypatch.setattr(owner, name, unusable)
+
+    async def body(sender: Bus, listener: Bus, heard: list[tuple[str, bytes]]) -> None:
+        sender.publish("a", b"without redis-py", lambda: None)
+        await until(lambda: heard == [("a", b"without redis-py")], f"heard {heard}")
+
+    asyncio.run(with_buses(redis_url, body))
+    source = Path(redisbus.__file__).read_text()
+    assert "._reader" not in source and "._writer" not in source and "connection_pool" not in source
+
+
+def test_an_address_is_read_from_the_url_as_redis_py_reads_it() -> None:
+    """Host, port, socket file, credentials (percent-decoded), database and TLS options; the
+    commands a connection starts with; no password in the address's repr."""
+    address = Address.from_url("redis://bus:p%40ss@redis.example:6380/4")
+    assert (address.host, address.port, address.path, address.db) == ("redis.example", 6380, None, 4)
+    assert (address.username, address.password, address.tls) == ("bus", "p@ss", None)
+    assert address.greeting() == [(b"AUTH", b"bus", b"p@ss"), (b"SELECT", b"4"), (b"PING",)]
+    assert "p@ss" not in repr(address)
+    assert Address.from_url("redis://:pw@h").greeting() == [(b"AUTH", b"pw"), (b"PING",)]
+    assert Address.from_url("redis://127.0.0.1").greeting() == [(b"PING",)]
+    local = Address.from_url("unix:///run/redis.sock?db=2")
+    assert (local.path, local.db, local.tls) == ("/run/redis.sock", 2, None)
+    checked = Address.from_url("rediss://h:6390/0").tls
+    assert checked is not None and checked.verify_mode == ssl.CERT_REQUIRED and checked.check_hostname
+    unchecked = Address.from_url("rediss://h/0?ssl_cert_reqs=none").tls
+    assert unchecked is not None and unchecked.verify_mode == ssl.CERT_NONE and not unchecked.check_hostname
+    for wrong in ("http://h", "rediss://h/0?ssl_cert_reqs=sometimes"):
+        with pytest.raises(ValueError):
+            Address.from_url(wrong)

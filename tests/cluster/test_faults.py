@@ -90,7 +90,7 @@ def test_a_node_hears_of_a_redis_restart_once_redis_answers_again(tmp_path: Path
     async def scenario() -> None:
         client = connect(redis.url)
         received: list[bytes] = []
-        bus = Bus(client, lambda channel, data: received.append(data))
+        bus = Bus(redis.url, lambda channel, data: received.append(data))
         gaps: list[float] = []
         bus.on_gap = lambda: gaps.append(asyncio.get_running_loop().time())
         await bus.start("parlour:test")

@@ -1,7 +1,7 @@
 """Two ``parlour serve --cluster`` nodes on one store and one Redis (issue 17, items 2-3):
-players on different nodes play together, chat and presence cross nodes, and a node killed
-with SIGKILL while it owns the games is replaced by the other without losing what it
-acknowledged, each clock firing once."""
+players on different nodes play together, chat and presence cross nodes (also on a Redis that
+wants a password, on another database than 0), and a node killed with SIGKILL while it owns
+the games is replaced by the other without losing what it acknowledged, each clock firing once."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import urllib.request
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+from parlour.cluster.redisbus import connect
 from parlour.storage import MetaRow, open_store
 from tests.asyncclient import (
     AsyncClient,
@@ -26,6 +27,7 @@ from tests.asyncclient import (
 )
 from tests.cluster.nodes import LEASE, SHARDS, Cluster, cluster_of, health
 from tests.integration.test_async_restart import commit, seat_clock
+from tests.redisserver import redis_server
 
 
 def run(cluster: Cluster, scenario: Callable[[list[AsyncClient]], Awaitable[None]]) -> None:
@@ -142,6 +144,36 @@ def test_chat_and_presence_cross_nodes(tmp_path: Path, redis_url: str) -> None:
             await presence(watcher, watched, "ONLINE")
             await client.close()
             await presence(watcher, watched, "OFFLINE")
+
+        run(cluster, scenario)
+
+
+def test_nodes_on_a_redis_with_a_password_and_a_database(tmp_path: Path, redis_bin: str) -> None:
+    """The URL's password and database reach both the leases' client and the bus's own
+    connections: the nodes share the services, and lobby chat crosses them."""
+    with (
+        redis_server(tmp_path / "redis", redis_bin, password="s3cret") as url,
+        cluster_of(tmp_path, url.replace("/0", "/5")) as cluster,
+    ):
+        owner, gateway = cluster.nodes
+
+        async def scenario(clients: list[AsyncClient]) -> None:
+            await cluster.owner_is(owner)
+            talker = await player_on(owner.port, clients, "talker")
+            listener = await player_on(gateway.port, clients, "listener")
+            for player in (talker, listener):
+                await enter_lobby(player)
+            for sender in (talker, listener):
+                text = unique_name("through Redis on 5 ")
+                await sender.client.send({"type": "MulticastChatRequest", "text": text})
+                for player in (talker, listener):
+                    await player.client.expect("ClientChatRequest", text=text)
+            on_0, on_5 = connect(url), connect(url.replace("/0", "/5"))
+            try:  # the nodes' keys are on database 5 only
+                assert await on_0.dbsize() == 0 and await on_5.get("parlour:nodes") == b"2"
+            finally:
+                await on_0.aclose()
+                await on_5.aclose()
 
         run(cluster, scenario)
 

@@ -118,7 +118,7 @@ class ClusterNode:
         self.client = connect(url)
         self.backend = RedisLeaseBackend(self.client)
         self.node = 0
-        self.bus = Bus(self.client, self._deliver)
+        self.bus = Bus(url, self._deliver)
         self.bus.on_gap = self._messages_lost
         self.services: dict[str, ClusterService] = {}
         self.leases: dict[str, Lease] = {}

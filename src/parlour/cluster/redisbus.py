@@ -1,13 +1,17 @@
 """Redis, the one engine the nodes share live: the lease scripts and the pub/sub bus.
 
-The leases use redis-py's asyncio client as it is. The bus has two connections of its own,
-made by redis-py (address, authentication, TLS) and then read and written here: one publishes
-(every publication of a loop iteration in one write, in the order of the calls, and Redis
-delivers each channel's messages in that order), one is subscribed. Their bytes go to hiredis's
-parser from the loop's read callback, with no task, timeout or health check per message:
-through redis-py's pub/sub and command path, a message cost a node about 60 µs more CPU at each
-end (docs/cluster.md, "What it costs"). A publication whose receivers need not be counted is
-sent after ``CLIENT REPLY SKIP``: Redis writes no answer and the node reads none.
+The leases use redis-py's asyncio client as it is. The bus has two connections of its own, made
+here with the event loop's own calls (``create_connection``, ``create_unix_connection``, TLS
+through an ``ssl.SSLContext``) to what the node's URL says (``redis://``, ``rediss://``,
+``unix://``; a username and password, a database number, TLS options as redis-py reads them):
+each is authenticated and set to its database by commands the bus writes and whose answers it
+reads, a refusal ending the connection with the reason logged. One publishes (every publication
+of a loop iteration in one write, in the order of the calls, and Redis delivers each channel's
+messages in that order), one is subscribed. Their bytes go to hiredis's parser from the loop's
+read callback, with no task, timeout or health check per message: through redis-py's pub/sub
+and command path, a message cost a node about 60 µs more CPU at each end (docs/cluster.md,
+"What it costs"). A publication whose receivers need not be counted is sent after ``CLIENT
+REPLY SKIP``: Redis writes no answer and the node reads none.
 
 Pub/sub keeps nothing for a subscriber that is not connected: whatever was published while a
 node's subscription was down (Redis restarting, a network cut), or could not be published,
@@ -22,20 +26,24 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 import time
 from collections import deque
 from collections.abc import Callable
 from contextlib import suppress
+from dataclasses import dataclass, field
 from typing import Any, Final
+from urllib.parse import urlsplit
 
 import hiredis
 import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
+from redis.connection import parse_url as _untyped_parse_url
+from redis.exceptions import AuthenticationError, RedisError
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError
 
-__all__ = ["Bus", "RedisError", "RedisLeaseBackend", "connect"]
+__all__ = ["Address", "Bus", "RedisError", "RedisLeaseBackend", "connect"]
 
 log = logging.getLogger("parlour.cluster")
 
@@ -82,6 +90,9 @@ HEALTH_CHECK_SECONDS: Final = 2
 ANSWER_SECONDS: Final = 5.0
 #: Between attempts to reach Redis again after a connection was lost.
 RETRY_SECONDS: Final = 0.2
+#: How long making a connection may take (TCP or the socket file, and TLS), as the lease
+#: client's ``socket_connect_timeout`` below.
+CONNECT_SECONDS: Final = 2.0
 
 
 def connect(url: str) -> aioredis.Redis:
@@ -93,7 +104,7 @@ def connect(url: str) -> aioredis.Redis:
     Redis is down (redis-py's default retries for seconds)."""
     client: aioredis.Redis = aioredis.Redis.from_url(
         url,
-        socket_connect_timeout=2,
+        socket_connect_timeout=CONNECT_SECONDS,
         socket_timeout=5,
         retry=Retry(ExponentialBackoff(cap=0.1, base=0.01), 2),
         health_check_interval=HEALTH_CHECK_SECONDS,
@@ -145,6 +156,79 @@ class RedisLeaseBackend:
         await self._beat(keys=[alive, counter], args=[node, ttl_ms])
 
 
+#: redis-py's reading of a URL (how the lease client reads it), which redis-py leaves untyped.
+_parse_url: Callable[[str], dict[str, Any]] = _untyped_parse_url
+#: ``ssl_cert_reqs`` in a ``rediss://`` URL, as redis-py reads it (its default: required).
+_CERT_REQS: Final = {"none": ssl.CERT_NONE, "optional": ssl.CERT_OPTIONAL, "required": ssl.CERT_REQUIRED}
+
+
+@dataclass(frozen=True)
+class Address:
+    """Where and how the bus reaches Redis: what the node's URL says, read as the lease
+    client reads it (redis-py's ``parse_url``), so that both reach the same Redis the same way."""
+
+    host: str = "localhost"
+    port: int = 6379
+    #: The socket file of a ``unix://`` URL (then ``host`` and ``port`` are unused).
+    path: str | None = None
+    username: str | None = None
+    password: str | None = field(default=None, repr=False)
+    db: int = 0
+    #: TLS (``rediss://``): verified against the system's authorities or ``ssl_ca_certs``.
+    tls: ssl.SSLContext | None = field(default=None, repr=False)
+
+    @classmethod
+    def from_url(cls, url: str) -> Address:
+        """``redis://[[user]:password@]host[:port][/db]``, ``rediss://`` (the same, over TLS,
+        with redis-py's ``ssl_*`` options in the query) or ``unix://[[user]:password@]/path``
+        (``?db=N``); a ValueError for anything else."""
+        options = _parse_url(url)
+        tls = _tls_context(options) if urlsplit(url).scheme == "rediss" else None
+        return cls(
+            host=options.get("host", "localhost"),
+            port=int(options.get("port", 6379)),
+            path=options.get("path"),
+            username=options.get("username"),
+            password=options.get("password"),
+            db=int(options.get("db", 0)),
+            tls=tls,
+        )
+
+    def greeting(self) -> list[tuple[bytes, ...]]:
+        """The commands a new connection starts with: AUTH (as redis-py sends it: with the
+        username when there is one), SELECT when the database is not 0, and a PING, whose
+        answer says that the connection is usable (a Redis that wants a password refuses it)."""
+        commands: list[tuple[bytes, ...]] = []
+        if self.username or self.password:
+            password = (self.password or "").encode()
+            commands.append(
+                (b"AUTH", self.username.encode(), password) if self.username else (b"AUTH", password)
+            )
+        if self.db:
+            commands.append((b"SELECT", b"%d" % self.db))
+        commands.append((b"PING",))
+        return commands
+
+
+def _tls_context(options: dict[str, Any]) -> ssl.SSLContext:
+    reqs = str(options.get("ssl_cert_reqs", "required")).lower()
+    if reqs not in _CERT_REQS:
+        raise ValueError(f"ssl_cert_reqs must be one of {', '.join(_CERT_REQS)}, not {reqs!r}")
+    context = ssl.create_default_context(
+        cafile=options.get("ssl_ca_certs"), capath=options.get("ssl_ca_path")
+    )
+    # check_hostname first: it cannot stay on once certificates go unchecked.
+    context.check_hostname = bool(options.get("ssl_check_hostname", True)) and reqs != "none"
+    context.verify_mode = _CERT_REQS[reqs]
+    if options.get("ssl_min_version") is not None:
+        context.minimum_version = ssl.TLSVersion(options["ssl_min_version"])
+    if options.get("ssl_certfile"):
+        context.load_cert_chain(
+            options["ssl_certfile"], options.get("ssl_keyfile"), options.get("ssl_password")
+        )
+    return context
+
+
 Callback = Callable[[], None]
 #: In the publisher's queue of awaited replies: the answer to a PING, not to a publication.
 _PING: Final = "ping"
@@ -170,20 +254,44 @@ def _command(*parts: bytes) -> bytes:
 
 class _Link(asyncio.Protocol):
     """One connection of the bus: every reply parsed goes to ``on_reply`` as it arrives, and
-    ``on_lost`` hears once that the connection is gone."""
+    ``on_lost`` hears once that the connection is gone (once it was made)."""
 
-    def __init__(
-        self, transport: Any, on_reply: Callable[[Any], None], on_lost: Callable[[_Link], None]
-    ) -> None:
-        self.transport = transport
-        #: The stream redis-py made the connection with, kept: collected, it would close it.
-        self.stream: object = None
+    def __init__(self, on_reply: Callable[[Any], None], on_lost: Callable[[_Link], None]) -> None:
+        #: The loop's transport, once connected (asyncio's or uvloop's: no common base class).
+        self.transport: Any = None
         self.reader = hiredis.Reader()
         self.on_reply = on_reply
         self.on_lost = on_lost
         self.closed = False
         #: When a PING went out that is still unanswered (None: none is).
         self.pinged: float | None = None
+        #: While the greeting's answers are awaited: failed if the connection is lost meanwhile.
+        self._greeted: asyncio.Future[None] | None = None
+
+    def connection_made(self, transport: Any) -> None:
+        self.transport = transport
+
+    async def greet(self, commands: list[tuple[bytes, ...]]) -> str | None:
+        """Write ``commands`` in one go and read their answers before anything else: the first
+        error Redis answered with (AUTH refused, no such database...), or None."""
+        answers: list[Any] = []
+        greeted = self._greeted = asyncio.get_running_loop().create_future()
+
+        def answered(reply: Any) -> None:
+            answers.append(reply)
+            if len(answers) == len(commands) and not greeted.done():
+                greeted.set_result(None)
+
+        on_reply, self.on_reply = self.on_reply, answered
+        self.write(b"".join(_command(*command) for command in commands))
+        try:
+            await greeted
+        finally:
+            self.on_reply, self._greeted = on_reply, None
+        for command, answer in zip(commands, answers, strict=True):
+            if isinstance(answer, hiredis.ReplyError):
+                return f"{command[0].decode()} refused: {answer}"
+        return None
 
     def data_received(self, data: bytes) -> None:
         reader = self.reader
@@ -201,6 +309,8 @@ class _Link(asyncio.Protocol):
         return False  # Redis closed its side: close ours (connection_lost follows)
 
     def connection_lost(self, exc: Exception | None) -> None:
+        if self._greeted is not None and not self._greeted.done():
+            self._greeted.set_exception(RedisConnectionError("Redis closed the connection"))
         if not self.closed:
             self.closed = True
             self.on_lost(self)
@@ -210,15 +320,19 @@ class _Link(asyncio.Protocol):
 
     def close(self) -> None:
         """Close it (what is written still goes out); ``on_lost`` is told."""
-        if not self.closed:
+        if not self.closed and self.transport is not None:
             self.transport.close()
 
 
 class Bus:
     """Publishes in call order; hands every message received to ``deliver``."""
 
-    def __init__(self, client: aioredis.Redis, deliver: Callable[[str, bytes], None]) -> None:
-        self.client = client
+    def __init__(self, url: str, deliver: Callable[[str, bytes], None]) -> None:
+        """``url``: the Redis the nodes share, as the lease client's (``Address.from_url``)."""
+        self.address = Address.from_url(url)
+        self._greeting = self.address.greeting()
+        #: The last refusal logged (see ``_open``).
+        self._refusal: str | None = None
         self.deliver = deliver
         self._loop: asyncio.AbstractEventLoop | None = None
         #: Publications not yet written (the publisher is connecting, or the write is due at
@@ -288,7 +402,7 @@ class Bus:
         """A publisher for what waits: what it cannot send counts as unheard (a gap)."""
         try:
             self._publisher = await self._open(self._published)
-        except Exception as error:  # whatever redis-py raises while Redis is away
+        except Exception as error:  # OSError, RedisConnectionError...: Redis is away
             failed = len(self._out)
             unheard = [callback for callback, _ in self._out_replies]
             self._out, self._out_replies = [], []
@@ -364,7 +478,8 @@ class Bus:
         await asyncio.wait_for(waiter, ANSWER_SECONDS)
 
     def _heard(self, reply: Any) -> None:
-        # A list (RESP2), or hiredis's push type, a list too (RESP3, redis-py's default).
+        # RESP2 (the connection never says HELLO): a message, a confirmation or a PING's
+        # answer while subscribed is a list; a PING's answer with no subscription, +PONG.
         kind = reply[0] if isinstance(reply, list) and reply else reply
         if kind == b"message":
             try:
@@ -384,7 +499,7 @@ class Bus:
                     self._confirming.popleft()
                     if not due[1].done():
                         due[1].set_result(None)
-        elif kind == b"pong" or kind == b"PONG":  # the answer to a PING: RESP2's, RESP3's
+        elif kind == b"pong" or kind == b"PONG":  # the answer to a PING (see above)
             if self._subscriber is not None:
                 self._subscriber.pinged = None
         else:
@@ -401,20 +516,38 @@ class Bus:
         self._tasks = [self._loop.create_task(self._keep())]
 
     async def _open(self, on_reply: Callable[[Any], None]) -> _Link:
-        """A connection to Redis, made by redis-py (the client's address, credentials, TLS and
-        retries) and read by the bus from then on."""
-        pool: Any = self.client.connection_pool  # its methods are untyped
-        connection = pool.make_connection()
-        await connection.connect()
-        writer = connection._writer  # the stream redis-py opened and authenticated
-        if writer is None:
-            raise RedisConnectionError("Redis closed the connection")
-        # The connection is the bus's from now on: redis-py must not close it when its
-        # object is collected.
-        connection._reader = connection._writer = None
-        link = _Link(writer.transport, on_reply, self._lost)
-        link.stream = writer
-        writer.transport.set_protocol(link)
+        """A connection to Redis at ``address``, authenticated and on its database, whose
+        replies go to ``on_reply`` from now on. A refusal (a wrong password, a database Redis
+        does not have) is logged as an error, once until a connection succeeds again."""
+        address, loop = self.address, self._loop or asyncio.get_running_loop()
+        link = _Link(on_reply, self._lost)
+        try:
+            try:
+                async with asyncio.timeout(CONNECT_SECONDS):
+                    if address.path is not None:
+                        await loop.create_unix_connection(lambda: link, address.path)
+                    else:
+                        await loop.create_connection(
+                            lambda: link, address.host, address.port, ssl=address.tls
+                        )
+            except TimeoutError:
+                raise RedisConnectionError(f"no connection to Redis in {CONNECT_SECONDS:g} s") from None
+            try:
+                async with asyncio.timeout(ANSWER_SECONDS):
+                    refusal = await link.greet(self._greeting)
+            except TimeoutError:
+                raise RedisConnectionError(f"Redis did not answer in {ANSWER_SECONDS:g} s") from None
+        except BaseException:
+            link.close()
+            raise
+        if refusal is not None:
+            link.close()
+            if refusal != self._refusal:
+                self._refusal = refusal
+                log.error("cluster: Redis refused the bus's connection: %s", refusal)
+            failure = AuthenticationError if "AUTH" in refusal else RedisConnectionError
+            raise failure(refusal)
+        self._refusal = None
         return link
 
     def _lost(self, link: _Link) -> None:
