@@ -350,3 +350,28 @@ def test_a_writer_that_cannot_open_its_store_says_why_in_one_line(tmp_path: Path
     assert done.returncode == 1
     assert "Traceback" not in done.stderr, done.stderr
     assert done.stderr.startswith("parlour writer: ") and done.stderr.count("\n") == 1, done.stderr
+
+
+def test_a_writer_whose_server_was_killed_commits_what_it_read_and_ends_quietly(tmp_path: Path) -> None:
+    """The server killed (kill -9) after sending a batch: the writer commits it, finds nobody to
+    answer, and ends without a traceback (it shares the server's log)."""
+    server_end, writer_end = socket.socketpair()
+    path = tmp_path / "w.db"
+    SQLiteStore(str(path)).close()
+    with writer_end:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "parlour.storage.pipe", str(path), "normal", str(writer_end.fileno())],
+            pass_fds=[writer_end.fileno()],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+    server_end.sendall(encode_batch(1, 0, [PlayerRow("a", "ann", 1.0, 1.0)]))
+    server_end.close()  # gone before the answer
+    _, errors = process.communicate(timeout=30)
+    assert process.returncode == 0 and "Traceback" not in errors, errors
+    store = SQLiteStore(str(path))
+    try:
+        found = store.load_player("a")
+        assert found is not None and found.handle == "ann"
+    finally:
+        store.close()

@@ -163,7 +163,10 @@ def serve(applier: Applier, sock: socket.socket) -> None:
     while True:
         timeout = retry if applier.failing else APPLY_SECONDS
         ready, _, _ = select.select([sock], [], [], timeout)
-        data = sock.recv(1 << 16) if ready else None
+        try:
+            data = sock.recv(1 << 16) if ready else None
+        except ConnectionResetError:
+            data = b""
         if data == b"":
             applier.step(final=True)
             return
@@ -175,7 +178,12 @@ def serve(applier: Applier, sock: socket.socket) -> None:
         applier.step()
         retry = min(retry * 2, RETRY_SECONDS[1]) if applier.failing else RETRY_SECONDS[0]
         if wanted and applier.applied >= wanted:
-            sock.sendall(NUMBER.pack(applier.applied))
+            try:
+                sock.sendall(NUMBER.pack(applier.applied))
+            except (BrokenPipeError, ConnectionResetError):
+                # The server is gone (killed): the rest of the log is applied all the same.
+                applier.step(final=True)
+                return
             wanted = 0
 
 

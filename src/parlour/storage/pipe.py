@@ -102,7 +102,10 @@ def serve(sock: socket.socket, store: Any, answered: mmap.mmap | None = None) ->
     refused = -1
     transactions = 0
     while True:
-        data = sock.recv(READ_SIZE)
+        try:
+            data = sock.recv(READ_SIZE)
+        except ConnectionResetError:
+            data = b""
         if not data:
             return
         # Everything already waiting joins this transaction: read without blocking by a flag
@@ -134,7 +137,10 @@ def serve(sock: socket.socket, store: Any, answered: mmap.mmap | None = None) ->
             answers += [encode_ack(batch, transactions, error) for batch, _, _ in group]
             last = group[-1][0]
         if answers:
-            sock.sendall(b"".join(answers))
+            try:
+                sock.sendall(b"".join(answers))
+            except (BrokenPipeError, ConnectionResetError):
+                return  # the server is gone (killed): what it sent is committed, nobody waits
         if answered is not None and last:  # after the answers: they are there to be read
             WORD.pack_into(answered, 0, last)
 
