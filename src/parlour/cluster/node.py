@@ -509,11 +509,7 @@ class ClusterNode:
                 owners = {service.owner for service in self.services.values()} - {0, self.node}
                 for node in sorted(owners):
                     if not await self.client.exists(node_alive_key(node)):
-                        log.warning("cluster: node %d is not alive: its leases lapse", node)
-                        for name, service in self.services.items():
-                            if service.owner == node:
-                                service.released(node)  # nobody owns them now
-                                self._owner_changed(name)
+                        await self._owner_gone(node)
                 nodes = {node for service in self.services.values() for node in service.remote}
                 for node in sorted(nodes):
                     if not await self.client.exists(node_alive_key(node)):
@@ -522,6 +518,16 @@ class ClusterNode:
                             service.node_gone(node, self.runtime.clock())
             except (RedisError, OSError) as error:
                 log.warning("cluster: liveness: %s", error)
+
+    async def _owner_gone(self, node: int) -> None:
+        """Node ``node`` did not refresh its liveness key: each lease it held that Redis no longer
+        holds for it (expired, or taken by another) has no owner until the next takeover. One it
+        still holds (its key came late: a busy machine) is looked at again next time."""
+        for name, service in self.services.items():
+            if service.owner == node and await self.leases[name].holder() != (node, service.epoch):
+                log.warning("cluster: node %d is not alive and its lease of %s is over", node, name)
+                service.released(node)
+                self._owner_changed(name)
 
     # -- Messages ------------------------------------------------------------------------------
 
