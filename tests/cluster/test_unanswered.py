@@ -16,7 +16,7 @@ from websockets.exceptions import ConnectionClosed
 
 from tests.asyncclient import AsyncClient, Player, request_id, start_open_game
 from tests.cluster.nodes import LEASE, cluster_of, health
-from tests.cluster.test_two_nodes import player_on, run
+from tests.cluster.test_two_nodes import player_on, run, send_first_commit
 from tests.redisserver import RestartableRedis
 
 #: What docs/cluster.md promises: an answer, an error or a close within a lease and a half of
@@ -44,46 +44,42 @@ async def sign_in(port: int, player: Player, clients: list[AsyncClient]) -> str:
     return str(answer["type"])
 
 
-def test_sign_ins_are_answered_while_redis_is_paused_and_after(tmp_path: Path, redis_bin: str) -> None:
+def test_sign_ins_are_answered_while_redis_is_paused_and_after(
+    tmp_path: Path, own_redis: RestartableRedis
+) -> None:
     """Redis frozen (SIGSTOP) for three leases: the hub's owner lets the lease go and closes its
     player's connection with 1012; that player's sign-ins on the other node, one after the
     other, are each answered or closed within the bound, during the pause and after it, until
     one gets in once the hub has an owner again."""
-    redis = RestartableRedis(tmp_path / "redis", redis_bin)
-    redis.start()
-    try:
-        with cluster_of(tmp_path, redis.url) as cluster:
-            owner, gateway = cluster.nodes
+    redis = own_redis
+    with cluster_of(tmp_path, redis.url) as cluster:
+        owner, gateway = cluster.nodes
 
-            async def scenario(clients: list[AsyncClient]) -> None:
-                await cluster.owner_is(owner)
-                a = await player_on(owner.port, clients, "A")
-                assert redis.process is not None
-                loop = asyncio.get_running_loop()
-                paused = loop.time()
-                os.kill(redis.process.pid, signal.SIGSTOP)
-                outcomes: list[str] = []
-                try:
-                    await a.client.wait_closed(3 * LEASE)
-                    assert a.client.ws.close_code == 1012, a.client.ws.close_code
-                    while loop.time() - paused < 3 * LEASE:
-                        outcomes.append(await sign_in(gateway.port, a, clients))
-                        await asyncio.sleep(0.2)
-                finally:
-                    os.kill(redis.process.pid, signal.SIGCONT)
-                deadline = loop.time() + 8 * LEASE
-                while not outcomes or outcomes[-1] != "AsyncConnectedRequest":
-                    assert loop.time() < deadline, f"never signed in again: {outcomes}"
+        async def scenario(clients: list[AsyncClient]) -> None:
+            await cluster.owner_is(owner)
+            a = await player_on(owner.port, clients, "A")
+            assert redis.process is not None
+            loop = asyncio.get_running_loop()
+            paused = loop.time()
+            os.kill(redis.process.pid, signal.SIGSTOP)
+            outcomes: list[str] = []
+            try:
+                await a.client.wait_closed(3 * LEASE)
+                assert a.client.ws.close_code == 1012, a.client.ws.close_code
+                while loop.time() - paused < 3 * LEASE:
                     outcomes.append(await sign_in(gateway.port, a, clients))
                     await asyncio.sleep(0.2)
-                assert all(outcome in ("closed 1012", "AsyncConnectedRequest") for outcome in outcomes), (
-                    outcomes
-                )
-                await a.client.sync()
+            finally:
+                os.kill(redis.process.pid, signal.SIGCONT)
+            deadline = loop.time() + 8 * LEASE
+            while not outcomes or outcomes[-1] != "AsyncConnectedRequest":
+                assert loop.time() < deadline, f"never signed in again: {outcomes}"
+                outcomes.append(await sign_in(gateway.port, a, clients))
+                await asyncio.sleep(0.2)
+            assert all(outcome in ("closed 1012", "AsyncConnectedRequest") for outcome in outcomes), outcomes
+            await a.client.sync()
 
-            run(cluster, scenario)
-    finally:
-        redis.kill()
+        run(cluster, scenario)
 
 
 def test_a_request_routed_to_a_frozen_shard_owner_is_answered_by_its_router(
@@ -111,16 +107,7 @@ def test_a_request_routed_to_a_frozen_shard_owner_is_answered_by_its_router(
             second.process.send_signal(signal.SIGSTOP)
             try:
                 await asyncio.sleep(0.2)
-                await a.client.send(
-                    {
-                        "type": "CommitActionRequest",
-                        "game_id": game_id,
-                        "turn_index": 1,
-                        "next_state": "while frozen",
-                        "next_players": [2, 1],
-                        "request_id": rid,
-                    }
-                )
+                await send_first_commit(a, game_id, "while frozen", rid)
                 sent = loop.time()
                 answer = await a.client.expect(
                     ("ActionCommitedRequest", "ErrorRequest"), BOUND, request_id=rid
