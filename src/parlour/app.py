@@ -36,7 +36,9 @@ from parlour.protocols.async_ws.placement import (
     Directory,
     Router,
     WantOnline,
+    answer_keys,
     apply_everyone,
+    awaited,
     encode_note,
     shard_name,
     unheard,
@@ -490,6 +492,8 @@ async def _start_cluster(
         shards=names,
         on_everyone=lambda data: apply_everyone(directory, data),
         unheard=lambda to, data: unheard(data),
+        awaited=awaited,
+        answer_keys=answer_keys,
     )
     node.node_routes.update(
         node_game_routes(

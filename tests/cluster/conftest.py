@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.pg import PostgresServer
-from tests.redisserver import redis_binary, redis_server
+from tests.redisserver import RestartableRedis, redis_binary, redis_server
 
 
 @pytest.fixture(scope="session")
@@ -34,3 +34,15 @@ def shared_store(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 def redis_url(tmp_path: Path, redis_bin: str) -> Iterator[str]:
     with redis_server(tmp_path / "redis", redis_bin) as url:
         yield url
+
+
+@pytest.fixture
+def own_redis(tmp_path: Path, redis_bin: str) -> Iterator[RestartableRedis]:
+    """A Redis of the test's own, which it may kill, start again or freeze (SIGSTOP); killed at
+    the end, frozen or not."""
+    redis = RestartableRedis(tmp_path / "redis", redis_bin)
+    redis.start()
+    try:
+        yield redis
+    finally:
+        redis.kill()

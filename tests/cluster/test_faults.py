@@ -80,12 +80,11 @@ def fences(store: str) -> list[str]:
         opened.close()
 
 
-def test_a_node_hears_of_a_redis_restart_once_redis_answers_again(tmp_path: Path, redis_bin: str) -> None:
+def test_a_node_hears_of_a_redis_restart_once_redis_answers_again(own_redis: RestartableRedis) -> None:
     """The bus's subscriber is made again and re-subscribed after a restart, and the node is
     told once that messages may have been lost; a command on a pooled connection that Redis
     closed meanwhile goes through on a new one (no error while Redis is up)."""
-    redis = RestartableRedis(tmp_path / "redis", redis_bin)
-    redis.start()
+    redis = own_redis
 
     async def scenario() -> None:
         client = connect(redis.url)
@@ -113,67 +112,60 @@ def test_a_node_hears_of_a_redis_restart_once_redis_answers_again(tmp_path: Path
             await bus.close()
             await client.aclose()
 
-    try:
-        asyncio.run(scenario())
-    finally:
-        redis.kill()
+    asyncio.run(scenario())
 
 
-def test_redis_killed_and_restarted_empty(tmp_path: Path, redis_bin: str) -> None:
+def test_redis_killed_and_restarted_empty(tmp_path: Path, own_redis: RestartableRedis) -> None:
     """The connections of both nodes are closed with 1012 (none stays open and dead), the
     clients sign in again with their tokens and find their games as acknowledged, play goes
     on, and once an owner holds the services again it keeps them (no needless failover)."""
-    redis = RestartableRedis(tmp_path / "redis", redis_bin)
-    redis.start()
-    try:
-        with cluster_of(tmp_path, redis.url) as cluster:
-            owner, gateway = cluster.nodes
+    redis = own_redis
+    with cluster_of(tmp_path, redis.url) as cluster:
+        owner, gateway = cluster.nodes
 
-            async def scenario(clients: list[AsyncClient]) -> None:
-                await cluster.owner_is(owner)
-                a = await player_on(owner.port, clients, "A")
-                b = await player_on(gateway.port, clients, "B")
-                game_id = await start_open_game(a, [b], initial_state="s0")
-                await commit(a, game_id, 1, "A1", [2, 1], next_summary_data="after A")
-                await b.client.expect("ActionRequiredRequest", game_id=game_id, player_id=2, turn_index=2)
+        async def scenario(clients: list[AsyncClient]) -> None:
+            await cluster.owner_is(owner)
+            a = await player_on(owner.port, clients, "A")
+            b = await player_on(gateway.port, clients, "B")
+            game_id = await start_open_game(a, [b], initial_state="s0")
+            await commit(a, game_id, 1, "A1", [2, 1], next_summary_data="after A")
+            await b.client.expect("ActionRequiredRequest", game_id=game_id, player_id=2, turn_index=2)
 
-                await asyncio.to_thread(redis.kill)
-                await asyncio.sleep(1.5)
-                await asyncio.to_thread(redis.start)
-                # A request right after the restart (if the connection is still open): the
-                # connection is closed rather than left waiting for an answer that cannot come.
-                await asyncio.sleep(0.5)
-                with suppress(ConnectionClosed):
-                    await b.client.send({"type": "WhatsNewPussycatRequest", "request_id": request_id()})
-                for player in (a, b):
-                    await player.client.wait_closed(3 * LEASE)
-                    assert player.client.ws.close_code == 1012, (player.name, player.client.ws.close_code)
+            await asyncio.to_thread(redis.kill)
+            await asyncio.sleep(1.5)
+            await asyncio.to_thread(redis.start)
+            # A request right after the restart (if the connection is still open): the
+            # connection is closed rather than left waiting for an answer that cannot come.
+            await asyncio.sleep(0.5)
+            with suppress(ConnectionClosed):
+                await b.client.send({"type": "WhatsNewPussycatRequest", "request_id": request_id()})
+            for player in (a, b):
+                await player.client.wait_closed(3 * LEASE)
+                assert player.client.ws.close_code == 1012, (player.name, player.client.ws.close_code)
 
-                now_owners = await owners(cluster)
-                for player, node in ((a, owner), (b, gateway)):
-                    await rejoin(player, node.port, clients)
-                report = await b.client.report(game_id)
-                assert (report["status"], report["turn_index"], report.get("state")) == (
-                    "RUNNING",
-                    2,
-                    "A1",
-                ), report
-                await commit(b, game_id, 2, "B1", [1, 2])
-                await a.client.expect("ActionRequiredRequest", game_id=game_id, player_id=1, turn_index=3)
+            now_owners = await owners(cluster)
+            for player, node in ((a, owner), (b, gateway)):
+                await rejoin(player, node.port, clients)
+            report = await b.client.report(game_id)
+            assert (report["status"], report["turn_index"], report.get("state")) == (
+                "RUNNING",
+                2,
+                "A1",
+            ), report
+            await commit(b, game_id, 2, "B1", [1, 2])
+            await a.client.expect("ActionRequiredRequest", game_id=game_id, player_id=1, turn_index=3)
 
-                # No needless failover: the same tenure a while later (several renewals, and
-                # pooled connections from before the restart used again).
-                tenures = await asyncio.to_thread(fences, cluster.store)
-                await asyncio.sleep(1.5 * LEASE)
-                assert await asyncio.to_thread(fences, cluster.store) == tenures
-                assert await owners(cluster) == now_owners
-                await commit(a, game_id, 3, "A2", [2, 1])
-                # Nothing failed unhandled on the way (a lost task, a broken subscription).
-                assert "Traceback" not in cluster.logs(), cluster.logs()
+            # No needless failover: the same tenure a while later (several renewals, and
+            # pooled connections from before the restart used again).
+            tenures = await asyncio.to_thread(fences, cluster.store)
+            await asyncio.sleep(1.5 * LEASE)
+            assert await asyncio.to_thread(fences, cluster.store) == tenures
+            assert await owners(cluster) == now_owners
+            await commit(a, game_id, 3, "A2", [2, 1])
+            # Nothing failed unhandled on the way (a lost task, a broken subscription).
+            assert "Traceback" not in cluster.logs(), cluster.logs()
 
-            run(cluster, scenario)
-    finally:
-        redis.kill()
+        run(cluster, scenario)
 
 
 # -- PostgreSQL ---------------------------------------------------------------------------------

@@ -78,7 +78,7 @@ class Harness:
 def test_a_gateway_publishes_its_connections_events_in_order() -> None:
     harness = Harness()
     service = harness.service()
-    service.epoch = 4
+    service.epoch, service.owner = 4, OTHER
     c = conn(ME, 1)
     assert service.connected(c, 0) == []
     assert service.received(c, "one", 0) == [] and service.received(c, b"two", 0) == []
@@ -144,7 +144,7 @@ def test_a_stopping_owner_says_its_farewell_to_every_nodes_connections() -> None
 def test_a_takeover_closes_connections_of_earlier_owners_with_1012() -> None:
     harness = Harness()
     service = harness.service()
-    service.epoch = 3
+    service.epoch, service.owner = 3, OTHER
     old = conn(ME, 1)
     service.connected(old, 0)
     service.taken_over(OTHER, 4)
@@ -165,7 +165,7 @@ def test_lost_messages_close_the_connections_whose_messages_cross_redis() -> Non
     nodes' connections through their nodes, and keeps its own."""
     harness = Harness()
     gateway = harness.service()
-    gateway.epoch = 3
+    gateway.epoch, gateway.owner = 3, OTHER
     first, second = conn(ME, 1), conn(ME, 2)
     gateway.connected(first, 0)
     gateway.connected(second, 0)
@@ -264,14 +264,19 @@ def test_an_input_nobody_hears_closes_its_connection_with_1012() -> None:
     frame for it would get no answer, so its connection reconnects."""
     harness = Harness()
     service = harness.service()
-    service.epoch = 3
+    service.epoch, service.owner = 3, OTHER
     c, d = conn(ME, 1), conn(ME, 2)
     service.connected(c, 0)
     service.connected(d, 0)
     service.received(c, "lost", 0)
     service.unheard(harness.published[-1])
     assert harness.executed == [[Close(c, SERVICE_RESTART, "service restart")]]
-    assert service.received(c, "after", 0) == [] and harness.published[-1].text == "lost"
+    # The owner is told it left, in case the frame reached it after all (Redis answered late).
+    assert harness.published[-2:] == [
+        Input("async", 3, RECEIVED, c, text="lost"),
+        Input("async", 3, DISCONNECTED, c),
+    ]
+    assert service.received(c, "after", 0) == [] and harness.published[-1].kind == DISCONNECTED
     service.unheard(Input("async", 2, RECEIVED, d, text="meant for an earlier owner"))
     assert len(harness.executed) == 1  # d is attached under epoch 3: not that input's
 
@@ -298,6 +303,7 @@ class FixedRouter:
 def test_a_routed_frame_goes_to_its_shard_as_a_note_not_to_the_owner() -> None:
     harness = Harness()
     service = harness.service()
+    service.owner = OTHER
     c, d = conn(ME, 1), conn(ME, 2)
     notes: list[tuple[str, bytes]] = []
     service.router = FixedRouter(c, "async/3")
@@ -342,6 +348,42 @@ def test_a_released_service_has_no_owner_until_the_next_takeover() -> None:
     assert service.owner == 0
     service.taken_over(OTHER, 6)
     assert service.owner == OTHER
+
+
+def test_a_gateway_that_knows_no_owner_closes_a_connection_at_once() -> None:
+    """Nobody would answer its frames (the owner let the service go and no takeover is announced
+    yet): the client is told to reconnect at once, not left waiting."""
+    harness = Harness()
+    service = harness.service()
+    c = conn(ME, 1)
+    assert service.connected(c, 0) == [Close(c, SERVICE_RESTART, "service restart")]
+    assert harness.published == [] and service.attached == {}
+    assert service.received(c, "sign in", 0) == [] and harness.published == []
+
+
+def test_an_owner_let_go_closes_the_connections_attached_to_it() -> None:
+    """The owner said it let the service go, or its liveness key expired: the sessions of the
+    connections attached to it are gone, their clients reconnect now, not at the next takeover."""
+    harness = Harness()
+    service = harness.service()
+    service.taken_over(OTHER, 5)
+    c = conn(ME, 1)
+    service.connected(c, 0)
+    service.released(OTHER)
+    assert harness.executed == [[Close(c, SERVICE_RESTART, "service restart")]]
+    assert service.attached == {} and service.received(c, "late", 0) == []
+    assert [m.kind for m in harness.published] == [CONNECTED]
+
+
+def test_an_owner_that_lost_its_lease_knows_no_owner() -> None:
+    harness = Harness()
+    service = harness.service()
+    service.promote(Echo(), 2)
+    assert service.owner == ME
+    harness.valid = False
+    c = conn(ME, 1)
+    assert service.connected(c, 0) == [Close(c, SERVICE_RESTART, "service restart")]
+    assert service.owner == 0 and harness.published == []
 
 
 @dataclass

@@ -382,16 +382,7 @@ def test_an_owner_whose_shard_was_claimed_in_the_store_stores_nothing_and_steps_
             ]
             await asyncio.to_thread(claim, cluster.store, f"async/{shard}", "9:9:intruder")
             rid = request_id("commit")
-            await a.client.send(
-                {
-                    "type": "CommitActionRequest",
-                    "game_id": game_id,
-                    "turn_index": 1,
-                    "next_state": "refused",
-                    "next_players": [2, 1],
-                    "request_id": rid,
-                }
-            )
+            await send_first_commit(a, game_id, "refused", rid)
             refused = await a.client.expect(("ActionCommitedRequest", "ErrorRequest"), request_id=rid)
             assert (refused["type"], refused.get("code")) == ("ErrorRequest", "INTERNAL_ERROR"), refused
             assert "nothing changed" in refused["message"], refused
@@ -416,17 +407,17 @@ def test_an_owner_whose_shard_was_claimed_in_the_store_stores_nothing_and_steps_
         run(cluster, scenario)
 
 
-async def send_first_commit(player: Player, game_id: int, state: str) -> None:
-    """Seat 1's first commit, sent without waiting for its acknowledgement."""
-    await player.client.send(
-        {
-            "type": "CommitActionRequest",
-            "game_id": game_id,
-            "turn_index": 1,
-            "next_state": state,
-            "next_players": [2, 1],
-        }
-    )
+async def send_first_commit(player: Player, game_id: int, state: str, rid: str | None = None) -> None:
+    """Seat 1's first commit, sent without waiting for its acknowledgement (with ``rid`` as its
+    request_id, if given)."""
+    message = {
+        "type": "CommitActionRequest",
+        "game_id": game_id,
+        "turn_index": 1,
+        "next_state": state,
+        "next_players": [2, 1],
+    }
+    await player.client.send(message if rid is None else {**message, "request_id": rid})
 
 
 async def as_stored_before_the_commit(

@@ -5,8 +5,10 @@ as a single node does, and the owner's runtime sends the effects for other nodes
 over Redis (Runtime.remote). On every other node it is a gateway: connection events are
 published to the owner's channel, tagged with the epoch of the owner they are meant for, and
 nothing is kept but which connections are attached under which epoch. When a new owner takes
-over (a new epoch), every connection attached under an earlier epoch is closed with 1012
-(service restart): its session lived on the old owner, and the client reconnects to carry on.
+over (a new epoch), or the owner is known to have let the service go (it said so, or its
+liveness key expired), every connection attached to it is closed with 1012 (service restart):
+its session lived on the old owner, and the client reconnects to carry on. While no owner is
+known, a connection is closed so at once: nobody would answer it.
 """
 
 from __future__ import annotations
@@ -91,10 +93,13 @@ class ClusterService:
     # -- The Service protocol ------------------------------------------------------------------
 
     def connected(self, conn: ConnId, now: float) -> list[Effect]:
-        self.attached[conn] = self.epoch
         inner = self.acting()
         if inner is not None:
+            self.attached[conn] = self.epoch
             return inner.connected(conn, now)
+        if self.owner == 0:
+            return [_restart(conn)]  # nobody owns the service now: try again in a moment
+        self.attached[conn] = self.epoch
         self.publish(Input(self.name, self.epoch, CONNECTED, conn))
         return []
 
@@ -113,6 +118,8 @@ class ClusterService:
         inner = self.acting()
         if inner is not None:
             return inner.received(conn, data, now)
+        if conn not in self.attached:
+            return []  # closed as this node found its lease lapsed
         if isinstance(data, str):
             self.publish(Input(self.name, epoch, RECEIVED, conn, text=data))
         else:
@@ -212,16 +219,22 @@ class ClusterService:
         return True
 
     def unheard(self, message: Input) -> None:
-        """An input nobody received: the owner it was meant for is not listening (it is still
-        restoring the service, or gone). Its connection would wait for ever: it reconnects."""
+        """An input nobody received, or that Redis did not confirm in time: the owner it was
+        meant for is not listening (it is still restoring the service, or gone), or Redis does
+        not answer. Its connection would wait for ever: it reconnects. The owner is told it
+        left, after its inputs, in case they reached it after all."""
         if message.kind != DISCONNECTED and self.attached.get(message.conn) == message.epoch:
             del self.attached[message.conn]
-            self.execute([Close(message.conn, SERVICE_RESTART, "service restart")], None)
+            self.execute([_restart(message.conn)], None)
+            self.publish(Input(self.name, message.epoch, DISCONNECTED, message.conn))
 
     def released(self, node: int) -> None:
-        """Node ``node`` handed the service back: nobody owns it until the next takeover."""
+        """Node ``node`` no longer owns the service (it handed it back or let it go, or its
+        liveness key expired): nobody does until the next takeover, and the sessions of the
+        connections attached to it are gone with it."""
         if self.owner == node and node != self.node:
             self.owner = 0
+            self._close_attached(lambda attached: True)
 
     def node_gone(self, node: int, now: float) -> None:
         """Node ``node`` died: its connections are gone for the real service too."""
@@ -240,7 +253,8 @@ class ClusterService:
         if self.inner is None:
             return
         log.warning("%s: no longer the owner (epoch %d): %s", self.name, self.epoch, reason)
-        self.inner, self.remote = None, {}
+        # Nobody owns it that this node knows of, until a takeover is announced.
+        self.inner, self.remote, self.owner = None, {}, 0
         self._close_attached(lambda attached: True)
         if self.on_lost is not None:
             self.on_lost()
@@ -302,4 +316,8 @@ class ClusterService:
         for conn in closing:
             del self.attached[conn]
         if closing:
-            self.execute([Close(conn, SERVICE_RESTART, "service restart") for conn in closing], None)
+            self.execute([_restart(conn) for conn in closing], None)
+
+
+def _restart(conn: ConnId) -> Close:
+    return Close(conn, SERVICE_RESTART, "service restart")

@@ -16,7 +16,7 @@ import math
 import secrets
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 import msgspec
 
 from parlour.api import ApiResponse, HttpRequest
+from parlour.cluster.awaiting import Awaited, Awaiting
 from parlour.cluster.calls import HttpCalls, HttpHandler
 from parlour.cluster.gateway import NODE_SHIFT, ClusterService, node_of
 from parlour.cluster.lease import Lease, lease_key, renewal_period
@@ -38,6 +39,8 @@ from parlour.cluster.wire import (
     Output,
     Released,
     Takeover,
+    WireBroadcast,
+    WireSend,
     decode,
     encode,
     from_wire,
@@ -45,7 +48,7 @@ from parlour.cluster.wire import (
     owner_channel,
     to_wire,
 )
-from parlour.core.effects import Broadcast, Close, Effect, Relay, Send, Store
+from parlour.core.effects import Broadcast, Close, ConnId, Effect, Relay, Send, Store
 from parlour.core.service import Service
 from parlour.storage import Fence, MetaRow, StoreFailure
 from parlour.transport.runtime import Runtime
@@ -56,6 +59,11 @@ log = logging.getLogger("parlour.cluster")
 
 #: How long a stop waits for Redis to take the leases back.
 STOP_SECONDS: Final = 3.0
+#: How long, in leases, a node waits for the answer to a note it sent for one of its
+#: connections before it gives up on it (a request answered in no words of its own): longer
+#: than it takes to learn that the owner stopped (its liveness key lives one lease, looked at
+#: every third of one).
+AWAIT_LEASES: Final = 3.0
 
 
 @dataclass
@@ -97,6 +105,8 @@ class ClusterNode:
         shards: Sequence[str] = (),
         on_everyone: Callable[[bytes], None] | None = None,
         unheard: Callable[[str, bytes], list[Effect]] | None = None,
+        awaited: Callable[[bytes], tuple[ConnId, Hashable] | None] | None = None,
+        answer_keys: Callable[[bytes], tuple[Hashable, ...]] | None = None,
     ) -> None:
         self.url = url
         #: Services owned in fair shares (the shards of /async games; their factories are in
@@ -107,6 +117,14 @@ class ClusterNode:
         self.on_everyone = on_everyone
         #: The effects that answer a note nobody took (a request for a shard without owner).
         self.unheard = unheard
+        #: Whose answer a note is (its connection, and what the answer carries), or None; and
+        #: what a frame sent to a connection answers (placement.awaited, answer_keys).
+        self.awaited = awaited
+        self.answer_keys = answer_keys
+        #: The notes sent for this node's connections to other nodes' services, unanswered yet.
+        self.awaiting = Awaiting()
+        #: Shards being handed back (their release is announced once the lease is let go).
+        self._handing: set[str] = set()
         #: Nodes alive in the cluster (liveness keys), counted every renewal period.
         self.live_nodes = 1
         #: One balance of the shards at a time (the loop's, or one a handover calls for).
@@ -120,6 +138,9 @@ class ClusterNode:
         self.node = 0
         self.bus = Bus(url, self._deliver)
         self.bus.on_gap = self._messages_lost
+        # A Redis that does not answer a publication in half a lease is taken for gone, as the
+        # leases are (a renewal has at most two thirds of one): what waited is answered.
+        self.bus.answer_within = ttl / 2
         self.services: dict[str, ClusterService] = {}
         self.leases: dict[str, Lease] = {}
         self.owned: dict[str, Owned] = {}
@@ -312,10 +333,14 @@ class ClusterNode:
         """Hand a shard over: stop its games, let what they made be stored, then release the
         lease and say so (the next owner restores them from the store)."""
         service, lease = self.services[name], self.leases[name]
-        service.demote("handed over to keep shares fair")
-        await self.runtime.drain_store(self.ttl)
-        with suppress(RedisError, OSError):
-            await lease.release()
+        self._handing.add(name)
+        try:
+            service.demote("handed over to keep shares fair")
+            await self.runtime.drain_store(self.ttl)
+            with suppress(RedisError, OSError):
+                await lease.release()
+        finally:
+            self._handing.discard(name)
         self.bus.publish(CLUSTER_CHANNEL, encode(Released(name, self.node)))
         log.info("cluster: node %d handed %s back", self.node, name)
 
@@ -369,7 +394,10 @@ class ClusterNode:
         started = time.perf_counter()
         owned = await self.factories[name](heartbeat)
         if not lease.held():
-            lease.drop()
+            # Let it go at once (Redis may still count it ours for a while: an acquisition
+            # answered late, Redis having stalled), so that a node takes it again now.
+            with suppress(RedisError, OSError):
+                await lease.release()
             if owned.stop is not None:
                 await owned.stop()
             log.warning("cluster: the lease of %s lapsed while restoring it", name)
@@ -381,6 +409,7 @@ class ClusterNode:
         self.runtime.fences[service] = self.runtime.fences[owned.service] = fence
         service.on_lost = lambda: self._lost(name)
         service.promote(owned.service, epoch)
+        self._owner_changed(name)
         await self.bus.subscribe(owner_channel(name))
         self.bus.publish(CLUSTER_CHANNEL, encode(Takeover(name, self.node, epoch)))
         log.info(
@@ -392,8 +421,12 @@ class ClusterNode:
         )
 
     def _lost(self, name: str) -> None:
-        """The service was demoted (lease lost or lapsed, or another node took it over)."""
+        """The service was demoted (lease lost or lapsed, or another node took it over). The
+        other nodes hear it at once (Released), not when another node's takeover is announced:
+        what they send this node for it meanwhile is dropped here, so they answer it."""
         self._unfence(name)
+        if not self._stopping and name not in self._handing:
+            self.bus.publish(CLUSTER_CHANNEL, encode(Released(name, self.node)))
         asyncio.get_running_loop().create_task(self._disown(name))
 
     def _fenced(self, fence: Fence) -> None:
@@ -458,6 +491,7 @@ class ClusterNode:
                     holder = await self.leases[name].holder()
                     if holder is not None and not service.owning:
                         service.taken_over(*holder)
+                        self._owner_changed(name)
             for service in self.services.values():
                 service.messages_lost()
 
@@ -471,11 +505,11 @@ class ClusterNode:
             try:
                 await self._beat()
                 await self._count_nodes()
+                self.awaiting.forget(self.runtime.clock() - AWAIT_LEASES * self.ttl)
                 owners = {service.owner for service in self.services.values()} - {0, self.node}
                 for node in sorted(owners):
                     if not await self.client.exists(node_alive_key(node)):
-                        for service in self.services.values():
-                            service.released(node)  # its leases lapse: nobody owns them now
+                        await self._owner_gone(node)
                 nodes = {node for service in self.services.values() for node in service.remote}
                 for node in sorted(nodes):
                     if not await self.client.exists(node_alive_key(node)):
@@ -484,6 +518,16 @@ class ClusterNode:
                             service.node_gone(node, self.runtime.clock())
             except (RedisError, OSError) as error:
                 log.warning("cluster: liveness: %s", error)
+
+    async def _owner_gone(self, node: int) -> None:
+        """Node ``node`` did not refresh its liveness key: each lease it held that Redis no longer
+        holds for it (expired, or taken by another) has no owner until the next takeover. One it
+        still holds (its key came late: a busy machine) is looked at again next time."""
+        for name, service in self.services.items():
+            if service.owner == node and await self.leases[name].holder() != (node, service.epoch):
+                log.warning("cluster: node %d is not alive and its lease of %s is over", node, name)
+                service.released(node)
+                self._owner_changed(name)
 
     # -- Messages ------------------------------------------------------------------------------
 
@@ -508,6 +552,8 @@ class ClusterNode:
         elif type(message) is Output:
             # Effects for this node's connections, stored already by the owner: shown at once
             # (held behind this node's own commits, a failed one would refuse them).
+            if self.awaiting:
+                self._replied(message)
             self.runtime.show(from_wire(message.effects))
         elif type(message) is HttpCall:
             asyncio.get_running_loop().create_task(self.calls.answer(message))
@@ -520,10 +566,12 @@ class ClusterNode:
             service = self.services.get(message.service)
             if service is not None:
                 service.taken_over(message.node, message.epoch)
+                self._owner_changed(message.service)
         elif type(message) is Released:
             service = self.services.get(message.service)
             if service is not None:
                 service.released(message.node)
+                self._owner_changed(message.service)
                 if message.service in self.shards and message.node != self.node:
                     self._rebalance_soon()
 
@@ -536,7 +584,16 @@ class ClusterNode:
                 service.noted(note.data, now)
             return
         owner = self.services.get(note.to)
-        if owner is not None and not owner.noted(note.data, now) and owner.owner in (0, self.node):
+        if owner is None:
+            return
+        if note.epoch:
+            # Meant for one tenure: taken by its owner while it acts, dropped otherwise (by a
+            # node that has just lost the service, or woke up to find its lease lapsed); its
+            # sender answers it once it learns that tenure is over.
+            if note.epoch == owner.epoch:
+                owner.noted(note.data, now)
+            return
+        if not owner.noted(note.data, now) and owner.owner in (0, self.node):
             # Not taken here: this node owned it no more as the note came, and no other node
             # has announced it owns it (one that had would have had the note too, having
             # subscribed first): nobody answers it but us.
@@ -558,8 +615,22 @@ class ClusterNode:
         if owner is not None and owner.acting() is not None:
             self._here(Note(to, data, self.node))
             return
+        waiting = self.awaited(data) if self.awaited is not None and owner is not None else None
+        if owner is None or waiting is None or node_of(waiting[0]) != self.node:
+            self.bus.publish(
+                owner_channel(to), encode(Note(to, data, self.node)), lambda: self._unheard(to, data)
+            )
+            return
+        if owner.owner in (0, self.node):  # nobody owns it now (this node no longer does)
+            self._unheard(to, data)
+            return
+        # Waited for until answered, or answered here once its owner's tenure is over.
+        entry = Awaited(waiting[0], waiting[1], to, owner.epoch, data, self.runtime.clock())
+        self.awaiting.add(entry)
         self.bus.publish(
-            owner_channel(to), encode(Note(to, data, self.node)), lambda: self._unheard(to, data)
+            owner_channel(to),
+            encode(Note(to, data, self.node, owner.epoch)),
+            lambda: self._answer(entry),
         )
 
     def _here(self, note: Note) -> None:
@@ -579,6 +650,38 @@ class ClusterNode:
             effects = self.unheard(to, data)
             if effects:
                 self.runtime.execute(effects)
+
+    def _answer(self, entry: Awaited) -> None:
+        """A note of ``awaiting`` that nobody will answer now (Redis says nobody heard it, or
+        its owner's tenure is over): answered here, unless it was already."""
+        if self.awaiting.take(entry):
+            self._unheard(entry.to, entry.data)
+
+    def _owner_changed(self, name: str) -> None:
+        """This node learned who owns ``name`` now (maybe nobody): the notes it waits for from
+        an earlier tenure get no answer from it (it drops them), nor from a later one (which
+        takes no note meant for another): they are answered here."""
+        if self.awaiting:
+            service = self.services[name]
+            current = service.epoch if service.owner != 0 else 0
+            for entry in self.awaiting.ended(name, current):
+                self._unheard(entry.to, entry.data)
+
+    def _replied(self, message: Output) -> None:
+        """Effects from an owner for this node's connections: those that answer awaited notes
+        end the wait."""
+        awaiting, keys = self.awaiting.by_conn, self.answer_keys
+        if keys is None:
+            return
+        for effect in message.effects:
+            if type(effect) is WireSend:
+                if effect.conn in awaiting:
+                    self.awaiting.replied(effect.conn, keys(effect.data))
+            elif type(effect) is WireBroadcast:
+                for conn in effect.conns:
+                    if conn in awaiting:
+                        instead = effect.instead or {}
+                        self.awaiting.replied(conn, keys(instead.get(conn, effect.data)))
 
     def _route_remote(self, effects: list[Effect]) -> None:
         """Runtime.remote: effects for connections of other nodes, one message per node."""

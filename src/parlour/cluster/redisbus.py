@@ -365,6 +365,11 @@ class Bus:
         #: The channels this node wants: what the subscription is set to once Redis answers
         #: again (a change asked for meanwhile, or one that failed, is made then).
         self._channels: set[str] = set()
+        #: How long Redis may take to answer the publisher before it is taken for gone (None:
+        #: only the pings' ANSWER_SECONDS); the oldest awaited answer, and when it was seen so.
+        self.answer_within: float | None = None
+        self._oldest: object = None
+        self._oldest_seen = 0.0
 
     # -- Publishing ------------------------------------------------------------------------------
 
@@ -403,17 +408,21 @@ class Bus:
         try:
             self._publisher = await self._open(self._published)
         except Exception as error:  # OSError, RedisConnectionError...: Redis is away
-            failed = len(self._out)
-            unheard = [callback for callback, _ in self._out_replies]
-            self._out, self._out_replies = [], []
-            self._skips_written = self._skips_handled = self._skips_queued
-            if failed:
-                log.error("cluster: %d messages could not be published: %s", failed, error or "no answer")
-            self._lose_messages()
-            self._tell_unheard(unheard)
+            self._give_up_queued(error)
         finally:
             self._connecting = None
         self._flush()
+
+    def _give_up_queued(self, error: Exception | None) -> None:
+        """What waits for a publisher is lost: a gap, and each counted publication unheard."""
+        failed = len(self._out)
+        unheard = [callback for callback, _ in self._out_replies]
+        self._out, self._out_replies = [], []
+        self._skips_written = self._skips_handled = self._skips_queued
+        if failed:
+            log.error("cluster: %d messages could not be published: %s", failed, error or "no answer")
+        self._lose_messages()
+        self._tell_unheard(unheard)
 
     async def _new_publisher(self) -> None:
         """A publisher again (one connection at a time: replies are matched in order)."""
@@ -514,6 +523,8 @@ class Bus:
         await self._confirmed(self._subscriber, b"SUBSCRIBE", sorted(self._channels))
         self._publisher = await self._open(self._published)
         self._tasks = [self._loop.create_task(self._keep())]
+        if self.answer_within is not None:
+            self._tasks.append(self._loop.create_task(self._watch(self.answer_within)))
 
     async def _open(self, on_reply: Callable[[Any], None]) -> _Link:
         """A connection to Redis at ``address``, authenticated and on its database, whose
@@ -595,6 +606,45 @@ class Bus:
                 await self._heal()
             else:
                 self._ping()
+
+    async def _watch(self, within: float) -> None:
+        """Every third of ``within``, whether a publication waits too long (``overdue``); apart
+        from ``_keep``, which waits for Redis while it makes a connection again."""
+        period = within / 3
+        while not self._closing:
+            began = time.monotonic()
+            await asyncio.sleep(period)
+            now = time.monotonic()
+            # Woken late, the loop was held up: answers may be waiting unread in the socket.
+            if now - began < 2 * period:
+                self.overdue(now)
+
+    def overdue(self, now: float) -> bool:
+        """Whether the oldest publication waiting for Redis has waited for longer than
+        ``answer_within`` (seen first at a check, still the oldest at a later one): its answer
+        on the publisher, or to be written while the publisher is made again. Redis does not
+        answer: the publisher is closed, or what is queued for it given up, a gap either way;
+        what waited for an answer is told it was unheard at once, and the node hears of the gap
+        once Redis answers again."""
+        link, within = self._publisher, self.answer_within
+        connected = link is not None and not link.closed
+        waiting = self._replies if connected else self._out_replies
+        if within is None or not waiting:
+            self._oldest = None
+            return False
+        oldest = waiting[0]
+        if oldest is not self._oldest:
+            self._oldest, self._oldest_seen = oldest, now
+            return False
+        if now - self._oldest_seen < within:
+            return False
+        log.error("cluster: Redis did not answer a publication in %.1f s", within)
+        self._oldest = None
+        if link is not None and connected:
+            link.close()
+        else:
+            self._give_up_queued(None)
+        return True
 
     def _ping(self) -> None:
         now = time.monotonic()

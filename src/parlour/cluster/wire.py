@@ -129,11 +129,15 @@ class Released(msgspec.Struct, tag="released", array_like=True):
 
 class Note(msgspec.Struct, tag="note", array_like=True):
     """A service's note for the owner of ``to`` (``"*"``: every node), from node ``sender``
-    (which hands its own copy of a ``"*"`` note to itself, and skips the one Redis echoes)."""
+    (which hands its own copy of a ``"*"`` note to itself, and skips the one Redis echoes).
+    A note that waits for an answer carries the ``epoch`` of the owner it is meant for: any
+    other owner drops it, and its sender answers it once it learns that tenure is over
+    (ClusterNode.awaiting); 0: any owner takes it."""
 
     to: str
     data: bytes
     sender: int = 0
+    epoch: int = 0
 
 
 Message = Input | Output | HttpCall | HttpAnswer | Takeover | Released | Note

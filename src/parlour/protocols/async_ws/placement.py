@@ -15,7 +15,7 @@ with msgspec's MessagePack. Nothing in this module does I/O.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from typing import Final
 
 import msgspec
@@ -48,7 +48,9 @@ __all__ = [
     "Router",
     "WantOnline",
     "Watch",
+    "answer_keys",
     "apply_everyone",
+    "awaited",
     "decode_note",
     "encode_note",
     "head",
@@ -336,6 +338,39 @@ def unheard(data: bytes) -> list[Effect]:
         )
         return [Send(note.conn, encode(error))]
     return []
+
+
+def awaited(data: bytes) -> tuple[ConnId, Hashable] | None:
+    """Whose answer a note is, and how that answer is recognised: a request routed for a
+    connection (Routed, Gather, Watch) and the ``request_id`` its reply echoes (S2), or its game
+    when it has none; None for a note that answers nobody, or whose answer cannot be told."""
+    try:
+        note = decode_note(data)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    key: Hashable = None
+    if type(note) is Routed:
+        _, request_id, game_id = head(note.text)
+        conn, key = note.conn, request_id if request_id is not None else _game_key(game_id)
+    elif type(note) is Watch:
+        conn, key = note.conn, note.request_id if note.request_id is not None else _game_key(note.game_id)
+    elif type(note) is Gather:
+        conn, key = note.conn, note.request_id
+    return None if key is None else (conn, key)
+
+
+def answer_keys(data: bytes) -> tuple[Hashable, ...]:
+    """What a frame sent to a connection answers (see ``awaited``): its ``request_id``, and its
+    game (any message of the game shows that its owner serves the connection)."""
+    try:
+        sent = _head_decoder.decode(data)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return ()
+    return tuple(key for key in (sent.request_id, _game_key(sent.game_id)) if key is not None)
+
+
+def _game_key(game_id: int | None) -> tuple[str, int] | None:
+    return None if game_id is None else ("game", game_id)
 
 
 def apply_everyone(directory: Directory, data: bytes) -> None:

@@ -1,0 +1,87 @@
+"""The notes a node sent to another node's service for its own connections, until they are
+answered (docs/cluster.md, "Every request is answered").
+
+A request routed to a shard's owner is published on the shard's channel; Redis counts it heard
+as long as that owner is subscribed, even when it is frozen (a paused process or machine) and
+will never act on it again: its lease lapses and another node takes the shard over. So the
+node that sent it keeps it here, with the owner's epoch it was meant for, until an answer to
+its connection arrives (recognised by the service's own words: the ``request_id`` it echoes).
+When the node learns that this tenure is over (another node's takeover announcement, the owner
+letting it go, the owner's liveness key gone), what is still here was not answered and never
+will be: the node answers it itself (TRY_AGAIN: the owner it was meant for dropped it, and no
+other owner takes a note meant for another tenure). Nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Container, Hashable
+from dataclasses import dataclass
+
+from parlour.core.effects import ConnId
+
+__all__ = ["Awaited", "Awaiting"]
+
+
+@dataclass(eq=False, slots=True)
+class Awaited:
+    """One note waiting for its answer: for the owner of ``to`` at ``epoch``, from ``conn``;
+    ``key`` is what its answer carries (the request's ``request_id``, or its game)."""
+
+    conn: ConnId
+    key: Hashable
+    to: str
+    epoch: int
+    data: bytes
+    since: float
+
+
+class Awaiting:
+    """The notes this node waits to see answered, by connection (a handful at a time)."""
+
+    __slots__ = ("by_conn",)
+
+    def __init__(self) -> None:
+        self.by_conn: dict[ConnId, list[Awaited]] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.by_conn)
+
+    def add(self, entry: Awaited) -> None:
+        self.by_conn.setdefault(entry.conn, []).append(entry)
+
+    def take(self, entry: Awaited) -> bool:
+        """Stop waiting for ``entry``; False if it was answered (or given up on) already."""
+        entries = self.by_conn.get(entry.conn)
+        if entries is None or not any(waiting is entry for waiting in entries):
+            return False
+        self._keep(entry.conn, [waiting for waiting in entries if waiting is not entry])
+        return True
+
+    def replied(self, conn: ConnId, keys: Container[Hashable]) -> None:
+        """A frame reached ``conn`` carrying ``keys``: the notes it answers are answered."""
+        entries = self.by_conn.get(conn)
+        if entries is not None:
+            self._keep(conn, [entry for entry in entries if entry.key not in keys])
+
+    def ended(self, to: str, epoch: int) -> list[Awaited]:
+        """The notes for ``to`` meant for a tenure other than ``epoch`` (0: any tenure), taken
+        out: their owner will not answer them."""
+        over: list[Awaited] = []
+        for conn, entries in list(self.by_conn.items()):
+            gone = [entry for entry in entries if entry.to == to and (epoch == 0 or entry.epoch != epoch)]
+            if gone:
+                over.extend(gone)
+                self._keep(conn, [entry for entry in entries if not any(entry is g for g in gone)])
+        return over
+
+    def forget(self, before: float) -> None:
+        """Give up on what was sent before ``before``: a request its owner took without a reply
+        of its own (a confirmation), or one answered in words not recognised."""
+        for conn, entries in list(self.by_conn.items()):
+            self._keep(conn, [entry for entry in entries if entry.since >= before])
+
+    def _keep(self, conn: ConnId, entries: list[Awaited]) -> None:
+        if entries:
+            self.by_conn[conn] = entries
+        else:
+            del self.by_conn[conn]

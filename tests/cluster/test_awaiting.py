@@ -1,0 +1,220 @@
+"""Every request answered (docs/cluster.md, "Every request is answered"), without Redis: the
+notes a node waits to see answered, how a node routes and answers them around an owner's
+tenure, and the bus giving up on a Redis that does not answer. Clocks are injected."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from parlour.cluster.awaiting import Awaited, Awaiting
+from parlour.cluster.gateway import ClusterService
+from parlour.cluster.node import ClusterNode
+from parlour.cluster.redisbus import Bus
+from parlour.cluster.wire import Note, Output, Released, Takeover, WireSend, decode, encode
+from parlour.core.effects import ConnId, Effect, Send
+from parlour.protocols.async_ws.messages import ErrorRequest
+from parlour.protocols.async_ws.messages import encode as encode_message
+from parlour.protocols.async_ws.placement import (
+    Online,
+    Routed,
+    answer_keys,
+    awaited,
+    encode_note,
+    try_again,
+    unheard,
+)
+
+ME, OWNER, OTHER = 1, 2, 3
+SHARD = "async/5"
+
+
+def conn(node: int, number: int) -> ConnId:
+    return node << 32 | number
+
+
+def commit(rid: str | None, game_id: int = 29) -> str:
+    text = f'{{"type":"CommitActionRequest","game_id":{game_id},"turn_index":1'
+    return text + (f',"request_id":"{rid}"}}' if rid is not None else "}")
+
+
+def routed(c: ConnId, rid: str | None, game_id: int = 29) -> bytes:
+    return encode_note(Routed(c, 7, commit(rid, game_id)))
+
+
+def test_a_routed_request_is_awaited_until_a_frame_echoes_its_request_id() -> None:
+    c = conn(ME, 1)
+    assert awaited(routed(c, "r1")) == (c, "r1")
+    assert awaited(routed(c, None)) == (c, ("game", 29))  # no request_id: any word of its game
+    assert awaited(encode_note(Online(7, c, True))) is None  # answers nobody
+    waiting = Awaiting()
+    first = Awaited(c, "r1", SHARD, 4, routed(c, "r1"), 0.0)
+    second = Awaited(c, ("game", 31), SHARD, 4, routed(c, None, 31), 0.0)
+    waiting.add(first)
+    waiting.add(second)
+    # Another answer for the connection ends neither wait; the answer to r1 ends its own.
+    waiting.replied(c, answer_keys(b'{"type":"LobbyGameListRequest","game_list":""}'))
+    waiting.replied(c, answer_keys(b'{"type":"ActionCommitedRequest","game_id":29,"request_id":"r9"}'))
+    assert waiting.by_conn == {c: [first, second]}
+    refused = try_again(c, commit("r1"), "moving").data
+    waiting.replied(c, answer_keys(refused))
+    assert waiting.by_conn == {c: [second]}
+    assert not waiting.take(first)  # answered already: not answered again
+    waiting.replied(c, answer_keys(b'{"type":"ActionRequiredRequest","game_id":31,"turn_index":2}'))
+    assert not waiting
+
+
+def test_a_tenure_that_ends_leaves_what_it_did_not_answer() -> None:
+    c, d = conn(ME, 1), conn(ME, 2)
+    waiting = Awaiting()
+    old = Awaited(c, "a", SHARD, 4, b"a", 0.0)
+    new = Awaited(d, "b", SHARD, 6, b"b", 1.0)
+    elsewhere = Awaited(d, "c", "async/6", 4, b"c", 2.0)
+    for entry in (old, new, elsewhere):
+        waiting.add(entry)
+    assert waiting.ended(SHARD, 6) == [old]  # a new owner at 6 does not take 4's
+    assert waiting.ended(SHARD, 0) == [new]  # nobody owns it: nobody answers
+    waiting.forget(2.0)
+    assert waiting.by_conn == {d: [elsewhere]}
+    waiting.forget(2.5)  # given up on (an answer not recognised, or none of its own)
+    assert not waiting
+
+
+@dataclass
+class FakeRuntime:
+    executed: list[Effect] = field(default_factory=list)
+    now: float = 0.0
+
+    def execute(self, effects: list[Effect], service: Any = None, origin: Any = None) -> None:
+        self.executed.extend(effects)
+
+    def clock(self) -> float:
+        return self.now
+
+    def show(self, effects: list[Effect]) -> None:
+        self.executed.extend(effects)
+
+
+def node_with_a_shard(valid: list[bool]) -> tuple[ClusterNode, FakeRuntime, list[tuple[str, bytes, Any]]]:
+    """Node ME, with the shard SHARD (owned by OWNER at epoch 4 as far as it knows); what it
+    publishes is recorded, with the callback told if nobody hears it."""
+    runtime = FakeRuntime()
+    node = ClusterNode(
+        "redis://127.0.0.1:1/0",
+        runtime,  # type: ignore[arg-type]
+        {},
+        ttl=3.0,
+        unheard=lambda to, data: unheard(data),
+        awaited=awaited,
+        answer_keys=answer_keys,
+    )
+    node.node = ME
+    published: list[tuple[str, bytes, Any]] = []
+    node.bus.publish = lambda channel, data, callback=None: published.append((channel, data, callback))  # type: ignore[method-assign]
+    service = ClusterService(SHARD, ME, lambda message: None, runtime.execute, lambda: valid[0])
+    service.owner, service.epoch = OWNER, 4
+    node.services[SHARD] = service
+    return node, runtime, published
+
+
+def test_a_request_routed_to_an_owner_that_stops_is_answered_by_its_router() -> None:
+    node, runtime, published = node_with_a_shard([True])
+    c, d = conn(ME, 1), conn(ME, 2)
+    node.send_note(SHARD, routed(c, "answered"))
+    node.send_note(SHARD, routed(d, "frozen"))
+    # Each goes to the owner it is meant for, tagged with its epoch.
+    notes = [decode(data) for _, data, _ in published]
+    assert [(n.to, n.epoch) for n in notes if type(n) is Note] == [(SHARD, 4), (SHARD, 4)]
+    reply = encode_message(ErrorRequest(code="GAME_OVER", message="no", request_id="answered", game_id=29))
+    node._deliver("parlour:node:1", encode(Output([WireSend(c, reply)])))
+    assert runtime.executed == [Send(c, reply)] and list(node.awaiting.by_conn) == [d]
+    # The owner stops: another node takes the shard over. The request it never answered is
+    # answered here, TRY_AGAIN with its request_id; the answered one is not answered again.
+    runtime.executed.clear()
+    node._deliver("parlour:cluster", encode(Takeover(SHARD, OTHER, 6)))
+    assert runtime.executed == [
+        try_again(d, commit("frozen"), "the game is moving to another node; send it again")
+    ]
+    assert not node.awaiting
+    # Told later that nobody heard it (Redis answering late), it is not answered twice.
+    published[1][2]()
+    assert len(runtime.executed) == 1
+
+
+def test_a_request_for_a_shard_without_owner_is_answered_at_once() -> None:
+    node, runtime, published = node_with_a_shard([True])
+    c = conn(ME, 1)
+    node._deliver("parlour:cluster", encode(Released(SHARD, OWNER)))
+    node.send_note(SHARD, routed(c, "nobody"))
+    assert published == [] and runtime.executed == [
+        try_again(c, commit("nobody"), "the game is moving to another node; send it again")
+    ]
+    # Nobody heard it: answered once, at once.
+    node._deliver("parlour:cluster", encode(Takeover(SHARD, OTHER, 6)))
+    runtime.executed.clear()
+    node.send_note(SHARD, routed(c, "unheard"))
+    published[-1][2]()
+    assert runtime.executed == [
+        try_again(c, commit("unheard"), "the game is moving to another node; send it again")
+    ]
+    assert not node.awaiting
+
+
+def test_an_owner_that_lost_its_lease_drops_the_notes_meant_for_it() -> None:
+    """A node frozen past its lease wakes to find notes for its shard in its socket: it learns
+    its lease lapsed and answers none of them (their senders do); a note meant for another
+    tenure is never taken."""
+
+    @dataclass
+    class Shard:
+        notes: list[bytes] = field(default_factory=list)
+
+        def noted(self, data: bytes, now: float) -> list[Effect]:
+            self.notes.append(data)
+            return [Send(conn(OTHER, 1), b"answer")]
+
+    valid = [True]
+    node, runtime, _ = node_with_a_shard(valid)
+    service, shard = node.services[SHARD], Shard()
+    service.promote(shard, 4)  # type: ignore[arg-type]
+    mine = routed(conn(OTHER, 1), "meant for 4")
+    node._deliver("parlour:async/5:owner", encode(Note(SHARD, mine, OTHER, 4)))
+    node._deliver("parlour:async/5:owner", encode(Note(SHARD, b"for 3", OTHER, 3)))
+    assert shard.notes == [mine] and runtime.executed == [Send(conn(OTHER, 1), b"answer")]
+    valid[0] = False  # frozen past its lease
+    node._deliver("parlour:async/5:owner", encode(Note(SHARD, routed(conn(OTHER, 1), "late"), OTHER, 4)))
+    assert shard.notes == [mine] and len(runtime.executed) == 1  # dropped, not answered
+    assert not service.owning and service.owner == 0
+
+
+class FakeLink:
+    closed = False
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_a_redis_that_does_not_answer_a_publication_in_time_is_a_gap() -> None:
+    told: list[str] = []
+    bus = Bus("redis://127.0.0.1:1/0", lambda channel, data: None)
+    bus.answer_within = 1.0
+    link = FakeLink()
+    bus._publisher = link  # type: ignore[assignment]
+    bus._replies.append((lambda: told.append("first"), 0))
+    assert not bus.overdue(10.0)  # seen waiting
+    assert not bus.overdue(10.5)
+    assert bus.overdue(11.0) and link.closed  # still the oldest a whole second later
+    # A publisher being made again: what is queued for it is given up on as well.
+    bus._publisher = None
+    bus._out, bus._out_replies = [b"PUBLISH"], [(lambda: told.append("queued"), 0)]
+    assert not bus.overdue(20.0) and not bus.overdue(20.9)
+    assert bus.overdue(21.0) and told == ["queued"] and bus._out == [] and bus._gap
+    # Answered in time, nothing is given up.
+    answered = Bus("redis://127.0.0.1:1/0", lambda channel, data: None)
+    answered.answer_within = 1.0
+    answered._publisher = FakeLink()  # type: ignore[assignment]
+    for now in (0.0, 0.4, 0.8, 1.2, 1.6):
+        answered._replies.append((lambda: told.append("answered"), 0))
+        assert not answered.overdue(now)
+        answered._published(1)
+    assert told == ["queued"]
