@@ -28,6 +28,15 @@ from tests.chaos.history import Event, History
 
 __all__ = ["Stored", "Verdict", "check"]
 
+#: A request is answered, refused or its connection closed within this many leases of its
+#: sending (docs/cluster.md, "Every request is answered"), and this many seconds more for the
+#: round trips of a loaded machine.
+ANSWER_LEASES = 1.5
+ANSWER_SLACK = 2.0
+#: Faults during which an answer may take longer: the store away or slow (commits pause until
+#: it answers), a link slowed or held, the client's node itself paused.
+DELAYING = ("pg-stop", "pg-pause", "link-delay", "link-loss", "link-hold", "node-pause")
+
 #: The messages a refused commit is told: only the first says for certain nothing changed.
 NOTHING_CHANGED = "nothing changed"
 
@@ -126,6 +135,20 @@ def _windows(history: History, kind: str) -> dict[str, list[tuple[float, float]]
     return windows
 
 
+def _delaying(history: History) -> dict[str, list[tuple[float, float]]]:
+    """The windows of the faults that may delay answers: by node ("n2": its pause, its links)
+    and "*" for those of every node (the store itself)."""
+    found: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for kind in DELAYING:
+        for target, windows in _windows(history, kind).items():
+            key = "*" if target == "pg" else target.split("-")[0]
+            # A link's fault delays every node's requests whose owner is behind that link.
+            if kind.startswith("link-"):
+                key = "*"
+            found[key] += windows
+    return found
+
+
 def check(
     history: History,
     stored: Stored,
@@ -198,7 +221,9 @@ def check(
 
     # -- Every request answered within the bound ------------------------------------------------
     bound = 2 * lease + 5.0
+    answer_bound = ANSWER_LEASES * lease + ANSWER_SLACK
     paused = _windows(history, "node-pause")
+    delaying = _delaying(history)
     for event in history.events:
         if event.kind != "note" or event.data.get("what") not in ("unanswered", "sign-in unanswered"):
             continue
@@ -211,6 +236,23 @@ def check(
                 str(event.data["what"]),
                 f"{event.who} on n{event.node} at {event.t:.1f}s {event.data.get('request_id', '')}",
             )
+    # Answered, but later than docs/cluster.md says ("Every request is answered"), where no
+    # fault that is allowed to delay answers (the store away or slow, a link slowed, the node
+    # itself paused) was in force.
+    for request in requests:
+        end = request.answer.t if request.answer is not None else None
+        if end is None or end - request.event.t <= answer_bound:
+            continue
+        sent = request.event.t
+        mine = [*delaying.get("*", []), *delaying.get(f"n{request.event.node}", [])]
+        if any(start <= end and sent <= stop for start, stop in mine):
+            verdict.counts["answers later than the bound, with a store or link fault in force"] += 1
+            continue
+        verdict.fail(
+            "answered later than the bound",
+            f"{request.event.who} on n{request.event.node}: {request.message.get('type')} "
+            f"{request.message.get('request_id')} sent at {sent:.1f}s, answered after {end - sent:.1f}s",
+        )
     for event in history.events:
         if event.kind == "note" and event.data.get("what") == "no prompt":
             verdict.counts["turns waited for without a prompt (signed in again)"] += 1

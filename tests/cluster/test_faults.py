@@ -54,15 +54,18 @@ async def owners(cluster: Cluster, shards: int = SHARDS, timeout: float = 10.0) 
 
 async def rejoin(player: Player, port: int, clients: list[AsyncClient], tries: int = 5) -> None:
     """Sign in again with the old token; a connection closed again before it is answered (a
-    takeover announced meanwhile closes what was attached to the owner before) is retried."""
+    takeover announced meanwhile closes what was attached to the owner before, a node that knows
+    no owner yet closes it at once) is retried."""
     for _ in range(tries):
         client = await AsyncClient.connect(port, label=player.name)
         clients.append(client)
-        await client.send({"type": "AsyncAuthRequest", "name": player.name, "sessionToken": player.token})
         try:
+            # A node that knows no owner of the service yet closes a new connection at once.
+            await client.send({"type": "AsyncAuthRequest", "name": player.name, "sessionToken": player.token})
             answer = await client.expect(("AsyncConnectedRequest", "AsyncConnectionErrorRequest"), 3.0)
-        except AssertionError:
+        except (AssertionError, ConnectionClosed):
             await client.close()
+            await asyncio.sleep(0.2)
             continue
         assert answer["type"] == "AsyncConnectedRequest", answer
         player.client = client
