@@ -38,6 +38,7 @@ __all__ = [
     "Changed",
     "Directory",
     "Gather",
+    "Gone",
     "Named",
     "Noticed",
     "Online",
@@ -118,6 +119,14 @@ class Changed(msgspec.Struct, tag="changed", array_like=True):
     change neither are not told."""
 
     doc: bytes
+
+
+class Gone(msgspec.Struct, tag="gone", array_like=True):
+    """Shard -> hub: the store holds no game ``game_id`` (read back after a failed commit, or
+    read because the hub sent a request for a game the shard did not hold): the hub forgets its
+    copy, and requests for the game are answered UNKNOWN_GAME."""
+
+    game_id: int
 
 
 class Noticed(msgspec.Struct, tag="noticed", array_like=True):
@@ -211,6 +220,7 @@ Note = (
     Routed
     | Placed
     | Changed
+    | Gone
     | Noticed
     | Gather
     | Watch
