@@ -7,7 +7,9 @@ game on its shard (``game_id % shards``) when it starts. From then on the shard'
 game: its turns, clocks, idle timer, robots, server rules and observers. A turn touches only
 that owner, the store, and the nodes holding its players' connections: the node that received
 the request routes it (``Router``), the owner answers through the runtime (sends to other
-nodes' connections go over the bus), and the hub hears of the game again only when it ends.
+nodes' connections go over the bus), and the hub hears of the game again only when its status
+or seats change, or when the shard finds the store holds something else of it (``Changed``) or
+nothing (``Gone``): the hub's copy follows the store.
 
 Notes travel as ``Relay`` effects (released after the same commit as the sends), encoded here
 with msgspec's MessagePack. Nothing in this module does I/O.
