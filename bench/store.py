@@ -4,8 +4,9 @@ throwaway server from Debian's binaries, tests/pg.py, with fsync on as in produc
 Each commit is what a busy server's writer commits per event-loop iteration: a few moves of a
 running game and the game's row (``--batch`` records), one transaction. Measured for both
 ``store_sync`` settings: ``normal`` (SQLite's synchronous=NORMAL in WAL mode; PostgreSQL's
-synchronous_commit=off) and ``full`` (an fsync per commit on both). One connection, one
-commit after the other: what one server's writer process does.
+synchronous_commit=local, its log flushed at each commit) and ``full`` (an fsync per commit on
+SQLite; synchronous_commit=on on PostgreSQL, the same as local without replicas). One
+connection, one commit after the other: what one server's writer process does.
 
     .venv/bin/python bench/store.py [--commits 2000] [--batch 8]
 """

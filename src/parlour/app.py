@@ -470,6 +470,9 @@ async def _start_cluster(
             service = ShardService(shard, shards, directory, async_limits(settings), Random(), IdSource())
             service.games.robot_timer = robot_timer(exporter.collector.meter)
             service.games.offload = True
+            service.fetch = _game_reader(
+                service, store, runtime, lambda: node.services[shard_name(shard)].acting() is service
+            )
             rows = await runtime.in_store_thread(lambda: store.load_async_shard(shard, shards))
             if heartbeat is None:
                 beat = await runtime.in_store_thread(lambda: store.meta("heartbeat"))
@@ -523,6 +526,31 @@ async def _start_cluster(
     # The hub's list of who is signed in, for this node's directory (the hub answers all).
     node.send_note("async", encode_note(WantOnline()))
     return node
+
+
+def _game_reader(
+    service: ShardService, store: Store, runtime: Runtime, acting: Callable[[], bool]
+) -> Callable[[int], None]:
+    """ShardService.fetch: one game read on the store's thread, then handed to the shard as an
+    input of its own, while this node still runs the shard (``acting``)."""
+    reads: set[asyncio.Task[None]] = set()
+
+    async def read(game_id: int) -> None:
+        try:
+            row = await runtime.in_store_thread(lambda: store.load_async_game(game_id))
+        except StoreFailure as failure:
+            log.warning("%s: cannot read game %d: %s", service.name, game_id, failure)
+            service.unread(game_id)
+            return
+        if acting():
+            runtime.execute(service.found(game_id, row, runtime.clock()), service)
+
+    def fetch(game_id: int) -> None:
+        task = asyncio.get_running_loop().create_task(read(game_id))
+        reads.add(task)  # held until done: the loop keeps only a weak reference
+        task.add_done_callback(reads.discard)
+
+    return fetch
 
 
 def _reported(

@@ -208,8 +208,8 @@ class Settings:
     #: Where durable state lives: an SQLite file (created on first run), a PostgreSQL database
     #: (``postgresql://user:password@host:port/database``; its tables are created on first
     #: run), or "none" to keep everything in memory. ``store_sync`` is "normal" (commits
-    #: survive the process dying) or "full" (they survive a power cut too); see
-    #: parlour.storage.sqlite and parlour.storage.postgres.
+    #: survive the process dying, and on PostgreSQL the database server too) or "full" (they
+    #: survive a power cut too); see parlour.storage.sqlite and parlour.storage.postgres.
     store: str = "var/parlour.db"
     store_sync: str = "normal"
     #: What commits: the "log" (the default: each batch is acknowledged once appended to a redo
@@ -476,8 +476,10 @@ HELP: dict[str, str] = {
     "store": "The SQLite file that keeps players, games and moves (created on first run), or a PostgreSQL "
     "database postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE (its tables created on first run); none "
     "keeps everything in memory.",
-    "store_sync": "normal: commits survive the process dying (kill -9, a crash); full: they also survive a "
-    "power cut or an OS crash (of the database's machine, for PostgreSQL), at one fsync per commit.",
+    "store_sync": "normal: commits survive the process dying (kill -9, a crash; on PostgreSQL, the database "
+    "server or its machine too: each commit is flushed to its log on the primary); full: they also survive a "
+    "power cut or an OS crash, at one fsync per commit (on PostgreSQL, the synchronous replicas, if any, hold "
+    "each commit too).",
     "store_writer": "What commits to the store: log appends each change to a redo log beside an SQLite "
     "file (store_sync normal) and acknowledges it there, a writer process applying the log behind the server "
     "(elsewhere, and in a cluster, as process); process commits each change in a writer process (python -m "

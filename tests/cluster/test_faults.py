@@ -19,7 +19,7 @@ from websockets.exceptions import ConnectionClosed
 
 from parlour.cluster.redisbus import Bus, connect
 from parlour.storage import open_store
-from tests.asyncclient import AsyncClient, Message, Player, request_id, start_open_game
+from tests.asyncclient import AsyncClient, Message, Player, enter_lobby, request_id, start_open_game
 from tests.cluster.nodes import LEASE, SHARDS, Cluster, cluster_of, health
 from tests.cluster.test_two_nodes import metrics_of, player_on, run
 from tests.integration.test_async_restart import commit
@@ -352,3 +352,163 @@ async def turns(store: str, game_id: int) -> list[Any]:
             opened.close()
 
     return await asyncio.to_thread(read)
+
+
+# -- PostgreSQL stopped at once right after acknowledged turns ---------------------------------
+
+
+async def server_rules_game(
+    cluster: Cluster, clients: list[AsyncClient], turns: int
+) -> tuple[int, dict[int, Player], int]:
+    """A 2-seat Fish game under server rules between a player on the first node and one on the
+    second, ``turns`` turns played as fast as they are acknowledged: the game, its players by
+    seat, and its turn_index now."""
+    first, second = cluster.nodes[:2]
+    a = await player_on(first.port, clients, "A")
+    b = await player_on(second.port, clients, "B")
+    await enter_lobby(a)
+    config = {"game_type": "fish", "max_players": 2, "rules": "fish"}
+    await a.client.send({"type": "LobbyCreateGameRequest", "configuration": config})
+    game_id: int = (await a.client.expect("LobbyGameCreatedRequest"))["game_id"]
+    await enter_lobby(b)
+    await b.client.send({"type": "LobbyJoinGameRequest", "game_id": game_id})
+    for player in (a, b):
+        await player.client.expect("GameCreatedRequest", game_id=game_id)
+    seats = {1: a, 2: b}
+    report = await game_report(a, game_id)
+    turn_index: int = report["turn_index"]
+    for played in range(1, turns + 1):
+        await play_turn(seats[report["active_player"]], game_id, turn_index)
+        turn_index += 1
+        if played < turns:  # the last one is followed at once by what the test does next
+            report = await game_report(a, game_id)
+    return game_id, seats, turn_index
+
+
+async def game_report(player: Player, game_id: int) -> Message:
+    """The game's one StatusReport (asked again while its shard is moving: a node that came late
+    to renew its liveness on a busy machine hands shards over)."""
+    reply = await whats_new(player, game_id)
+    assert reply["type"] == "GameStatusReportRequest", reply
+    reports: list[Message] = reply["status_reports"]
+    assert [report.get("game_id") for report in reports] == [game_id], reports
+    return reports[0]
+
+
+async def play_turn(player: Player, game_id: int, turn_index: int, rid: str | None = None) -> Message:
+    """The first legal action of the turn the player is asked for, committed; its answer (an
+    acknowledgement, unless ``rid`` is given: then nothing is awaited)."""
+    asked = await player.client.expect("ActionRequiredRequest", game_id=game_id, turn_index=turn_index)
+    commit = {
+        "type": "CommitActionRequest",
+        "game_id": game_id,
+        "turn_index": turn_index,
+        "action": asked["legal_actions"][0],
+    }
+    if rid is not None:
+        await player.client.send({**commit, "request_id": rid})
+        return asked
+    await player.client.send(commit)
+    return await player.client.expect("ActionCommitedRequest", game_id=game_id, turn_index=turn_index + 1)
+
+
+async def whats_new(player: Player, game_id: int, timeout: float = 10.0) -> Message:
+    """WhatsNewPussycatRequest for the game until it is answered other than TRY_AGAIN (a shard
+    may be moving for a moment): that answer; the last TRY_AGAIN after ``timeout`` seconds."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        rid = request_id("w")
+        await player.client.send({"type": "WhatsNewPussycatRequest", "game_id": game_id, "request_id": rid})
+        reply = await player.client.expect(("GameStatusReportRequest", "ErrorRequest"), 10.0, request_id=rid)
+        if reply.get("code") != "TRY_AGAIN" or asyncio.get_running_loop().time() > deadline:
+            return reply
+        await asyncio.sleep(0.2)
+
+
+def test_acknowledged_turns_survive_postgresql_stopped_at_once(
+    tmp_path: Path, redis_url: str, postgres: PostgresServer
+) -> None:
+    """Three nodes with the default store_sync (normal). Three turns acknowledged in quick
+    succession, PostgreSQL stopped at once (pg_ctl stop -m immediate: a crash of the database
+    server) right after the last acknowledgement, for 3 s: once it is back, every acknowledged
+    turn is in the store, and the game reports the turn after them on both players' nodes."""
+    store = postgres.database()
+    with cluster_of(tmp_path, redis_url, store, count=3, lease=3.0) as cluster:
+
+        async def scenario(clients: list[AsyncClient]) -> None:
+            await owners(cluster)
+            game_id, seats, turn_index = await server_rules_game(cluster, clients, 3)
+            await asyncio.to_thread(postgres.stop_now)
+            await asyncio.sleep(3.0)
+            await asyncio.to_thread(postgres.start)
+            assert await turns(store, game_id) == list(range(1, turn_index))
+            await store_ok(cluster)
+            for player in seats.values():
+                report = await game_report(player, game_id)
+                assert report["turn_index"] == turn_index, report
+
+        run(cluster, scenario)
+
+
+async def store_ok(cluster: Cluster, timeout: float = 20.0) -> None:
+    """Until every node commits again (a request it holds while it reads back what a failed
+    commit stored is dropped if that is refused, unanswered when it stores nothing)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    for node in cluster.nodes:
+        while (await asyncio.to_thread(health, node.port)).get("store") != "ok":
+            assert asyncio.get_running_loop().time() < deadline, f"node on {node.port}: store still failing"
+            await asyncio.sleep(0.1)
+
+
+async def asked(seats: dict[int, Player], game_id: int, turn_index: int, timeout: float = 5.0) -> Player:
+    """The player asked for this turn (the ActionRequiredRequest that came with the last
+    acknowledgement), once it has arrived; nothing is sent."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        for player in seats.values():
+            if any(
+                (m.get("type"), m.get("game_id"), m.get("turn_index"))
+                == ("ActionRequiredRequest", game_id, turn_index)
+                for m in player.client.inbox
+            ):
+                return player
+        assert asyncio.get_running_loop().time() < deadline, f"nobody was asked for turn {turn_index}"
+        await asyncio.sleep(0.02)
+
+
+def test_a_started_game_the_store_lost_is_unknown_not_moving(
+    tmp_path: Path, redis_url: str, postgres: PostgresServer
+) -> None:
+    """Three nodes; the store loses a started game behind their backs (its rows deleted, and its
+    turns refused from now on), so that the next commit of the game fails: its shard's owner
+    reads the game back, finds none, and drops it. The hub's copy goes too: every request for
+    the game is answered UNKNOWN_GAME, not TRY_AGAIN as if the game were moving between nodes
+    for ever."""
+    store = postgres.database()
+    with cluster_of(tmp_path, redis_url, store, count=3, lease=3.0) as cluster:
+
+        async def scenario(clients: list[AsyncClient]) -> None:
+            await owners(cluster)
+            game_id, seats, turn_index = await server_rules_game(cluster, clients, 1)
+            await asyncio.to_thread(lose_game, store, game_id)
+            mover = await asked(seats, game_id, turn_index)
+            rid = request_id("c")
+            await play_turn(mover, game_id, turn_index, rid)
+            reply = await answer(mover, rid)
+            assert (reply["type"], reply.get("code")) == ("ErrorRequest", "INTERNAL_ERROR"), reply
+            for player in seats.values():
+                reply = await whats_new(player, game_id)
+                assert (reply["type"], reply.get("code")) == ("ErrorRequest", "UNKNOWN_GAME"), reply
+            assert await turns(store, game_id) == []
+
+        run(cluster, scenario)
+
+
+def lose_game(store: str, game_id: int) -> None:
+    """The game's rows deleted (its turns with them), and any turn of it refused from now on:
+    the store no longer has the game, and the next commit of it fails."""
+    with psycopg.connect(store, autocommit=True) as conn:
+        conn.execute("DELETE FROM async_games WHERE id = %s", (game_id,))
+        conn.execute(
+            f"ALTER TABLE async_turns ADD CONSTRAINT lost CHECK (game_id <> {int(game_id)}) NOT VALID"
+        )

@@ -47,7 +47,7 @@ def _sql(url: str, *statements: str) -> list[Any]:
 
 def test_open_store_picks_postgresql_for_its_urls_and_the_sync_setting_is_per_connection(url: str) -> None:
     for spec, sync, setting in (
-        (url, "normal", "off"),
+        (url, "normal", "local"),
         (url.replace("postgresql://", "postgres://"), "full", "on"),
     ):
         store = open_store(spec, sync)

@@ -11,11 +11,13 @@ way (listing tables, locking the migrations, the integrity report, the backup).
 
 ``sync`` keeps its meaning across backends:
 
-- ``normal``: ``synchronous_commit = off`` for this connection: a commit survives the Parlour
-  process dying (it is in PostgreSQL's hands) but a crash of the database server may lose the
-  last fraction of a second of commits, never corrupt anything.
-- ``full``: ``synchronous_commit = on``: a commit is on the database's disk (and its
-  synchronous replicas, if configured) before it is acknowledged.
+- ``normal``: ``synchronous_commit = local`` for this connection: a commit is in the write-ahead
+  log on the primary's disk before it is acknowledged, so it survives the Parlour process, the
+  database server (a crash, ``pg_ctl stop -m immediate``) or its machine dying; synchronous
+  replicas, if configured, are not waited for. ``off`` would lose the commits of the last
+  fraction of a second to a crash of the database server: commits Parlour had acknowledged.
+- ``full``: ``synchronous_commit = on``: the same, and the synchronous replicas (if configured)
+  hold it too before it is acknowledged.
 
 A lost connection (the database restarted, a network blip) fails the statement that found it;
 the next one connects again, so a store that failed works again without a Parlour restart.
@@ -38,7 +40,7 @@ from parlour.storage.sql import TABLES, Cursor, SQLStore
 
 __all__ = ["PostgresStore", "redacted"]
 
-SYNC_COMMIT = {"normal": "off", "full": "on"}
+SYNC_COMMIT = {"normal": "local", "full": "on"}
 #: The advisory lock that serialises migrations of one database across processes (a number
 #: derived from a fixed name, so that it is stable and unlikely to clash with another app's).
 MIGRATION_LOCK = int.from_bytes(hashlib.sha256(b"parlour migrations").digest()[:8], "big", signed=True)

@@ -1,6 +1,7 @@
 """The /async service of a cluster without sockets or Redis: a hub, the owners of its game
 shards and one node's directory and router, with every note delivered in order as the bus would
-(after the commit that releases it). The same scenarios as harness.Harness run through it."""
+(after the commit that releases it), and every read of a game a shard asks for answered from
+what the harness stored. The same scenarios as harness.Harness run through it."""
 
 from __future__ import annotations
 
@@ -50,6 +51,11 @@ class ClusterHarness(Harness):
         )
         #: Notes in flight, delivered in order once the effects that released them are done.
         self.notes: deque[Relay] = deque()
+        #: Games a shard asked to read from the store (ShardService.fetch), answered from
+        #: ``self.games`` (what the harness stored) after the notes in flight.
+        self.reads: deque[tuple[ShardService, int]] = deque()
+        for shard in self.shards.values():
+            shard.fetch = lambda game_id, shard=shard: self.reads.append((shard, game_id))
         #: How many requests went straight to a shard, past the hub.
         self.routed = 0
 
@@ -60,8 +66,12 @@ class ClusterHarness(Harness):
             return
         self._delivering = True
         try:
-            while self.notes:
-                self._deliver(self.notes.popleft())
+            while self.notes or self.reads:
+                while self.notes:
+                    self._deliver(self.notes.popleft())
+                if self.reads:
+                    shard, game_id = self.reads.popleft()
+                    self.run(shard.found(game_id, self.games.get(game_id), self.now))
         finally:
             self._delivering = False
 

@@ -279,3 +279,77 @@ def test_an_abort_its_owner_could_not_store_is_answered_so_and_changes_nothing()
     told = [decode_note(e.data) for e in after if isinstance(e, Relay)]
     assert AbortDone(7, game_id, NOT_SAVED) in told
     assert owner.games[game_id].status == "RUNNING"
+
+
+def _commit(h: ClusterHarness, conn: int, game_id: int, request_id: str) -> None:
+    h.send(
+        conn,
+        type="CommitActionRequest",
+        game_id=game_id,
+        next_state=request_id,
+        next_players=[2],
+        request_id=request_id,
+    )
+
+
+def test_a_game_the_store_lost_is_unknown_after_the_read_back_never_moving() -> None:
+    """A commit failed and the store, read back, holds no such game (it lost the game's rows):
+    the shard drops it and tells the hub, which drops its copy. Every request for the game is
+    then answered UNKNOWN_GAME, whichever way it comes (routed to the shard, or through the hub
+    for a connection the router does not know yet), never TRY_AGAIN."""
+    from parlour.protocols.async_ws.readback import AsyncReload
+
+    h = ClusterHarness(shards=3)
+    game_id, ann, bob = _two_player_game(h)
+    owner = h.shard_of(game_id)
+    del h.games[game_id]
+    h.run(owner.store_failed([], [], AsyncReload(async_games={game_id: None}), h.now))
+    h.clear()
+    for conn in (ann, bob):
+        h.send(conn, type="WhatsNewPussycatRequest", game_id=game_id, request_id="w1")
+        assert h.error(conn, "UNKNOWN_GAME")["request_id"] == "w1"
+    _commit(h, ann, game_id, "c1")
+    assert h.error(ann, "UNKNOWN_GAME")["request_id"] == "c1"
+    h.directory.bound.pop(bob)  # the Online note has not reached this node yet: through the hub
+    h.send(bob, type="WhatsNewPussycatRequest", game_id=game_id, request_id="w2")
+    assert h.error(bob, "UNKNOWN_GAME")["request_id"] == "w2"
+    h.none(ann, "ErrorRequest")
+    h.none(bob, "ErrorRequest")
+    assert game_id not in owner.games and game_id not in h.service.games
+
+
+def test_a_started_game_its_shard_does_not_hold_is_read_from_the_store() -> None:
+    """The hub holds a started game that its shard does not (the Placed note was lost: nobody
+    owned the shard at that moment, or Redis dropped it). The first request the hub sends on
+    makes the shard read the game from the store (the request itself is answered TRY_AGAIN);
+    from then on the shard runs it. A game the store does not hold either leaves the hub: it is
+    unknown."""
+    h = ClusterHarness(shards=3)
+    ann, _ = h.player("ann")
+    bob, _ = h.player("bob")
+    kept, lost = h.service.games.next_id, h.service.games.next_id + 3  # both on one shard
+    owner = h.shards[shard_name(kept % 3)]
+    h.unowned.add(owner.name)
+    assert h.open_game(ann, bob) == kept
+    for _ in range(2):  # games on the other shards
+        h.open_game(ann, bob)
+    assert h.open_game(ann, bob) == lost
+    h.unowned.clear()
+    del h.games[lost]  # and the store lost this one
+    assert kept not in owner.games and lost not in owner.games
+    assert h.service.games.is_placed(kept) and h.service.games.is_placed(lost)
+    h.clear()
+
+    _commit(h, ann, kept, "c1")
+    assert h.error(ann, "TRY_AGAIN")["request_id"] == "c1"
+    assert kept in owner.games  # read meanwhile
+    h.expect(ann, "ActionRequiredRequest", game_id=kept, turn_index=1)  # asked again
+    _commit(h, ann, kept, "c2")
+    h.expect(ann, "ActionCommitedRequest", request_id="c2", turn_index=2)
+    h.expect(bob, "ActionRequiredRequest", game_id=kept, turn_index=2)
+
+    h.send(bob, type="WhatsNewPussycatRequest", game_id=lost, request_id="w1")
+    assert h.error(bob, "TRY_AGAIN")["request_id"] == "w1"
+    assert lost not in h.service.games and lost not in owner.games
+    h.send(bob, type="WhatsNewPussycatRequest", game_id=lost, request_id="w2")
+    assert h.error(bob, "UNKNOWN_GAME")["request_id"] == "w2"

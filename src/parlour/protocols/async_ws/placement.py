@@ -7,7 +7,9 @@ game on its shard (``game_id % shards``) when it starts. From then on the shard'
 game: its turns, clocks, idle timer, robots, server rules and observers. A turn touches only
 that owner, the store, and the nodes holding its players' connections: the node that received
 the request routes it (``Router``), the owner answers through the runtime (sends to other
-nodes' connections go over the bus), and the hub hears of the game again only when it ends.
+nodes' connections go over the bus), and the hub hears of the game again only when its status
+or seats change, or when the shard finds the store holds something else of it (``Changed``) or
+nothing (``Gone``): the hub's copy follows the store.
 
 Notes travel as ``Relay`` effects (released after the same commit as the sends), encoded here
 with msgspec's MessagePack. Nothing in this module does I/O.
@@ -38,6 +40,7 @@ __all__ = [
     "Changed",
     "Directory",
     "Gather",
+    "Gone",
     "Named",
     "Noticed",
     "Online",
@@ -120,6 +123,14 @@ class Changed(msgspec.Struct, tag="changed", array_like=True):
     change neither are not told."""
 
     doc: bytes
+
+
+class Gone(msgspec.Struct, tag="gone", array_like=True):
+    """Shard -> hub: the store holds no game ``game_id`` (read back after a failed commit, or
+    read because the hub sent a request for a game the shard did not hold): the hub forgets its
+    copy, and requests for the game are answered UNKNOWN_GAME."""
+
+    game_id: int
 
 
 class Noticed(msgspec.Struct, tag="noticed", array_like=True):
@@ -213,6 +224,7 @@ Note = (
     Routed
     | Placed
     | Changed
+    | Gone
     | Noticed
     | Gather
     | Watch

@@ -4,8 +4,8 @@ games run on shards, and the notes the hub sends them and takes from them.
 A game runs on the hub until it starts; the input that starts it stores it, and the same commit
 releases a Placed note to its shard's owner, which runs it from then on. The hub keeps a copy to
 read (its seats for chat, presence and statistics, its status for the lists) until the owner
-says it ended. Requests for a started game that reach the hub (a connection its node did not
-know as signed in yet) are relayed to the owner.
+says it ended, or that the store holds no such game (Gone). Requests for a started game that
+reach the hub (a connection its node did not know as signed in yet) are relayed to the owner.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from parlour.protocols.async_ws.placement import (
     AbortGame,
     Changed,
     Gather,
+    Gone,
     Named,
     Note,
     Noticed,
@@ -164,6 +165,10 @@ class Placing:
                 if record.status not in LIVE:  # no longer anyone's live game
                     hub.observers.forget(record.id)
                     hub.lobby.lists_changed(record.id)
+        elif type(note) is Gone:
+            if hub.games.is_placed(note.game_id):  # the store lost it: nobody runs it any more
+                hub.games.reload({note.game_id: None}, now)
+                hub.observers.forget(note.game_id)
         elif type(note) is Noticed:
             args = [hub.name(note.about)] if note.about is not None else []
             notify.notify(

@@ -11,7 +11,7 @@ notes. Sends go to connections wherever they are: the runtime hands other nodes'
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from random import Random
 from typing import Any, Final
@@ -45,6 +45,7 @@ from parlour.protocols.async_ws.placement import (
     Changed,
     Directory,
     Gather,
+    Gone,
     Named,
     Noticed,
     Online,
@@ -129,6 +130,11 @@ class ShardService:
         hub.games = self.games
         #: What the hub's copy of each game shows: its status and seat states (placing.py).
         self._told: dict[int, tuple[str, tuple[str, ...]]] = {}
+        #: Reads one game from the store and hands it to ``found`` (or ``unread``): set by the
+        #: node, which does the reading; None: games are never read one by one.
+        self.fetch: Callable[[int], None] | None = None
+        #: The games being read so (one read each, however many requests ask meanwhile).
+        self._fetching: set[int] = set()
 
     # -- The Service protocol: a shard has no connection of its own ------------------------------
 
@@ -164,9 +170,47 @@ class ShardService:
         are told nothing changed (as AsyncService.store_failed)."""
         reload = AsyncReload() if reload is None else reload
         self.games.reload(reload.async_games, now)
+        for game_id, row in reload.async_games.items():
+            self._follow(game_id, row)
         for conn in origins:
             self.hub.error(conn, "INTERNAL_ERROR", refusal_text(reload.failure is None))
         return self._take(now)
+
+    def found(self, game_id: int, row: AsyncGameRow | None, now: float) -> list[Effect]:
+        """The store's row of a game the hub sent a request for and this shard did not hold
+        (``fetch``; None: the store has none). The shard runs it from now on as if it had been
+        placed here, and the hub's copy follows the store (or goes)."""
+        self._fetching.discard(game_id)
+        if game_id not in self.games and self.owns(game_id):
+            if row is not None and row.status != "NOT_STARTED":
+                game = self.games.adopt(decode_game(row.doc))
+                if game.status in LIVE:
+                    game.resume_robots(now)
+                    for seat in game.record.seats:
+                        if seat.player_id is not None and seat.player_id in self.hub.online:
+                            game.returned(seat.player_id, now)
+            self._follow(game_id, row)
+        return self._take(now)
+
+    def unread(self, game_id: int) -> None:
+        """The store could not be read for ``fetch``: the next request for the game asks again."""
+        self._fetching.discard(game_id)
+
+    def _follow(self, game_id: int, row: AsyncGameRow | None) -> None:
+        """The hub's copy of a game becomes what the store holds: this shard returned to it (a
+        read-back, or a game read because the hub held it and the shard did not)."""
+        if not self.owns(game_id):
+            return
+        game = self.games.get(game_id)
+        if row is None:
+            self._told.pop(game_id, None)
+            self.hub.output.relay(HUB, encode_note(Gone(game_id)))
+            return
+        if game is not None and game.status in LIVE:
+            self._told[game_id] = _shown(game)
+        else:
+            self._told.pop(game_id, None)
+        self.hub.output.relay(HUB, encode_note(Changed(row.doc)))
 
     def thought(self, token: tuple[str, int], choice: int | None, now: float) -> list[Effect]:
         """A robot's decision made away from the event loop is back (AsyncService.thought)."""
@@ -258,6 +302,11 @@ class ShardService:
             return None
         game_id = getattr(message, "game_id", None)
         if game_id is None or not self.owns(game_id) or game_id not in self.games:
+            if note.hops and game_id is not None and self.owns(game_id):
+                # Sent on by the hub, which holds the game as started here: the two disagree
+                # (a Placed note lost, a read-back that found the game gone). The store says
+                # which is right; meanwhile the request is answered TRY_AGAIN.
+                self._ask_store(game_id)
             self._to_hub(note)  # not started yet (the hub runs it), or unknown: the hub says
             return None
         session = Session(note.conn, now, player_id=note.player)
@@ -277,6 +326,11 @@ class ShardService:
             return None
         handler(hub, session, message, now)
         return note.conn, message
+
+    def _ask_store(self, game_id: int) -> None:
+        if self.fetch is not None and game_id not in self._fetching:
+            self._fetching.add(game_id)
+            self.fetch(game_id)
 
     def _to_hub(self, note: Routed) -> None:
         if note.hops >= MAX_HOPS:
