@@ -185,3 +185,38 @@ def test_a_store_that_never_answers_leaves_the_outcome_unknown(tmp_path: Path) -
         await runtime.close_store()
 
     asyncio.run(scenario())
+
+
+class Reading(Service):
+    """Says which records each read-back was for."""
+
+    def reload(self, records: list[Record], store: Any) -> str:
+        return "read back " + " ".join(str(getattr(record, "id", "?")) for record in records)
+
+
+def test_what_was_held_while_a_refused_commit_was_resolved_is_read_back_too(tmp_path: Path) -> None:
+    """An input held during the outage changed its service's memory on top of what was not
+    stored: it is refused with the rest, and its service returns to the store for its records
+    as well, not only for the failed commit's (else the refused change stays in memory, and a
+    later commit stores what the client was told was not)."""
+
+    async def scenario() -> None:
+        store, runtime, wire, _ = await setup(tmp_path)
+        service = Reading()
+        store.refuse = True
+        store.reachable.clear()
+        runtime.execute(service.request(1, 2, Send(1, b"ack 2")), service, 1)  # type: ignore[arg-type]
+        await until(lambda: store.failed_reads >= 3, "the store was asked for the outcome")
+        store.refuse = False
+        runtime.execute(service.request(2, 3, Send(2, b"ack 3")), service, 2)  # type: ignore[arg-type]
+        store.reachable.set()
+        await runtime.drain_store(10)
+        await wire.settle()
+        assert shown(wire, 1) == shown(wire, 2) == []
+        assert service.refused == [("request 2", True), ("request 3", True)]
+        assert [reload for _, _, reload in service.told] == ["read back 2 3"]
+        assert store.accounts() == []
+        wire.stop()
+        await runtime.close_store()
+
+    asyncio.run(scenario())

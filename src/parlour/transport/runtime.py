@@ -399,15 +399,19 @@ class Runtime:
             failed = [batch for batch in failed if batch.number > mark]
         reloads: dict[Service, object] = {}
         claimed: list[Fence] = []
-        if failed:
+        while failed:
+            # What was held meanwhile was handled on top of what could not be stored: refused
+            # with it, its services read back as well. Inputs that come during the read are
+            # held too, built on memory not yet read back: read again for them.
+            if self._batch is not None:
+                failed.append(self._batch)
+                self._batch = None
             try:
                 reloads, claimed = await self._read_back(failed)
             except Exception:  # a service's read that fails must not leave commits paused
                 log.exception("the services could not read the store back")
-        if self._batch is not None and (failed or mark is None):
-            # Held meanwhile and built on what could not be stored: refused with it.
-            failed.append(self._batch)
-            self._batch = None
+            if self._batch is None:
+                break
         self._recovering = False
         self._generation += 1  # the services are back on stored ground: write again
         self._refuse(failed, reloads, confirmed=mark is not None)
