@@ -74,6 +74,15 @@ class Service:
 
         return [Store([account(number)], refused), *shown]
 
+    def read(self, conn: ConnId, name: str, *shown: Effect) -> list[Effect]:
+        """A request of ``conn`` that stores nothing: its refusal alone, in a Store without
+        records, then ``shown``."""
+
+        def refused(confirmed: bool) -> None:
+            self.refused.append((name, confirmed))
+
+        return [Store([], refused), *shown]
+
 
 async def until(condition: Any, what: str) -> None:
     """Until ``condition()`` holds (the store thread's retries take a few milliseconds)."""
@@ -216,6 +225,40 @@ def test_what_was_held_while_a_refused_commit_was_resolved_is_read_back_too(tmp_
         assert service.refused == [("request 2", True), ("request 3", True)]
         assert [reload for _, _, reload in service.told] == ["read back 2 3"]
         assert store.accounts() == []
+        wire.stop()
+        await runtime.close_store()
+
+    asyncio.run(scenario())
+
+
+def test_a_request_without_records_is_shown_at_once_or_refused_with_its_own_answer(tmp_path: Path) -> None:
+    """A Store without records carries only a request's answer to a refusal: nothing held, the
+    request's effects are carried out at once (no batch, no commit); held behind a commit that
+    fails, its sends are dropped and that answer is its one reply (its connection is not among
+    store_failed's)."""
+
+    async def scenario() -> None:
+        store, runtime, wire, service = await setup(tmp_path)
+        runtime.execute(service.read(2, "read 1", Send(2, b"report 1")), service, 2)  # type: ignore[arg-type]
+        # Written in the same call: never held for a loop iteration, nothing committed.
+        assert shown(wire, 2) == [b"report 1"]
+        assert runtime._batch is None and runtime.transactions == 0
+        store.refuse = True
+        store.reachable.clear()
+        runtime.execute(service.request(1, 1, Send(1, b"ack 1")), service, 1)  # type: ignore[arg-type]
+        await until(lambda: store.failed_reads >= 3, "the store was asked for the outcome")
+        store.refuse = False
+        # Held behind the failing commit, built on what may not be stored.
+        runtime.execute(service.read(2, "read 2", Send(2, b"report 2")), service, 2)  # type: ignore[arg-type]
+        store.reachable.set()
+        await runtime.drain_store(10)
+        await wire.settle()
+        assert shown(wire, 1) == [] and shown(wire, 2) == [b"report 1"]
+        assert service.refused == [("request 1", True), ("read 2", True)]
+        assert service.told == [([account(1)], [], "read back")]
+        # The store works again: a read goes out at once once more.
+        runtime.execute(service.read(2, "read 3", Send(2, b"report 3")), service, 2)  # type: ignore[arg-type]
+        assert shown(wire, 2) == [b"report 1", b"report 3"]
         wire.stop()
         await runtime.close_store()
 

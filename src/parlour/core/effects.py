@@ -81,6 +81,11 @@ class Store:
     from if they cannot be stored (an error that echoes the request's id): the runtime calls
     it, with whether the store confirmed that nothing was stored, in place of counting the
     input's connection among the ``conns`` of the service's ``store_failed``.
+
+    A Store may hold no records and only ``refused``: the answer of a request that stored
+    nothing, if its effects are refused for being held behind a commit that failed (while a
+    batch is being stored, every later input's effects wait behind it). It never makes the
+    transport hold anything: with nothing held before it, the effects are carried out at once.
     """
 
     records: list[Record]

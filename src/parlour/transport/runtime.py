@@ -601,4 +601,11 @@ class Runtime:
 
 
 def _stores(effects: list[Effect]) -> bool:
-    return Store in map(type, effects)
+    """Whether ``effects`` hold records to store. A Store without records only says how to
+    answer a refusal (core.effects.Store): it is held only behind others, never on its own."""
+    if Store not in map(type, effects):  # the types compared in C: most inputs stop here
+        return False
+    for effect in effects:
+        if type(effect) is Store and effect.records:
+            return True
+    return False
