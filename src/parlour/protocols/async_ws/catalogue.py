@@ -49,7 +49,7 @@ ERRORS: Final[Mapping[str, str]] = MappingProxyType(
         "RATE_LIMITED": "Too many requests",
         "TOO_LARGE": "Too large",
         "TOO_MANY_OFFERS": "Too many games",
-        "TRY_AGAIN": "The game is moving to another server: try again",
+        "TRY_AGAIN": "Nothing changed: try again in a moment",
         "UNAUTHENTICATED": "Not signed in",
         "UNKNOWN_GAME": "No such game",
         "UNKNOWN_PLAYER": "Unknown player",

@@ -174,7 +174,8 @@ Name = Annotated[str, Meta(min_length=1, max_length=40)]
 
 #: S3: the text's codes (catalogue §3.1 and §3.2) plus Parlour's four, INTERNAL_ERROR when the
 #: server could not save a change (nothing changed; S10's "stored before shown"), and TRY_AGAIN
-#: when the game's node is changing in a cluster (nothing changed; send it again in a moment).
+#: when nothing changed and the request may be sent again in a moment: the game's node is
+#: changing in a cluster, or the store failed while the request's answer waited behind a commit.
 ErrorCode: TypeAlias = Literal[
     "PLAYER_ALREADY_IN_LOBBY",
     "TOO_MANY_OFFERS",

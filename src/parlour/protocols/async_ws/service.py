@@ -22,7 +22,6 @@ from parlour.accounts.limits import LoginLimiter
 from parlour.accounts.moderation import Banned
 from parlour.accounts.tokens import ExternalJwt, SessionTokens, TokenExpired, TokenInvalid, TokenRevoked
 from parlour.core.effects import ConnId, Effect
-from parlour.core.effects import Store as StoreFirst
 from parlour.core.ids import IdSource
 from parlour.core.ratelimit import TokenBucket
 from parlour.protocols.async_ws import devices, lobby, observe, phases, play, quickplay, ratings, social
@@ -35,6 +34,7 @@ from parlour.protocols.async_ws.messages import (
     AsyncConnectionErrorRequest,
     AsyncDisconnectRequest,
     ClientMessage,
+    ErrorCode,
     GameStatusReportRequest,
     PingRequest,
     WhatsNewPussycatRequest,
@@ -43,6 +43,7 @@ from parlour.protocols.async_ws.messages import (
 from parlour.protocols.async_ws.model import LIVE
 from parlour.protocols.async_ws.placing import Placing, Routed
 from parlour.protocols.async_ws.readback import AsyncReload, read_back, refusal_text
+from parlour.protocols.async_ws.refusals import Answer, answer_if_refused, refusal_words
 from parlour.protocols.jsonlimits import MAX_DEPTH, too_deep
 from parlour.storage import AccountRow, AsyncGameRow, RatingRow, Record, Store
 
@@ -113,7 +114,7 @@ class AsyncService:
         session.last_seen = now
         if not self._allowed(session, now):
             return self._take(now)
-        request: ClientMessage | None = None
+        answer: Answer | None = None
         if isinstance(data, bytes):
             hub.error(conn, "BAD_REQUEST", "frames are JSON text; binary frames are not read (S1)")
         elif len(data) > hub.limits.max_frame_bytes:
@@ -126,13 +127,14 @@ class AsyncService:
             except (msgspec.DecodeError, msgspec.ValidationError) as error:
                 kind, request_id = _head_of(data)
                 hub.error(conn, "BAD_REQUEST", str(error), request_type=kind, request_id=request_id)
+                answer = partial(self._refused, conn, None, request_type=kind, request_id=request_id)
             else:
-                request = message
                 self._dispatch(session, message, now, data)
+                answer = partial(self._refused, conn, message)
         effects = self._take(now)
-        if request is not None and effects and type(effects[0]) is StoreFirst:
-            # If this cannot be stored, the request's own error answers it (its request_id).
-            effects[0].refused = partial(self._refused, conn, request)
+        if answer is not None:
+            # If its effects are refused, the request's own error answers it (its request_id).
+            answer_if_refused(effects, answer)
         return effects
 
     def disconnected(self, conn: ConnId, now: float) -> list[Effect]:
@@ -198,18 +200,18 @@ class AsyncService:
         if placing is None:
             return []
         note = placing.decode(data)
-        request: ClientMessage | None = None
+        answer: Answer | None = None
         if type(note) is Routed:
             # A request a shard's owner did not have the game for: not started yet (it runs
             # here), or unknown. Answered as if the connection had sent it here.
             session = self.hub.sessions.get(note.conn)
             if session is not None and session.player_id == note.player:
-                request = self._frame(session, note.text, now, note.hops)
+                answer = self._frame(session, note.text, now, note.hops)
         elif note is not None:
             placing.noted(note, now)
         effects = self._take(now)
-        if request is not None and type(note) is Routed and effects and type(effects[0]) is StoreFirst:
-            effects[0].refused = partial(self._refused, note.conn, request)
+        if answer is not None:
+            answer_if_refused(effects, answer)
         return effects
 
     def thought(self, token: tuple[str, int], choice: int | None, now: float) -> list[Effect]:
@@ -225,16 +227,18 @@ class AsyncService:
             self.placing.everyone_online()
         return self._take(now)
 
-    def _frame(self, session: Session, text: str, now: float, hops: int) -> ClientMessage | None:
-        """The request in ``text``, handled (None if it could not be read: answered)."""
+    def _frame(self, session: Session, text: str, now: float, hops: int) -> Answer:
+        """The request in ``text``, handled (or answered BAD_REQUEST, if it cannot be read);
+        returns how it is answered if its effects are refused."""
+        conn = session.conn
         try:
             message = decode_client(text)
         except (msgspec.DecodeError, msgspec.ValidationError) as error:
             kind, request_id = _head_of(text)
-            self.hub.error(session.conn, "BAD_REQUEST", str(error), request_type=kind, request_id=request_id)
-            return None
+            self.hub.error(conn, "BAD_REQUEST", str(error), request_type=kind, request_id=request_id)
+            return partial(self._refused, conn, None, request_type=kind, request_id=request_id)
         self._dispatch(session, message, now, text, hops)
-        return message
+        return partial(self._refused, conn, message)
 
     def effects(self, now: float) -> list[Effect]:
         """The effects of a change made from outside an input (an admin's, a player's own
@@ -329,12 +333,22 @@ class AsyncService:
                 hub.error(conn, "INTERNAL_ERROR", refusal_text(reload.failure is None))
         return self._take(now)
 
-    def _refused(self, conn: ConnId, request: ClientMessage, confirmed: bool) -> None:
-        """The records of ``request`` were not stored (``confirmed``: the store said so; else
-        it could not be asked): its error, echoing its request_id, goes out with the effects of
-        ``store_failed``, which the runtime calls next."""
+    def _refused(
+        self,
+        conn: ConnId,
+        request: ClientMessage | None,
+        code: ErrorCode,
+        confirmed: bool,
+        request_type: str | None = None,
+        request_id: str | None = None,
+    ) -> None:
+        """The effects of ``request`` (or of a frame that could not be read, of this type and
+        id) were refused (refusals.py; ``confirmed``: the store said nothing was stored, else
+        it could not be asked): its error, echoing its request_id, goes out with the effects
+        of ``store_failed``, which the runtime calls next."""
         if conn in self.hub.sessions:
-            self.hub.error(conn, "INTERNAL_ERROR", refusal_text(confirmed), request)
+            words = refusal_words(code, confirmed)
+            self.hub.error(conn, code, words, request, request_type=request_type, request_id=request_id)
 
     # -- Requests -------------------------------------------------------------------------------
 
