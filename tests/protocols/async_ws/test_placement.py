@@ -4,8 +4,11 @@ server, played again through a cluster's hub, shard owners, directory and router
 
 from __future__ import annotations
 
+import asyncio
 import inspect
+from collections import deque
 from collections.abc import Callable
+from pathlib import Path
 from types import ModuleType
 
 import msgspec
@@ -24,6 +27,7 @@ from tests.protocols.async_ws import (
     test_social,
 )
 from tests.protocols.async_ws.cluster_harness import ClusterHarness
+from tests.protocols.async_ws.failing import FailingCommit
 
 #: Scenarios that read the hub's memory of a running game (in a cluster the hub keeps only a
 #: copy, as of the game's last change of status or seats: the shard's owner runs it), or put an
@@ -141,6 +145,44 @@ def test_a_shard_refuses_a_commit_it_could_not_store_once_echoing_its_request_id
     h.none(ann, "ErrorRequest")
     h.none(ann, "ActionCommitedRequest")
     h.none(bob, "ActionRequiredRequest")
+    assert owner.games[game_id].turn_index == 1
+
+
+def test_requests_held_behind_a_shards_failed_commit_are_answered_try_again(tmp_path: Path) -> None:
+    """A shard's commit fails while requests that store nothing wait behind it on its owner: a
+    WhatsNewPussycatRequest routed there with a game id, and one without, on its way through the
+    shards of the player's games (a Gather, here at the first of two). Each answer is dropped
+    with the failed commit, and each client is told TRY_AGAIN once, echoing its request_id,
+    through whichever node holds its connection; the commit's sender INTERNAL_ERROR."""
+    h = ClusterHarness(shards=3)
+    ann, _ = h.player("ann")
+    bob, _ = h.player("bob")
+    games: dict[int, int] = {}
+    while len(games) < 2:
+        game_id = h.open_game(ann, bob)
+        games.setdefault(game_id % 3, game_id)
+    first = min(games)
+    game_id = games[first]
+    owner = h.shards[shard_name(first)]
+    failing = FailingCommit(h, tmp_path / "shard.db")
+    failing.behind(owner)
+    h.clear()
+    commit = {"game_id": game_id, "next_state": "a", "next_players": [2], "request_id": "c-1"}
+
+    async def scenario() -> None:
+        await failing.fail(lambda: h.send(ann, type="CommitActionRequest", **commit))
+        h.send(bob, type="WhatsNewPussycatRequest", game_id=game_id, request_id="w-1")
+        h.send(ann, type="WhatsNewPussycatRequest", request_id="w-2")
+        await failing.recover()
+
+    asyncio.run(scenario())
+    error = h.error(ann, "INTERNAL_ERROR")
+    assert (error["request_id"], error["game_id"]) == ("c-1", game_id), error
+    for conn, request_id in ((bob, "w-1"), (ann, "w-2")):
+        error = h.expect(conn, "ErrorRequest", code="TRY_AGAIN", request_id=request_id)
+        assert error["request_type"] == "WhatsNewPussycatRequest" and "store failed" in error["message"]
+    for conn in (ann, bob):
+        assert h.inbox[conn] == deque(), h.inbox[conn]
     assert owner.games[game_id].turn_index == 1
 
 

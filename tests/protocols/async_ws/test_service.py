@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import zlib
+from collections import deque
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -14,6 +17,7 @@ from parlour.protocols.async_ws.model import decode_game
 from parlour.protocols.async_ws.rules import ServerGame
 from parlour.protocols.async_ws.server_game import SNAPSHOT_EVERY, PluginGame
 from parlour.storage import GameResultRow
+from tests.protocols.async_ws.failing import FailingCommit
 from tests.protocols.async_ws.harness import Harness
 
 
@@ -735,6 +739,42 @@ def test_a_refused_commit_is_answered_once_echoing_its_request_id() -> None:
     h.none(ann, "ErrorRequest")
     h.none(bob, "ActionRequiredRequest")
     assert h.service.hub.games[game_id].turn_index == 1
+
+
+def test_a_request_held_behind_a_failed_commit_is_answered_try_again_echoing_its_request_id(
+    tmp_path: Path,
+) -> None:
+    """While a commit fails, requests that store nothing (reads) are held behind it and refused
+    with it: their answers, built on what was not stored, are dropped, and each is told
+    TRY_AGAIN once, echoing its request_id; the commit's sender is told INTERNAL_ERROR, echoing
+    its own. Asked again, a read is answered from what the store holds."""
+    h = Harness()
+    ann, _ = h.player("ann")
+    bob, _ = h.player("bob")
+    game_id = h.open_game(ann, bob)
+    h.clear()
+    failing = FailingCommit(h, tmp_path / "async.db")
+    commit = {"game_id": game_id, "next_state": "a", "next_players": [2], "request_id": "c-1"}
+
+    async def scenario() -> None:
+        await failing.fail(lambda: failing.send(ann, type="CommitActionRequest", **commit))
+        failing.send(bob, type="WhatsNewPussycatRequest", game_id=game_id, request_id="w-1")
+        failing.send(bob, type="WhatsNewPussycatRequest", request_id="w-2")
+        failing.send(ann, type="GetClocksRequest", game_id=game_id, request_id="k-1")
+        await failing.recover()
+
+    asyncio.run(scenario())
+    error = h.error(ann, "INTERNAL_ERROR")
+    assert (error["request_id"], error["request_type"]) == ("c-1", "CommitActionRequest"), error
+    told = [(ann, "k-1", "GetClocksRequest"), (bob, "w-1", "WhatsNewPussycatRequest")]
+    for conn, request_id, kind in [*told, (bob, "w-2", "WhatsNewPussycatRequest")]:
+        error = h.expect(conn, "ErrorRequest", code="TRY_AGAIN", request_id=request_id)
+        assert error["request_type"] == kind and "store failed" in error["message"], error
+    for conn in (ann, bob):
+        assert h.inbox[conn] == deque(), h.inbox[conn]
+    h.send(bob, type="WhatsNewPussycatRequest", game_id=game_id, request_id="w-3")
+    report = h.expect(bob, "GameStatusReportRequest", request_id="w-3")["status_reports"]
+    assert [entry["turn_index"] for entry in report] == [1]
 
 
 def test_lists_are_deflated_json() -> None:
