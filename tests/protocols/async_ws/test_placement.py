@@ -186,6 +186,40 @@ def test_requests_held_behind_a_shards_failed_commit_are_answered_try_again(tmp_
     assert owner.games[game_id].turn_index == 1
 
 
+def test_a_watch_and_a_request_sent_on_are_told_try_again_if_refused() -> None:
+    """What stores nothing still says how it is answered if a failed commit before it takes its
+    effects away (a Store of no records, first): a watch on the shard's owner, and a request
+    the hub sends on to the shard (whose note is dropped with the hub's refused commit)."""
+    from parlour.core.effects import Relay, Store
+    from parlour.protocols.async_ws.placement import Watch, encode_note
+    from parlour.protocols.async_ws.readback import AsyncReload
+
+    h = ClusterHarness(shards=3)
+    game_id, ann, _bob = _two_player_game(h)
+    eve, eve_id = h.player("eve")
+    owner = h.shard_of(game_id)
+    effects = owner.noted(encode_note(Watch(game_id, eve, eve_id, True, "o-1")), h.now)
+    store = effects[0]
+    assert isinstance(store, Store) and store.records == [] and store.refused is not None
+    store.refused(True)
+    h.run(owner.store_failed([], [], AsyncReload(), h.now))
+    error = h.expect(eve, "ErrorRequest", code="TRY_AGAIN", request_id="o-1")
+    assert (error["request_type"], error["game_id"]) == ("StartObserveGameRequest", game_id), error
+
+    h.directory.bound.pop(ann)  # the router does not know the connection: the hub sends it on
+    frame = {"type": "GetClocksRequest", "game_id": game_id, "request_id": "k-1"}
+    effects = h.service.received(ann, msgspec.json.encode(frame).decode(), h.now)
+    store = effects[0]
+    assert isinstance(store, Store) and store.records == [] and store.refused is not None
+    assert [type(effect) for effect in effects[1:]] == [Relay]
+    store.refused(False)
+    h.run(h.service.store_failed([], [], AsyncReload(), h.now))
+    error = h.expect(ann, "ErrorRequest", code="TRY_AGAIN", request_id="k-1")
+    assert (error["request_type"], error["game_id"]) == ("GetClocksRequest", game_id), error
+    h.none(ann, "ErrorRequest")
+    h.none(eve, "ErrorRequest")
+
+
 def test_whats_new_gathers_the_reports_of_every_shard() -> None:
     h = ClusterHarness(shards=3)
     ann, _ = h.player("ann")
