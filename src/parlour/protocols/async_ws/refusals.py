@@ -14,13 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import Final
+from typing import Final, NamedTuple
 
-from parlour.core.effects import Effect, Store
-from parlour.protocols.async_ws.messages import ErrorCode
+from parlour.core.effects import ConnId, Effect, Store
+from parlour.protocols.async_ws.hub import Hub
+from parlour.protocols.async_ws.messages import ClientMessage, ErrorCode
 from parlour.protocols.async_ws.readback import refusal_text
 
-__all__ = ["STORE_FAILED", "Answer", "answer_if_refused", "refusal_words"]
+__all__ = ["STORE_FAILED", "Unread", "answer_if_refused", "tell_refused"]
 
 #: TRY_AGAIN's words for a request that changed nothing, whose answer was held behind a commit
 #: that failed.
@@ -28,24 +29,37 @@ STORE_FAILED: Final = (
     "the server's store failed before this could be answered; nothing changed: send it again"
 )
 
-#: What answers one request refused: called with the error code and whether the store confirmed
-#: that nothing of it was stored.
-Answer = Callable[[ErrorCode, bool], None]
+
+class Unread(NamedTuple):
+    """What a frame that could not be read as a request says of itself (its error echoes it)."""
+
+    kind: str | None
+    request_id: str | None
+    game_id: int | None = None
 
 
-def answer_if_refused(effects: list[Effect], answer: Answer) -> None:
-    """Make one request's ``effects`` say how it is answered if the store refuses them: its
-    Store's ``refused`` (the records come first: Hub.take), or, when it stores nothing, a Store
-    of no records carrying only that (which makes the runtime hold nothing by itself)."""
+def answer_if_refused(effects: list[Effect], answer: Callable[..., None], *about: object) -> None:
+    """Make one request's ``effects`` say how it is answered if the store refuses them:
+    ``answer(*about, code, confirmed)``, with INTERNAL_ERROR when they store records (in their
+    Store's ``refused``: the records come first, Hub.take) and TRY_AGAIN when they store none
+    (in a Store of no records, first, which makes the runtime hold nothing by itself). One
+    partial: this runs for every request."""
     if not effects:
         return  # nothing is held for it, so nothing can be taken back
     first = effects[0]
     if type(first) is Store:
-        first.refused = partial(answer, "INTERNAL_ERROR")
+        first.refused = partial(answer, *about, "INTERNAL_ERROR")
     else:
-        effects.insert(0, Store([], partial(answer, "TRY_AGAIN")))
+        effects.insert(0, Store([], partial(answer, *about, "TRY_AGAIN")))
 
 
-def refusal_words(code: ErrorCode, confirmed: bool) -> str:
-    """The message of the error ``answer_if_refused`` answers with (``code``)."""
-    return STORE_FAILED if code == "TRY_AGAIN" else refusal_text(confirmed)
+def tell_refused(
+    hub: Hub, conn: ConnId, request: ClientMessage | Unread, code: ErrorCode, confirmed: bool
+) -> None:
+    """The error ``answer_if_refused`` answers with (``confirmed``: the store said nothing was
+    stored; else it could not be asked), echoing the request's type, id and game."""
+    words = STORE_FAILED if code == "TRY_AGAIN" else refusal_text(confirmed)
+    if type(request) is Unread:
+        hub.error(conn, code, words, None, request.game_id, request.kind, request.request_id)
+    else:
+        hub.error(conn, code, words, request)

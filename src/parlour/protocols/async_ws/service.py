@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Iterable
-from functools import partial
 from random import Random
 from typing import Any, Final
 
@@ -43,7 +42,7 @@ from parlour.protocols.async_ws.messages import (
 from parlour.protocols.async_ws.model import LIVE
 from parlour.protocols.async_ws.placing import Placing, Routed
 from parlour.protocols.async_ws.readback import AsyncReload, read_back, refusal_text
-from parlour.protocols.async_ws.refusals import Answer, answer_if_refused, refusal_words
+from parlour.protocols.async_ws.refusals import Unread, answer_if_refused, tell_refused
 from parlour.protocols.jsonlimits import MAX_DEPTH, too_deep
 from parlour.storage import AccountRow, AsyncGameRow, RatingRow, Record, Store
 
@@ -114,7 +113,7 @@ class AsyncService:
         session.last_seen = now
         if not self._allowed(session, now):
             return self._take(now)
-        answer: Answer | None = None
+        request: ClientMessage | Unread | None = None
         if isinstance(data, bytes):
             hub.error(conn, "BAD_REQUEST", "frames are JSON text; binary frames are not read (S1)")
         elif len(data) > hub.limits.max_frame_bytes:
@@ -127,14 +126,14 @@ class AsyncService:
             except (msgspec.DecodeError, msgspec.ValidationError) as error:
                 kind, request_id = _head_of(data)
                 hub.error(conn, "BAD_REQUEST", str(error), request_type=kind, request_id=request_id)
-                answer = partial(self._refused, conn, None, request_type=kind, request_id=request_id)
+                request = Unread(kind, request_id)
             else:
+                request = message
                 self._dispatch(session, message, now, data)
-                answer = partial(self._refused, conn, message)
         effects = self._take(now)
-        if answer is not None:
+        if request is not None:
             # If its effects are refused, the request's own error answers it (its request_id).
-            answer_if_refused(effects, answer)
+            answer_if_refused(effects, self._refused, conn, request)
         return effects
 
     def disconnected(self, conn: ConnId, now: float) -> list[Effect]:
@@ -200,18 +199,18 @@ class AsyncService:
         if placing is None:
             return []
         note = placing.decode(data)
-        answer: Answer | None = None
+        request: ClientMessage | Unread | None = None
         if type(note) is Routed:
             # A request a shard's owner did not have the game for: not started yet (it runs
             # here), or unknown. Answered as if the connection had sent it here.
             session = self.hub.sessions.get(note.conn)
             if session is not None and session.player_id == note.player:
-                answer = self._frame(session, note.text, now, note.hops)
+                request = self._frame(session, note.text, now, note.hops)
         elif note is not None:
             placing.noted(note, now)
         effects = self._take(now)
-        if answer is not None:
-            answer_if_refused(effects, answer)
+        if request is not None and type(note) is Routed:
+            answer_if_refused(effects, self._refused, note.conn, request)
         return effects
 
     def thought(self, token: tuple[str, int], choice: int | None, now: float) -> list[Effect]:
@@ -227,18 +226,17 @@ class AsyncService:
             self.placing.everyone_online()
         return self._take(now)
 
-    def _frame(self, session: Session, text: str, now: float, hops: int) -> Answer:
-        """The request in ``text``, handled (or answered BAD_REQUEST, if it cannot be read);
-        returns how it is answered if its effects are refused."""
-        conn = session.conn
+    def _frame(self, session: Session, text: str, now: float, hops: int) -> ClientMessage | Unread:
+        """The request in ``text``, handled (or, if it cannot be read, what it says of itself:
+        answered BAD_REQUEST)."""
         try:
             message = decode_client(text)
         except (msgspec.DecodeError, msgspec.ValidationError) as error:
             kind, request_id = _head_of(text)
-            self.hub.error(conn, "BAD_REQUEST", str(error), request_type=kind, request_id=request_id)
-            return partial(self._refused, conn, None, request_type=kind, request_id=request_id)
+            self.hub.error(session.conn, "BAD_REQUEST", str(error), request_type=kind, request_id=request_id)
+            return Unread(kind, request_id)
         self._dispatch(session, message, now, text, hops)
-        return partial(self._refused, conn, message)
+        return message
 
     def effects(self, now: float) -> list[Effect]:
         """The effects of a change made from outside an input (an admin's, a player's own
@@ -334,21 +332,13 @@ class AsyncService:
         return self._take(now)
 
     def _refused(
-        self,
-        conn: ConnId,
-        request: ClientMessage | None,
-        code: ErrorCode,
-        confirmed: bool,
-        request_type: str | None = None,
-        request_id: str | None = None,
+        self, conn: ConnId, request: ClientMessage | Unread, code: ErrorCode, confirmed: bool
     ) -> None:
-        """The effects of ``request`` (or of a frame that could not be read, of this type and
-        id) were refused (refusals.py; ``confirmed``: the store said nothing was stored, else
-        it could not be asked): its error, echoing its request_id, goes out with the effects
-        of ``store_failed``, which the runtime calls next."""
+        """The effects of ``request`` were refused (refusals.py): its error, echoing its
+        request_id, goes out with the effects of ``store_failed``, which the runtime calls
+        next (unless its connection is gone)."""
         if conn in self.hub.sessions:
-            words = refusal_words(code, confirmed)
-            self.hub.error(conn, code, words, request, request_type=request_type, request_id=request_id)
+            tell_refused(self.hub, conn, request, code, confirmed)
 
     # -- Requests -------------------------------------------------------------------------------
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Sequence
-from functools import partial
 from random import Random
 from typing import Any, Final
 
@@ -64,7 +63,7 @@ from parlour.protocols.async_ws.placement import (
     shard_of,
 )
 from parlour.protocols.async_ws.readback import AsyncReload, read_back, refusal_text
-from parlour.protocols.async_ws.refusals import Answer, answer_if_refused, refusal_words
+from parlour.protocols.async_ws.refusals import Unread, answer_if_refused, tell_refused
 from parlour.storage import AsyncGameRow, RatingRow, Record, Store
 
 __all__ = ["ShardService"]
@@ -221,24 +220,6 @@ class ShardService:
         self.games.thought(token, choice, now)
         return self._take(now)
 
-    def _refused(
-        self,
-        conn: ConnId,
-        request: ClientMessage | None,
-        code: ErrorCode,
-        confirmed: bool,
-        request_type: str | None = None,
-        request_id: str | None = None,
-        game_id: int | None = None,
-    ) -> None:
-        """Store.refused of a request that reached this shard (routed, gathered, watched) whose
-        effects were refused (refusals.py): its own error, echoing its request_id (sent with the
-        effects of store_failed, which follows), to its connection on whichever node."""
-        words = refusal_words(code, confirmed)
-        self.hub.error(
-            conn, code, words, request, game_id=game_id, request_type=request_type, request_id=request_id
-        )
-
     def _abort_refused(self, note: AbortGame, code: ErrorCode, confirmed: bool) -> None:
         """Store.refused of an admin's abort: the admin is told (the game is read back as
         stored by store_failed, which follows)."""
@@ -273,10 +254,11 @@ class ShardService:
         except (msgspec.DecodeError, msgspec.ValidationError) as error:
             log.error("%s: unreadable note: %s", self.name, error)
             return []
-        #: How the request this note carries is answered if its effects are refused.
-        answer: Answer | None = None
+        # The client's request this note carries, and its connection, on whichever node.
+        request: ClientMessage | Unread | None = None
+        conn: ConnId = 0
         if type(note) is Routed:
-            answer = self._routed(note, now)
+            request, conn = self._routed(note, now), note.conn
         elif type(note) is Placed:
             record = decode_game(note.doc)
             if self.owns(record.id):
@@ -287,12 +269,11 @@ class ShardService:
                 game.resume_robots(now)  # started by the hub with a robot's turn to think
         elif type(note) is Gather:
             self._gather(note, now)
-            asked = WhatsNewPussycatRequest(request_id=note.request_id)
-            answer = partial(self._refused, note.conn, asked)
+            request, conn = WhatsNewPussycatRequest(request_id=note.request_id), note.conn
         elif type(note) is Watch:
             self._watch(note, now)
             kind = StartObserveGameRequest if note.on else StopObserveGameRequest
-            answer = partial(self._refused, note.conn, kind(game_id=note.game_id, request_id=note.request_id))
+            request, conn = kind(game_id=note.game_id, request_id=note.request_id), note.conn
         elif type(note) is Online:
             self._online(note.player, note.on, now)
         elif type(note) is OnlineAll:
@@ -305,26 +286,24 @@ class ShardService:
             # admin hears it is done once it is stored.
             problem = abort_here(self.hub, self.games, note.game_id, note.reason, now)
             self.hub.output.relay(HUB, encode_note(AbortDone(note.call, note.game_id, problem)))
-            answer = partial(self._abort_refused, note)
         effects = self._take(now)
-        if answer is not None:
-            # If its effects are refused, the request's own error answers it (its request_id).
-            answer_if_refused(effects, answer)
+        if request is not None:
+            # If its effects are refused, the request's own error answers it (its request_id),
+            # sent with the effects of store_failed, which the runtime calls next.
+            answer_if_refused(effects, tell_refused, self.hub, conn, request)
+        elif type(note) is AbortGame:
+            answer_if_refused(effects, self._abort_refused, note)
         return effects
 
-    def _routed(self, note: Routed, now: float) -> Answer:
-        """A request routed here, handled or sent on; returns how it is answered if its effects
-        are refused (what is sent on is lost with them)."""
+    def _routed(self, note: Routed, now: float) -> ClientMessage | Unread:
+        """A request routed here, handled or sent on (then lost if its effects are refused);
+        returns it, or what it says of itself if it cannot be read."""
         hub = self.hub
         try:
             message = decode_client(note.text)
         except (msgspec.DecodeError, msgspec.ValidationError):
             self._to_hub(note)  # the hub answers what is not a request for a game
-            kind, request_id, game_id = head(note.text)
-            return partial(
-                self._refused, note.conn, None, request_type=kind, request_id=request_id, game_id=game_id
-            )
-        answer = partial(self._refused, note.conn, message)
+            return Unread(*head(note.text))
         game_id = getattr(message, "game_id", None)
         if game_id is None or not self.owns(game_id) or game_id not in self.games:
             if note.hops and game_id is not None and self.owns(game_id):
@@ -333,24 +312,24 @@ class ShardService:
                 # which is right; meanwhile the request is answered TRY_AGAIN.
                 self._ask_store(game_id)
             self._to_hub(note)  # not started yet (the hub runs it), or unknown: the hub says
-            return answer
+            return message
         session = Session(note.conn, now, player_id=note.player)
         if type(message) is WhatsNewPussycatRequest:
             game = self.games.game(game_id)
             if game is None or game.record.seat_of(note.player) is None:
                 hub.error(note.conn, "UNKNOWN_GAME", "you are not in a game with this id", message)
-                return answer
+                return message
             reports = [game.report(now, note.player)]
             hub.send(
                 note.conn, GameStatusReportRequest(status_reports=reports, request_id=message.request_id)
             )
-            return answer
+            return message
         handler = HANDLERS.get(type(message).__name__)
         if handler is None:
             self._to_hub(note)
-            return answer
+            return message
         handler(hub, session, message, now)
-        return answer
+        return message
 
     def _ask_store(self, game_id: int) -> None:
         if self.fetch is not None and game_id not in self._fetching:
