@@ -244,7 +244,10 @@ class ClusterNode:
     async def _shards_loop(self) -> None:
         while True:
             await asyncio.sleep(self.ttl / 3)
-            await self._balance()
+            try:
+                await self._balance()
+            except Exception:  # the balance must go on: a node that stops it owns no shard again
+                log.exception("cluster: balancing the shards failed")
 
     async def _renewals_loop(self) -> None:
         """The shards' renewals, apart from the balance: taking several shards over (a claim
@@ -392,7 +395,15 @@ class ClusterNode:
         # restarting server counts from its last heartbeat (Runtime.HEARTBEAT_SECONDS).
         heartbeat = float(last) + lease.period if last is not None else None
         started = time.perf_counter()
-        owned = await self.factories[name](heartbeat)
+        try:
+            owned = await self.factories[name](heartbeat)
+        except StoreFailure as failure:
+            # The store went away between the claim and the restore: let the lease go, so that
+            # this node or another takes it again (and claims it anew) once the store answers.
+            log.warning("cluster: cannot restore %s from the store: %s", name, failure)
+            with suppress(RedisError, OSError):
+                await lease.release()
+            return
         if not lease.held():
             # Let it go at once (Redis may still count it ours for a while: an acquisition
             # answered late, Redis having stalled), so that a node takes it again now.

@@ -1,0 +1,71 @@
+"""A takeover whose restore finds the store away (a database restarting between the claim and
+the read): the node lets the lease go, logs no traceback, and owns the shard once a later
+balance finds the store back. With a real Redis and a runtime that stands for the store."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import pytest
+
+from parlour.cluster.node import ClusterNode, Owned
+from parlour.core.effects import Effect
+from parlour.storage import StoreFailure
+
+
+class Runtime:
+    """What the node asks of the runtime here: claims that succeed, effects recorded."""
+
+    def __init__(self) -> None:
+        self.fences: dict[Any, Any] = {}
+        self.remote: Any = None
+        self.on_fenced: Any = None
+
+    def number_connections(self, first: int) -> None:
+        pass
+
+    def execute(self, effects: list[Effect], service: Any = None, origin: Any = None) -> None:
+        pass
+
+    async def stored(self, effects: list[Effect], service: Any = None, origin: Any = None) -> None:
+        pass
+
+    def clock(self) -> float:
+        return 0.0
+
+
+class Shard:
+    def tick(self, now: float) -> list[Effect]:
+        return []
+
+
+def test_a_restore_that_finds_the_store_away_lets_the_lease_go_and_is_tried_again(
+    redis_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    restores: list[str] = []
+
+    async def restore(heartbeat: float | None) -> Owned:
+        if not restores:
+            restores.append("failed")
+            raise StoreFailure("postgresql://db: server closed the connection unexpectedly")
+        restores.append("restored")
+        return Owned(Shard())  # type: ignore[arg-type]
+
+    async def scenario() -> None:
+        node = ClusterNode(redis_url, Runtime(), {"async/0": restore}, ttl=2.0, shards=["async/0"])  # type: ignore[arg-type]
+        await node.start()
+        try:
+            # The first restore failed: no owner, the lease free again at once.
+            assert restores == ["failed"] and "async/0" not in node.owned
+            assert await node.leases["async/0"].holder() is None
+            await node._balance()
+            assert restores == ["failed", "restored"] and "async/0" in node.owned
+        finally:
+            await node.stop()
+
+    with caplog.at_level(logging.WARNING, logger="parlour.cluster"):
+        asyncio.run(scenario())
+    assert "cannot restore async/0 from the store" in caplog.text
+    assert "Traceback" not in caplog.text and not any(record.exc_info for record in caplog.records)
