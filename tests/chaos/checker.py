@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.chaos.history import Event, History
+from tests.chaos.workload import SIGN_IN
 
 __all__ = ["Stored", "Verdict", "check"]
 
@@ -231,6 +232,12 @@ def check(
         node_windows = paused.get(f"n{event.node}", [])
         # A paused node answers nothing until it wakes; the client gave up on it meanwhile.
         explained = any(start - bound <= event.t <= end + bound for start, end in node_windows)
+        if event.data["what"] == "sign-in unanswered":
+            # A sign-in waits for the store (it records the session): the client's patience
+            # is shorter than a store fault may last.
+            mine = [*delaying.get("*", []), *delaying.get(f"n{event.node}", [])]
+            sent = event.t - SIGN_IN
+            explained = explained or any(start <= event.t and sent <= stop for start, stop in mine)
         if not explained:
             verdict.fail(
                 str(event.data["what"]),

@@ -73,6 +73,8 @@ class Agent:
     node: int = 0
     conn: int = 0
     signed_in: bool = False
+    #: The last sign-in was answered with a refusal.
+    refused: bool = False
     seats: dict[int, int] = field(default_factory=dict)
     live: set[int] = field(default_factory=set)
     ended: set[int] = field(default_factory=set)
@@ -123,14 +125,21 @@ class Agent:
             if not await self._send(request, "auth"):
                 continue
             deadline = asyncio.get_running_loop().time() + SIGN_IN
-            while not self.signed_in and self.ws is ws and asyncio.get_running_loop().time() < deadline:
+            self.refused = False
+            while (
+                not self.signed_in
+                and not self.refused
+                and self.ws is ws
+                and asyncio.get_running_loop().time() < deadline
+            ):
                 await asyncio.sleep(0.02)
             if self.signed_in and self.ws is ws:
                 self.in_lobby = self.queued = False
                 self.observing.clear()
                 return True
             if self.ws is ws:
-                self.history.add("note", self.name, conn, node, what="sign-in unanswered")
+                if not self.refused:
+                    self.history.add("note", self.name, conn, node, what="sign-in unanswered")
                 await self.close()
         return False
 
@@ -194,6 +203,8 @@ class Agent:
         game_id: int = message.get("game_id") or 0
         if kind == "AsyncConnectedRequest":
             self.signed_in = True
+        elif kind == "AsyncConnectionErrorRequest" or (request is not None and request.kind == "auth"):
+            self.refused = True  # answered, not signed in (the store away, say): try again
         elif kind == "ActionRequiredRequest":
             if self.seats.get(game_id) == message.get("player_id"):
                 self.prompts[game_id] = (message["turn_index"], list(message.get("legal_actions") or []))
