@@ -477,11 +477,22 @@ class ClusterNode:
             count += 1
         self.live_nodes = max(1, count)
 
-    async def _beat(self) -> None:
+    async def _beat(self) -> bool:
+        """Refresh this node's liveness key; whether it was still there."""
         # As long as a lease: a node that has died is counted out (its shares given to the
         # others) when its leases lapse, not later.
         ttl_ms = round(self.ttl * 1000)
-        await self.backend.beat(node_alive_key(self.node), "parlour:nodes", self.node, ttl_ms)
+        return await self.backend.beat(node_alive_key(self.node), "parlour:nodes", self.node, ttl_ms)
+
+    async def _keep_alive(self) -> None:
+        """Refresh the liveness key. Found lapsed (this node was frozen, or cut off from Redis,
+        for a lease), the owners may have counted this node gone and forgotten its connections:
+        frames it sends them for those would go unanswered, so they reconnect (1012), as after
+        lost messages."""
+        if not await self._beat():
+            log.warning("cluster: this node's liveness lapsed; its connections to other nodes reconnect")
+            for service in self.services.values():
+                service.messages_lost()
 
     def _messages_lost(self) -> None:
         """Bus.on_gap: Redis answers again after messages may have been lost. This node says it
@@ -514,7 +525,7 @@ class ClusterNode:
         while True:
             await asyncio.sleep(period)
             try:
-                await self._beat()
+                await self._keep_alive()
                 await self._count_nodes()
                 self.awaiting.forget(self.runtime.clock() - AWAIT_LEASES * self.ttl)
                 owners = {service.owner for service in self.services.values()} - {0, self.node}

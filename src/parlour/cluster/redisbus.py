@@ -73,12 +73,14 @@ if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) 
 return 0
 """
 #: A node's liveness key, and the node counter raised to at least its number: a Redis that
-#: restarted empty would otherwise hand a starting node the number of a live one.
+#: restarted empty would otherwise hand a starting node the number of a live one. Answers
+#: whether the key was still there.
 BEAT: Final = """
+local existed = redis.call('exists', KEYS[1])
 redis.call('set', KEYS[1], '1', 'PX', ARGV[2])
 local count = tonumber(redis.call('get', KEYS[2]) or '0')
 if count < tonumber(ARGV[1]) then redis.call('set', KEYS[2], ARGV[1]) end
-return 1
+return existed
 """
 
 #: Seconds between checks that an idle connection still works (redis-py pings it before
@@ -151,9 +153,10 @@ class RedisLeaseBackend:
             return None
         return value.decode() if isinstance(value, bytes) else str(value)
 
-    async def beat(self, alive: str, counter: str, node: int, ttl_ms: int) -> None:
-        """Set the node's liveness key ``alive`` and raise ``counter`` to at least ``node``."""
-        await self._beat(keys=[alive, counter], args=[node, ttl_ms])
+    async def beat(self, alive: str, counter: str, node: int, ttl_ms: int) -> bool:
+        """Set the node's liveness key ``alive`` and raise ``counter`` to at least ``node``;
+        whether the key was still there (else it lapsed: the node was away for a lease)."""
+        return bool(await self._beat(keys=[alive, counter], args=[node, ttl_ms]))
 
 
 #: redis-py's reading of a URL (how the lease client reads it), which redis-py leaves untyped.

@@ -1,6 +1,8 @@
-"""A takeover whose restore finds the store away (a database restarting between the claim and
-the read): the node lets the lease go, logs no traceback, and owns the shard once a later
-balance finds the store back. With a real Redis and a runtime that stands for the store."""
+"""A node recovering from what happened to it, with a real Redis and a runtime that stands for
+the store: a takeover whose restore finds the store away (a database restarting between the
+claim and the read) lets the lease go, logs no traceback, and owns the shard once a later
+balance finds the store back; a node whose liveness lapsed (frozen, cut off from Redis, for a
+lease) has its connections to other nodes reconnect, since the owners may have forgotten them."""
 
 from __future__ import annotations
 
@@ -69,3 +71,35 @@ def test_a_restore_that_finds_the_store_away_lets_the_lease_go_and_is_tried_agai
         asyncio.run(scenario())
     assert "cannot restore async/0 from the store" in caplog.text
     assert "Traceback" not in caplog.text and not any(record.exc_info for record in caplog.records)
+
+
+class Service:
+    """Stands for a ClusterService: counts the times its connections were made to reconnect."""
+
+    def __init__(self) -> None:
+        self.lost = 0
+
+    def messages_lost(self) -> None:
+        self.lost += 1
+
+
+def test_a_node_whose_liveness_lapsed_has_its_connections_reconnect(redis_url: str) -> None:
+    async def scenario() -> None:
+        node = ClusterNode(redis_url, Runtime(), {}, ttl=2.0)  # type: ignore[arg-type]
+        await node.start()
+        service = Service()
+        node.services["async"] = service  # type: ignore[assignment]
+        try:
+            await node._keep_alive()
+            assert service.lost == 0  # refreshed in time: nothing to do
+            # Frozen for longer than a lease: the key is gone when the node next refreshes it.
+            await node.client.delete(f"parlour:node:{node.node}:alive")
+            await node._keep_alive()
+            assert service.lost == 1
+            await node._keep_alive()
+            assert service.lost == 1
+        finally:
+            node.services.clear()
+            await node.stop()
+
+    asyncio.run(scenario())
