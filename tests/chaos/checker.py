@@ -289,24 +289,35 @@ def check(
         status, turn_index = stored.games[game_id]
         if status in ("RUNNING", "ABORTING"):
             verdict.fail("game not played to its end", f"game {game_id}: {status} at turn {turn_index}")
-    seen_running: set[int] = set()
+    # A game seen running never goes back to NOT_STARTED. A read is linearizable anywhere
+    # between its sending and its answer: a report answering a request sent before the client
+    # saw the game running may say NOT_STARTED (the game started meanwhile).
+    sent_at = {r.message.get("request_id"): r.event.t for r in requests}
+    running_since: dict[tuple[str, int], float] = {}
+    regressed: set[int] = set()
     for event in history.events:
         if event.kind != "recv":
             continue
         message = event.data.get("m", {})
+        asked = sent_at.get(message.get("request_id"), event.t)
         reports = message.get("status_reports", [])
         if "status_report" in message:
             reports = [*reports, message["status_report"]]
         for report in reports:
+            key = (event.who, report["game_id"])
             if report.get("status") == "RUNNING":
-                seen_running.add(report["game_id"])
-            elif report.get("status") == "NOT_STARTED" and report["game_id"] in seen_running:
+                running_since.setdefault(key, event.t)
+            elif (
+                report.get("status") == "NOT_STARTED"
+                and asked > running_since.get(key, float("inf"))
+                and report["game_id"] not in regressed
+            ):
+                regressed.add(report["game_id"])
                 verdict.fail(
                     "started game back to NOT_STARTED",
                     f"game {report['game_id']} at {event.t:.1f}s ({event.who})",
                 )
-                seen_running.discard(report["game_id"])
-    for game_id in seen_running:
+    for game_id in sorted({game for _, game in running_since}):
         if stored.games.get(game_id, ("", 0))[0] == "NOT_STARTED":
             verdict.fail("started game back to NOT_STARTED", f"game {game_id} in the store")
 
