@@ -20,9 +20,9 @@ from tests.redisserver import redis_binary
 pytestmark = pytest.mark.alone
 
 #: Faults for this long, on this many players and games: a few minutes in all.
-MINUTES = 1.0
-PLAYERS = 12
-GAMES = 6
+MINUTES = 0.75
+PLAYERS = 10
+GAMES = 5
 
 
 @pytest.mark.timeout(660)
