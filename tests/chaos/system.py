@@ -11,11 +11,11 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests.cluster.nodes import health
 from tests.pg import PostgresServer
 from tests.processes import clean_env, free_port, serve_command, wait_for_port
 from tests.redisserver import RestartableRedis, redis_binary
@@ -102,10 +102,8 @@ class Node:
             self.process.send_signal(signal.SIGCONT)
         self.paused = False
 
-    def health(self, timeout: float = 3.0) -> dict[str, Any]:
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz", timeout=timeout) as answer:
-            body: dict[str, Any] = json.loads(answer.read())
-            return body
+    def health(self) -> dict[str, Any]:
+        return health(self.port)
 
 
 @dataclass
