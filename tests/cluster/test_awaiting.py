@@ -16,6 +16,7 @@ from parlour.core.effects import ConnId, Effect, Send
 from parlour.protocols.async_ws.messages import ErrorRequest
 from parlour.protocols.async_ws.messages import encode as encode_message
 from parlour.protocols.async_ws.placement import (
+    Gather,
     Online,
     Routed,
     answer_keys,
@@ -84,9 +85,13 @@ def test_a_tenure_that_ends_leaves_what_it_did_not_answer() -> None:
 class FakeRuntime:
     executed: list[Effect] = field(default_factory=list)
     now: float = 0.0
+    #: A commit is failing: what is executed is held behind it (and dropped once it is refused:
+    #: sends that no input's refusal answers are not shown), what is shown goes out at once.
+    holding: bool = False
+    held: list[Effect] = field(default_factory=list)
 
     def execute(self, effects: list[Effect], service: Any = None, origin: Any = None) -> None:
-        self.executed.extend(effects)
+        (self.held if self.holding else self.executed).extend(effects)
 
     def clock(self) -> float:
         return self.now
@@ -218,3 +223,39 @@ def test_a_redis_that_does_not_answer_a_publication_in_time_is_a_gap() -> None:
         assert not answered.overdue(now)
         answered._published(1)
     assert told == ["queued"]
+
+
+def gather(c: ConnId, rid: str, shards: list[int]) -> bytes:
+    return encode_note(Gather(c, 7, rid, [], shards))
+
+
+def refused(c: ConnId, rid: str) -> Send:
+    error = ErrorRequest(
+        code="TRY_AGAIN",
+        message="the game is moving to another node; send it again",
+        request_type="WhatsNewPussycatRequest",
+        request_id=rid,
+    )
+    return Send(c, encode_message(error))
+
+
+def test_a_note_an_owner_wakes_to_is_answered_at_once_not_behind_its_refused_commits() -> None:
+    """A node frozen past its lease wakes with a Gather hop in its socket, published by the
+    hub's node (which keeps nothing: the connection is another node's) while nobody had taken
+    the shard over. Nobody else has it: this node answers it, TRY_AGAIN, and shows that at
+    once, though a commit of its own is failing: held behind it, the answer would be dropped
+    with the sends of the refused commit, and the request never answered."""
+
+    @dataclass
+    class Shard:
+        def noted(self, data: bytes, now: float) -> list[Effect]:
+            raise AssertionError("a lapsed owner takes no note")
+
+    valid = [True]
+    node, runtime, _ = node_with_a_shard(valid)
+    node.services[SHARD].promote(Shard(), 4)  # type: ignore[arg-type]
+    runtime.holding = True  # its store stopped before the pause: commits fail, effects held
+    valid[0] = False  # frozen past its lease
+    c = conn(OWNER, 1)
+    node._deliver("parlour:async/5:owner", encode(Note(SHARD, gather(c, "w416", [5, 6]), OTHER)))
+    assert runtime.executed == [refused(c, "w416")] and runtime.held == []

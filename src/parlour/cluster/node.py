@@ -668,10 +668,14 @@ class ClusterNode:
             self._taking_notes = False
 
     def _unheard(self, to: str, data: bytes) -> None:
+        """Answer a note nobody takes (TRY_AGAIN to its connection). Shown at once, never held
+        behind this node's own commits: it stores nothing, and a commit that failed meanwhile
+        (the node's store stopped, or it woke from a pause into a refused batch) would drop
+        it with the sends it refuses, leaving its request unanswered."""
         if self.unheard is not None:
             effects = self.unheard(to, data)
             if effects:
-                self.runtime.execute(effects)
+                self.runtime.show(effects)
 
     def _answer(self, entry: Awaited) -> None:
         """A note of ``awaiting`` that nobody will answer now (Redis says nobody heard it, or
