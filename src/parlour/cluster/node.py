@@ -105,7 +105,7 @@ class ClusterNode:
         shards: Sequence[str] = (),
         on_everyone: Callable[[bytes], None] | None = None,
         unheard: Callable[[str, bytes], list[Effect]] | None = None,
-        awaited: Callable[[bytes], tuple[ConnId, Hashable] | None] | None = None,
+        awaited: Callable[[bytes], tuple[ConnId, Hashable, bool] | None] | None = None,
         answer_keys: Callable[[bytes], tuple[Hashable, ...]] | None = None,
     ) -> None:
         self.url = url
@@ -117,8 +117,9 @@ class ClusterNode:
         self.on_everyone = on_everyone
         #: The effects that answer a note nobody took (a request for a shard without owner).
         self.unheard = unheard
-        #: Whose answer a note is (its connection, and what the answer carries), or None; and
-        #: what a frame sent to a connection answers (placement.awaited, answer_keys).
+        #: Whose answer a note is (its connection, what the answer carries, and whether it is
+        #: waited for whole: it passes through several owners), or None; and what a frame sent
+        #: to a connection answers (placement.awaited, answer_keys).
         self.awaited = awaited
         self.answer_keys = answer_keys
         #: The notes sent for this node's connections to other nodes' services, unanswered yet.
@@ -527,7 +528,8 @@ class ClusterNode:
             try:
                 await self._keep_alive()
                 await self._count_nodes()
-                self.awaiting.forget(self.runtime.clock() - AWAIT_LEASES * self.ttl)
+                for lost in self.awaiting.forget(self.runtime.clock() - AWAIT_LEASES * self.ttl):
+                    self._unheard(lost.to, lost.data)
                 owners = {service.owner for service in self.services.values()} - {0, self.node}
                 for node in sorted(owners):
                     if not await self.client.exists(node_alive_key(node)):
@@ -608,6 +610,8 @@ class ClusterNode:
         owner = self.services.get(note.to)
         if owner is None:
             return
+        if self.awaiting.whole and owner.acting() is not None and note.epoch in (0, owner.epoch):
+            self._taken_here(note.data)
         if note.epoch:
             # Meant for one tenure: taken by its owner while it acts, dropped otherwise (by a
             # node that has just lost the service, or woke up to find its lease lapsed); its
@@ -638,17 +642,34 @@ class ClusterNode:
             self._here(Note(to, data, self.node))
             return
         waiting = self.awaited(data) if self.awaited is not None and owner is not None else None
-        if owner is None or waiting is None or node_of(waiting[0]) != self.node:
+        if owner is None or waiting is None:
             self.bus.publish(
                 owner_channel(to), encode(Note(to, data, self.node)), lambda: self._unheard(to, data)
             )
             return
-        if owner.owner in (0, self.node):  # nobody owns it now (this node no longer does)
-            self._unheard(to, data)
+        conn, key, whole = waiting
+        mine = node_of(conn) == self.node
+        kept = self.awaiting.find(conn, key) if mine else None
+        if owner.owner in (0, self.node):
+            # Nobody owns it now (this node no longer does): nobody would answer it. Published,
+            # it could reach a node frozen with the shard's channel still subscribed, which
+            # answers it only when it wakes (docs/cluster.md, "Every request is answered").
+            if kept is not None:
+                self._answer(kept)
+            else:
+                self._unheard(to, data)
             return
-        # Waited for until answered, or answered here once its owner's tenure is over.
-        entry = Awaited(waiting[0], waiting[1], to, owner.epoch, data, self.runtime.clock())
-        self.awaiting.add(entry)
+        if not mine:  # another node's connection: the owner answers it, or that node does
+            self.bus.publish(
+                owner_channel(to), encode(Note(to, data, self.node)), lambda: self._unheard(to, data)
+            )
+            return
+        # Waited for until answered, or answered here once its owner's tenure is over. A
+        # request kept whole is kept once: its hops are answered by one entry, once.
+        entry = kept
+        if entry is None:
+            entry = Awaited(conn, key, to, owner.epoch, data, self.runtime.clock(), whole)
+            self.awaiting.add(entry)
         self.bus.publish(
             owner_channel(to),
             encode(Note(to, data, self.node, owner.epoch)),
@@ -677,6 +698,27 @@ class ClusterNode:
             if effects:
                 self.runtime.show(effects)
 
+    def await_whole(self, conn: ConnId, key: Hashable, to: str, data: bytes) -> None:
+        """A request of this node's connection ``conn`` goes to the owner of ``to`` and will be
+        answered by another's (placement.Router.waits): waited for whole until a frame echoes
+        ``key``, and answered here (``data``: how, as a note nobody took) if an owner it may
+        pass through changes first. Not when ``to`` is this node's own: it is taken here, and
+        a hop it sends on is waited for as it goes (send_note)."""
+        service = self.services.get(to)
+        if service is None or service.owner in (0, self.node) or self.awaiting.find(conn, key) is not None:
+            return
+        self.awaiting.add(Awaited(conn, key, to, service.epoch, data, self.runtime.clock(), True))
+
+    def _taken_here(self, data: bytes) -> None:
+        """A note this node's own service takes: a request of this node's connection kept whole
+        is answered here now (or refused with this node's commit), or its next hop is waited
+        for as it is sent: the wait so far ends."""
+        waiting = self.awaited(data) if self.awaited is not None else None
+        if waiting is not None and waiting[2] and node_of(waiting[0]) == self.node:
+            kept = self.awaiting.find(waiting[0], waiting[1])
+            if kept is not None:
+                self.awaiting.take(kept)
+
     def _answer(self, entry: Awaited) -> None:
         """A note of ``awaiting`` that nobody will answer now (Redis says nobody heard it, or
         its owner's tenure is over): answered here, unless it was already."""
@@ -690,7 +732,7 @@ class ClusterNode:
         if self.awaiting:
             service = self.services[name]
             current = service.epoch if service.owner != 0 else 0
-            for entry in self.awaiting.ended(name, current):
+            for entry in self.awaiting.ended(name, current, name in self.shards):
                 self._unheard(entry.to, entry.data)
 
     def _replied(self, message: Output) -> None:
