@@ -16,7 +16,8 @@ the hub, then each shard with games of the player, the last one answers) is kept
 the moment it goes to the first of them: its later hops are sent by other nodes, which keep
 nothing, and the shards it visits are not known here. So any change of a shard's owner, or of
 the first owner's, ends its wait (a hop may have been dropped by the owner that left); so does
-a wait past ``AWAIT_LEASES``, as every such request has an answer of its own. Nothing here
+a wait longer than the node allows it (a hop may sit with a frozen owner whose tenure is not
+over for the node that sent it), as every such request has an answer of its own. Nothing here
 does I/O.
 """
 
@@ -98,15 +99,25 @@ class Awaiting:
                 self._keep(conn, [entry for entry in entries if not any(entry is g for g in gone)])
         return over
 
-    def forget(self, before: float) -> list[Awaited]:
+    def forget(self, before: float, whole_before: float) -> list[Awaited]:
         """Give up on what was sent before ``before``: a request its owner took without a reply
         of its own (a confirmation), or one answered in words not recognised. The requests kept
-        whole among them are returned: each has an answer of its own, so one not seen by now
-        was lost on the way (its sender answers it)."""
+        whole sent before ``whole_before`` are taken out and returned: each has an answer of
+        its own, so one not seen by then may have been lost on the way (its sender answers
+        it)."""
         lost: list[Awaited] = []
         for conn, entries in list(self.by_conn.items()):
-            lost.extend(entry for entry in entries if entry.since < before and entry.through)
-            self._keep(conn, [entry for entry in entries if entry.since >= before])
+            gone = [entry for entry in entries if entry.through and entry.since < whole_before]
+            if gone or any(entry.since < before for entry in entries):
+                lost.extend(gone)
+                self._keep(
+                    conn,
+                    [
+                        entry
+                        for entry in entries
+                        if entry.since >= before and not any(entry is g for g in gone)
+                    ],
+                )
         return lost
 
     def _keep(self, conn: ConnId, entries: list[Awaited]) -> None:

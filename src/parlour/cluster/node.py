@@ -64,6 +64,14 @@ STOP_SECONDS: Final = 3.0
 #: than it takes to learn that the owner stopped (its liveness key lives one lease, looked at
 #: every third of one).
 AWAIT_LEASES: Final = 3.0
+#: How long, in leases, a node waits for the answer to a request it keeps whole (a Gather,
+#: whose hops other nodes send) before it answers it TRY_AGAIN itself: a hop may sit with a
+#: frozen owner that the node which sent it still took for alive, while this node knew of no
+#: change to tell it. Looked at every third of a lease: answered within a lease and a third of
+#: its sending, inside the bound of docs/cluster.md ("Every request is answered"). A Gather
+#: answers in milliseconds, but one held behind a failing commit at a shard is told TRY_AGAIN
+#: this way too, before that commit's refusal: a read, sent again, changes nothing.
+WHOLE_LEASES: Final = 1.0
 
 
 @dataclass
@@ -528,7 +536,10 @@ class ClusterNode:
             try:
                 await self._keep_alive()
                 await self._count_nodes()
-                for lost in self.awaiting.forget(self.runtime.clock() - AWAIT_LEASES * self.ttl):
+                now = self.runtime.clock()
+                for lost in self.awaiting.forget(
+                    now - AWAIT_LEASES * self.ttl, now - WHOLE_LEASES * self.ttl
+                ):
                     self._unheard(lost.to, lost.data)
                 owners = {service.owner for service in self.services.values()} - {0, self.node}
                 for node in sorted(owners):
