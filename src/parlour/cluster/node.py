@@ -533,14 +533,13 @@ class ClusterNode:
         period = self.ttl / 3
         while True:
             await asyncio.sleep(period)
+            # First, and whatever Redis says: what waited too long is answered from memory.
+            now = self.runtime.clock()
+            for lost in self.awaiting.forget(now - AWAIT_LEASES * self.ttl, now - WHOLE_LEASES * self.ttl):
+                self._unheard(lost.to, lost.data)
             try:
                 await self._keep_alive()
                 await self._count_nodes()
-                now = self.runtime.clock()
-                for lost in self.awaiting.forget(
-                    now - AWAIT_LEASES * self.ttl, now - WHOLE_LEASES * self.ttl
-                ):
-                    self._unheard(lost.to, lost.data)
                 owners = {service.owner for service in self.services.values()} - {0, self.node}
                 for node in sorted(owners):
                     if not await self.client.exists(node_alive_key(node)):
