@@ -14,11 +14,10 @@ other owner takes a note meant for another tenure).
 A request that passes through several owners (/async's WhatsNewPussycatRequest without a game:
 the hub, then each shard with games of the player, the last one answers) is kept whole, from
 the moment it goes to the first of them: its later hops are sent by other nodes, which keep
-nothing, and the shards it visits are not known here. So any change of a shard's owner, or of
-the first owner's, ends its wait (a hop may have been dropped by the owner that left); so does
-a wait longer than the node allows it (a hop may sit with a frozen owner whose tenure is not
-over for the node that sent it), as every such request has an answer of its own. Nothing here
-does I/O.
+nothing, and the shards it visits are not known here. So besides the end of the tenure it was
+sent to, a wait longer than the node allows it ends it (a hop may sit with a frozen owner whose
+tenure is not over for the node that sent it), as every such request has an answer of its own,
+in milliseconds. Nothing here does I/O.
 """
 
 from __future__ import annotations
@@ -35,7 +34,7 @@ __all__ = ["Awaited", "Awaiting"]
 class Awaited:
     """One note waiting for its answer: for the owner of ``to`` at ``epoch``, from ``conn``;
     ``key`` is what its answer carries (the request's ``request_id``, or its game). ``through``
-    (a request kept whole): its answer may come from the owner of any shard, or of ``to``."""
+    (a request kept whole): its answer may come from another owner than ``to``'s."""
 
     conn: ConnId
     key: Hashable
@@ -83,17 +82,12 @@ class Awaiting:
         if entries is not None:
             self._keep(conn, [entry for entry in entries if entry.key not in keys])
 
-    def ended(self, to: str, epoch: int, shard: bool = False) -> list[Awaited]:
-        """The notes for ``to`` meant for a tenure other than ``epoch`` (0: any tenure), and,
-        when ``to`` is a shard whose owner changed, every request kept whole, taken out: their
-        owner will not answer them (or may have dropped a hop of them)."""
+    def ended(self, to: str, epoch: int) -> list[Awaited]:
+        """The notes for ``to`` meant for a tenure other than ``epoch`` (0: any tenure), taken
+        out: their owner will not answer them."""
         over: list[Awaited] = []
         for conn, entries in list(self.by_conn.items()):
-            gone = [
-                entry
-                for entry in entries
-                if (entry.to == to and (epoch == 0 or entry.epoch != epoch)) or (shard and entry.through)
-            ]
+            gone = [entry for entry in entries if entry.to == to and (epoch == 0 or entry.epoch != epoch)]
             if gone:
                 over.extend(gone)
                 self._keep(conn, [entry for entry in entries if not any(entry is g for g in gone)])

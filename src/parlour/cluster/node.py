@@ -533,10 +533,7 @@ class ClusterNode:
         period = self.ttl / 3
         while True:
             await asyncio.sleep(period)
-            # First, and whatever Redis says: what waited too long is answered from memory.
-            now = self.runtime.clock()
-            for lost in self.awaiting.forget(now - AWAIT_LEASES * self.ttl, now - WHOLE_LEASES * self.ttl):
-                self._unheard(lost.to, lost.data)
+            self._give_up()  # first, whatever Redis says: it needs only memory
             try:
                 await self._keep_alive()
                 await self._count_nodes()
@@ -711,13 +708,20 @@ class ClusterNode:
     def await_whole(self, conn: ConnId, key: Hashable, to: str, data: bytes) -> None:
         """A request of this node's connection ``conn`` goes to the owner of ``to`` and will be
         answered by another's (placement.Router.waits): waited for whole until a frame echoes
-        ``key``, and answered here (``data``: how, as a note nobody took) if an owner it may
-        pass through changes first. Not when ``to`` is this node's own: it is taken here, and
-        a hop it sends on is waited for as it goes (send_note)."""
+        ``key``, and answered here (``data``: how, as a note nobody took) if the tenure of
+        ``to``'s owner ends first, or it waited too long (WHOLE_LEASES). Not when ``to`` is this
+        node's own: it is taken here, and a hop it sends on is waited for as it goes
+        (send_note)."""
         service = self.services.get(to)
         if service is None or service.owner in (0, self.node) or self.awaiting.find(conn, key) is not None:
             return
         self.awaiting.add(Awaited(conn, key, to, service.epoch, data, self.runtime.clock(), True))
+
+    def _give_up(self) -> None:
+        """Stop waiting for what waited too long; a request kept whole is answered here."""
+        now = self.runtime.clock()
+        for lost in self.awaiting.forget(now - AWAIT_LEASES * self.ttl, now - WHOLE_LEASES * self.ttl):
+            self._unheard(lost.to, lost.data)
 
     def _taken_here(self, data: bytes) -> None:
         """A note this node's own service takes: a request of this node's connection kept whole
@@ -742,7 +746,7 @@ class ClusterNode:
         if self.awaiting:
             service = self.services[name]
             current = service.epoch if service.owner != 0 else 0
-            for entry in self.awaiting.ended(name, current, name in self.shards):
+            for entry in self.awaiting.ended(name, current):
                 self._unheard(entry.to, entry.data)
 
     def _replied(self, message: Output) -> None:
