@@ -510,13 +510,17 @@ async def _start_cluster(
     )
     await node.start()
     limits = async_limits(settings)
-    node.services["async"].router = Router(
+    router = Router(
         directory,
         shards,
         lambda name: node.services[name].owner != 0,
         limits.requests_per_second,
         limits.max_frame_bytes,
     )
+    # A WhatsNewPussycatRequest without a game goes to the hub and is answered by a shard's
+    # owner: this node waits for its answer (docs/cluster.md, "Every request is answered").
+    router.waits = lambda conn, key, data: node.await_whole(conn, key, "async", data)
+    node.services["async"].router = router
     # /metrics: this node's shards and their games.
     exporter.collector.shards = lambda: {
         shard: inner

@@ -16,8 +16,11 @@ from parlour.core.effects import ConnId, Effect, Send
 from parlour.protocols.async_ws.messages import ErrorRequest
 from parlour.protocols.async_ws.messages import encode as encode_message
 from parlour.protocols.async_ws.placement import (
+    Directory,
+    Gather,
     Online,
     Routed,
+    Router,
     answer_keys,
     awaited,
     encode_note,
@@ -26,7 +29,7 @@ from parlour.protocols.async_ws.placement import (
 )
 
 ME, OWNER, OTHER = 1, 2, 3
-SHARD = "async/5"
+SHARD, NEXT, HUB = "async/5", "async/6", "async"
 
 
 def conn(node: int, number: int) -> ConnId:
@@ -44,8 +47,8 @@ def routed(c: ConnId, rid: str | None, game_id: int = 29) -> bytes:
 
 def test_a_routed_request_is_awaited_until_a_frame_echoes_its_request_id() -> None:
     c = conn(ME, 1)
-    assert awaited(routed(c, "r1")) == (c, "r1")
-    assert awaited(routed(c, None)) == (c, ("game", 29))  # no request_id: any word of its game
+    assert awaited(routed(c, "r1")) == (c, "r1", False)
+    assert awaited(routed(c, None)) == (c, ("game", 29), False)  # no request_id: any word of its game
     assert awaited(encode_note(Online(7, c, True))) is None  # answers nobody
     waiting = Awaiting()
     first = Awaited(c, "r1", SHARD, 4, routed(c, "r1"), 0.0)
@@ -74,9 +77,9 @@ def test_a_tenure_that_ends_leaves_what_it_did_not_answer() -> None:
         waiting.add(entry)
     assert waiting.ended(SHARD, 6) == [old]  # a new owner at 6 does not take 4's
     assert waiting.ended(SHARD, 0) == [new]  # nobody owns it: nobody answers
-    waiting.forget(2.0)
+    waiting.forget(2.0, 0.0)
     assert waiting.by_conn == {d: [elsewhere]}
-    waiting.forget(2.5)  # given up on (an answer not recognised, or none of its own)
+    waiting.forget(2.5, 0.0)  # given up on (an answer not recognised, or none of its own)
     assert not waiting
 
 
@@ -84,9 +87,13 @@ def test_a_tenure_that_ends_leaves_what_it_did_not_answer() -> None:
 class FakeRuntime:
     executed: list[Effect] = field(default_factory=list)
     now: float = 0.0
+    #: A commit is failing: what is executed is held behind it (and dropped once it is refused:
+    #: sends that no input's refusal answers are not shown), what is shown goes out at once.
+    holding: bool = False
+    held: list[Effect] = field(default_factory=list)
 
     def execute(self, effects: list[Effect], service: Any = None, origin: Any = None) -> None:
-        self.executed.extend(effects)
+        (self.held if self.holding else self.executed).extend(effects)
 
     def clock(self) -> float:
         return self.now
@@ -218,3 +225,144 @@ def test_a_redis_that_does_not_answer_a_publication_in_time_is_a_gap() -> None:
         assert not answered.overdue(now)
         answered._published(1)
     assert told == ["queued"]
+
+
+def whats_new(rid: str) -> str:
+    return f'{{"type":"WhatsNewPussycatRequest","request_id":"{rid}"}}'
+
+
+def gather(c: ConnId, rid: str, shards: list[int]) -> bytes:
+    return encode_note(Gather(c, 7, rid, [], shards))
+
+
+def refused(c: ConnId, rid: str) -> Send:
+    error = ErrorRequest(
+        code="TRY_AGAIN",
+        message="the game is moving to another node; send it again",
+        request_type="WhatsNewPussycatRequest",
+        request_id=rid,
+    )
+    return Send(c, encode_message(error))
+
+
+def report(c: ConnId, rid: str) -> bytes:
+    return encode(
+        Output([WireSend(c, f'{{"type":"GameStatusReportRequest","request_id":"{rid}"}}'.encode())])
+    )
+
+
+def test_a_note_an_owner_wakes_to_is_answered_at_once_not_behind_its_refused_commits() -> None:
+    """A node frozen past its lease wakes with a Gather hop in its socket, published by the
+    hub's node (which keeps nothing: the connection is another node's) while nobody had taken
+    the shard over. Nobody else has it: this node answers it, TRY_AGAIN, and shows that at
+    once, though a commit of its own is failing: held behind it, the answer would be dropped
+    with the sends of the refused commit, and the request never answered."""
+
+    @dataclass
+    class Shard:
+        def noted(self, data: bytes, now: float) -> list[Effect]:
+            raise AssertionError("a lapsed owner takes no note")
+
+    valid = [True]
+    node, runtime, _ = node_with_a_shard(valid)
+    node.services[SHARD].promote(Shard(), 4)  # type: ignore[arg-type]
+    runtime.holding = True  # its store stopped before the pause: commits fail, effects held
+    valid[0] = False  # frozen past its lease
+    c = conn(OWNER, 1)
+    node._deliver("parlour:async/5:owner", encode(Note(SHARD, gather(c, "w416", [5, 6]), OTHER)))
+    assert runtime.executed == [refused(c, "w416")] and runtime.held == []
+
+
+def node_of_a_connection() -> tuple[ClusterNode, FakeRuntime, list[tuple[str, bytes, Any]], Router]:
+    """Node ME, where the connection is: the hub owned by OTHER (epoch 9), SHARD by OWNER
+    (epoch 4), NEXT by ME; its router tells it of the requests to wait for whole."""
+    node, runtime, published = node_with_a_shard([True])
+    node.shards = [SHARD, NEXT]
+    hub = ClusterService(HUB, ME, lambda message: None, runtime.execute, lambda: True)
+    hub.owner, hub.epoch = OTHER, 9
+    node.services[HUB] = hub
+    node.services[NEXT] = ClusterService(NEXT, ME, lambda message: None, runtime.execute, lambda: True)
+    directory = Directory()
+    directory.bound[conn(ME, 1)] = 7
+    router = Router(directory, 24, lambda name: True, 100.0, 65536)
+    router.waits = lambda c, key, data: node.await_whole(c, key, HUB, data)
+    return node, runtime, published, router
+
+
+def test_a_gather_is_awaited_whole_by_the_node_of_its_connection() -> None:
+    """WhatsNewPussycatRequest without a game goes to the hub, which sends a Gather through the
+    shards of the player's games from its own node: the connection's node sees none of its
+    hops. One may sit with a frozen owner that the hub's node still takes for alive, while this
+    node knows of no change (the shard had no owner already, and nobody can take it over: the
+    store is down). It waits for the answer all the same: given up on after a lease (looked at
+    every third of one), it is answered TRY_AGAIN, once, within the bound."""
+    node, runtime, _, router = node_of_a_connection()
+    c = conn(ME, 1)
+    assert router.route(c, whats_new("w416"), 0.0) is None  # to the hub, as before
+    assert router.route(c, whats_new("w417"), 0.0) is None
+    assert router.route(c, '{"type":"WhatsNewPussycatRequest"}', 0.0) is None  # no answer to tell
+    node.send_note(SHARD, routed(c, "c1"))  # a routed request: it may have no answer of its own
+    assert [entry.key for entry in node.awaiting.by_conn[c]] == ["w416", "w417", "c1"]
+    # w417 is answered by the last shard, on another node; w416's hop sits with a frozen owner.
+    node._deliver("parlour:node:1", report(c, "w417"))
+    runtime.executed.clear()
+    runtime.now = 2.9
+    node._give_up()
+    assert runtime.executed == []
+    runtime.now = 3.5
+    node._give_up()
+    assert runtime.executed == [refused(c, "w416")] and not node.awaiting.whole
+    assert [entry.key for entry in node.awaiting.by_conn[c]] == ["c1"]
+    runtime.now = 10.0
+    node._give_up()
+    assert runtime.executed == [refused(c, "w416")] and not node.awaiting  # c1 given up, silently
+
+
+def test_a_gather_whose_hub_changes_is_answered_at_once() -> None:
+    node, runtime, _, router = node_of_a_connection()
+    c = conn(ME, 1)
+    router.route(c, whats_new("w1"), 0.0)
+    node._deliver("parlour:cluster", encode(Takeover(HUB, OWNER, 10)))
+    node._deliver("parlour:cluster", encode(Takeover(HUB, OTHER, 11)))
+    assert runtime.executed == [refused(c, "w1")] and not node.awaiting
+
+
+def test_a_gather_this_node_takes_or_sends_on_is_awaited_once() -> None:
+    """A hop this node's own shard takes is answered (or refused) here: the wait ends. The hop
+    it sends on, to another node's shard, is waited for as one request, answered once."""
+
+    @dataclass
+    class Shard:
+        sent: list[bytes] = field(default_factory=list)
+
+        def noted(self, data: bytes, now: float) -> list[Effect]:
+            self.sent.append(data)
+            return []
+
+    node, runtime, published, router = node_of_a_connection()
+    shard = Shard()
+    node.services[NEXT].promote(shard, 2)  # type: ignore[arg-type]
+    c = conn(ME, 1)
+    router.route(c, whats_new("w1"), 0.0)
+    node._deliver("parlour:async/6:owner", encode(Note(NEXT, gather(c, "w1", [6, 5]), OTHER)))
+    assert len(shard.sent) == 1 and not node.awaiting.whole  # taken here: answered or refused here
+    node.send_note(SHARD, gather(c, "w1", [5]))  # sent on, to OWNER's shard: tagged, awaited
+    assert [(n.to, n.epoch) for n in (decode(data) for _, data, _ in published) if type(n) is Note] == [
+        (SHARD, 4)
+    ]
+    [entry] = node.awaiting.by_conn[c]
+    assert entry.through
+    node._deliver("parlour:cluster", encode(Takeover(SHARD, OTHER, 6)))
+    published[-1][2]()  # and Redis says, late, that nobody heard it
+    assert runtime.executed == [refused(c, "w1")]
+
+
+def test_a_hop_for_a_shard_without_owner_is_answered_at_once_whoever_the_connection_is() -> None:
+    """The hub's node sends a Gather on for another node's connection to a shard it knows has
+    no owner: answered TRY_AGAIN at once, not published to whoever still listens on the
+    shard's channel (a node frozen since it owned it would answer only when it wakes)."""
+    node, runtime, published = node_with_a_shard([True])
+    node._deliver("parlour:cluster", encode(Released(SHARD, OWNER)))
+    c = conn(OTHER, 1)
+    node.send_note(SHARD, gather(c, "w9", [5]))
+    assert published == [] and runtime.executed == [refused(c, "w9")]

@@ -9,7 +9,15 @@ its connection arrives (recognised by the service's own words: the ``request_id`
 When the node learns that this tenure is over (another node's takeover announcement, the owner
 letting it go, the owner's liveness key gone), what is still here was not answered and never
 will be: the node answers it itself (TRY_AGAIN: the owner it was meant for dropped it, and no
-other owner takes a note meant for another tenure). Nothing here does I/O.
+other owner takes a note meant for another tenure).
+
+A request that passes through several owners (/async's WhatsNewPussycatRequest without a game:
+the hub, then each shard with games of the player, the last one answers) is kept whole, from
+the moment it goes to the first of them: its later hops are sent by other nodes, which keep
+nothing, and the shards it visits are not known here. So besides the end of the tenure it was
+sent to, a wait longer than the node allows it ends it (a hop may sit with a frozen owner whose
+tenure is not over for the node that sent it), as every such request has an answer of its own,
+in milliseconds. Nothing here does I/O.
 """
 
 from __future__ import annotations
@@ -25,7 +33,8 @@ __all__ = ["Awaited", "Awaiting"]
 @dataclass(eq=False, slots=True)
 class Awaited:
     """One note waiting for its answer: for the owner of ``to`` at ``epoch``, from ``conn``;
-    ``key`` is what its answer carries (the request's ``request_id``, or its game)."""
+    ``key`` is what its answer carries (the request's ``request_id``, or its game). ``through``
+    (a request kept whole): its answer may come from another owner than ``to``'s."""
 
     conn: ConnId
     key: Hashable
@@ -33,21 +42,31 @@ class Awaited:
     epoch: int
     data: bytes
     since: float
+    through: bool = False
 
 
 class Awaiting:
     """The notes this node waits to see answered, by connection (a handful at a time)."""
 
-    __slots__ = ("by_conn",)
+    __slots__ = ("by_conn", "whole")
 
     def __init__(self) -> None:
         self.by_conn: dict[ConnId, list[Awaited]] = {}
+        #: The requests kept whole among them, by connection and answer (looked up for every
+        #: note this node's services take while there are any).
+        self.whole: dict[tuple[ConnId, Hashable], Awaited] = {}
 
     def __bool__(self) -> bool:
         return bool(self.by_conn)
 
     def add(self, entry: Awaited) -> None:
         self.by_conn.setdefault(entry.conn, []).append(entry)
+        if entry.through:
+            self.whole[entry.conn, entry.key] = entry
+
+    def find(self, conn: ConnId, key: Hashable) -> Awaited | None:
+        """The request of ``conn`` kept whole whose answer carries ``key``, if it is waited for."""
+        return self.whole.get((conn, key))
 
     def take(self, entry: Awaited) -> bool:
         """Stop waiting for ``entry``; False if it was answered (or given up on) already."""
@@ -74,13 +93,32 @@ class Awaiting:
                 self._keep(conn, [entry for entry in entries if not any(entry is g for g in gone)])
         return over
 
-    def forget(self, before: float) -> None:
+    def forget(self, before: float, whole_before: float) -> list[Awaited]:
         """Give up on what was sent before ``before``: a request its owner took without a reply
-        of its own (a confirmation), or one answered in words not recognised."""
+        of its own (a confirmation), or one answered in words not recognised. The requests kept
+        whole sent before ``whole_before`` are taken out and returned: each has an answer of
+        its own, so one not seen by then may have been lost on the way (its sender answers
+        it)."""
+        lost: list[Awaited] = []
         for conn, entries in list(self.by_conn.items()):
-            self._keep(conn, [entry for entry in entries if entry.since >= before])
+            gone = [entry for entry in entries if entry.through and entry.since < whole_before]
+            if gone or any(entry.since < before for entry in entries):
+                lost.extend(gone)
+                self._keep(
+                    conn,
+                    [
+                        entry
+                        for entry in entries
+                        if entry.since >= before and not any(entry is g for g in gone)
+                    ],
+                )
+        return lost
 
     def _keep(self, conn: ConnId, entries: list[Awaited]) -> None:
+        if self.whole:
+            for entry in self.by_conn.get(conn, ()):
+                if self.whole.get((conn, entry.key)) is entry and not any(kept is entry for kept in entries):
+                    del self.whole[conn, entry.key]
         if entries:
             self.by_conn[conn] = entries
         else:

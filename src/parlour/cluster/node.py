@@ -64,6 +64,14 @@ STOP_SECONDS: Final = 3.0
 #: than it takes to learn that the owner stopped (its liveness key lives one lease, looked at
 #: every third of one).
 AWAIT_LEASES: Final = 3.0
+#: How long, in leases, a node waits for the answer to a request it keeps whole (a Gather,
+#: whose hops other nodes send) before it answers it TRY_AGAIN itself: a hop may sit with a
+#: frozen owner that the node which sent it still took for alive, while this node knew of no
+#: change to tell it. Looked at every third of a lease: answered within a lease and a third of
+#: its sending, inside the bound of docs/cluster.md ("Every request is answered"). A Gather
+#: answers in milliseconds, but one held behind a failing commit at a shard is told TRY_AGAIN
+#: this way too, before that commit's refusal: a read, sent again, changes nothing.
+WHOLE_LEASES: Final = 1.0
 
 
 @dataclass
@@ -105,7 +113,7 @@ class ClusterNode:
         shards: Sequence[str] = (),
         on_everyone: Callable[[bytes], None] | None = None,
         unheard: Callable[[str, bytes], list[Effect]] | None = None,
-        awaited: Callable[[bytes], tuple[ConnId, Hashable] | None] | None = None,
+        awaited: Callable[[bytes], tuple[ConnId, Hashable, bool] | None] | None = None,
         answer_keys: Callable[[bytes], tuple[Hashable, ...]] | None = None,
     ) -> None:
         self.url = url
@@ -117,8 +125,9 @@ class ClusterNode:
         self.on_everyone = on_everyone
         #: The effects that answer a note nobody took (a request for a shard without owner).
         self.unheard = unheard
-        #: Whose answer a note is (its connection, and what the answer carries), or None; and
-        #: what a frame sent to a connection answers (placement.awaited, answer_keys).
+        #: Whose answer a note is (its connection, what the answer carries, and whether it is
+        #: waited for whole: it passes through several owners), or None; and what a frame sent
+        #: to a connection answers (placement.awaited, answer_keys).
         self.awaited = awaited
         self.answer_keys = answer_keys
         #: The notes sent for this node's connections to other nodes' services, unanswered yet.
@@ -524,10 +533,10 @@ class ClusterNode:
         period = self.ttl / 3
         while True:
             await asyncio.sleep(period)
+            self._give_up()  # first, whatever Redis says: it needs only memory
             try:
                 await self._keep_alive()
                 await self._count_nodes()
-                self.awaiting.forget(self.runtime.clock() - AWAIT_LEASES * self.ttl)
                 owners = {service.owner for service in self.services.values()} - {0, self.node}
                 for node in sorted(owners):
                     if not await self.client.exists(node_alive_key(node)):
@@ -608,6 +617,8 @@ class ClusterNode:
         owner = self.services.get(note.to)
         if owner is None:
             return
+        if self.awaiting.whole and owner.acting() is not None and note.epoch in (0, owner.epoch):
+            self._taken_here(note.data)
         if note.epoch:
             # Meant for one tenure: taken by its owner while it acts, dropped otherwise (by a
             # node that has just lost the service, or woke up to find its lease lapsed); its
@@ -638,17 +649,34 @@ class ClusterNode:
             self._here(Note(to, data, self.node))
             return
         waiting = self.awaited(data) if self.awaited is not None and owner is not None else None
-        if owner is None or waiting is None or node_of(waiting[0]) != self.node:
+        if owner is None or waiting is None:
             self.bus.publish(
                 owner_channel(to), encode(Note(to, data, self.node)), lambda: self._unheard(to, data)
             )
             return
-        if owner.owner in (0, self.node):  # nobody owns it now (this node no longer does)
-            self._unheard(to, data)
+        conn, key, whole = waiting
+        mine = node_of(conn) == self.node
+        kept = self.awaiting.find(conn, key) if mine else None
+        if owner.owner in (0, self.node):
+            # Nobody owns it now (this node no longer does): nobody would answer it. Published,
+            # it could reach a node frozen with the shard's channel still subscribed, which
+            # answers it only when it wakes (docs/cluster.md, "Every request is answered").
+            if kept is not None:
+                self._answer(kept)
+            else:
+                self._unheard(to, data)
             return
-        # Waited for until answered, or answered here once its owner's tenure is over.
-        entry = Awaited(waiting[0], waiting[1], to, owner.epoch, data, self.runtime.clock())
-        self.awaiting.add(entry)
+        if not mine:  # another node's connection: the owner answers it, or that node does
+            self.bus.publish(
+                owner_channel(to), encode(Note(to, data, self.node)), lambda: self._unheard(to, data)
+            )
+            return
+        # Waited for until answered, or answered here once its owner's tenure is over. A
+        # request kept whole is kept once: its hops are answered by one entry, once.
+        entry = kept
+        if entry is None:
+            entry = Awaited(conn, key, to, owner.epoch, data, self.runtime.clock(), whole)
+            self.awaiting.add(entry)
         self.bus.publish(
             owner_channel(to),
             encode(Note(to, data, self.node, owner.epoch)),
@@ -668,10 +696,42 @@ class ClusterNode:
             self._taking_notes = False
 
     def _unheard(self, to: str, data: bytes) -> None:
+        """Answer a note nobody takes (TRY_AGAIN to its connection). Shown at once, never held
+        behind this node's own commits: it stores nothing, and a commit that failed meanwhile
+        (the node's store stopped, or it woke from a pause into a refused batch) would drop
+        it with the sends it refuses, leaving its request unanswered."""
         if self.unheard is not None:
             effects = self.unheard(to, data)
             if effects:
-                self.runtime.execute(effects)
+                self.runtime.show(effects)
+
+    def await_whole(self, conn: ConnId, key: Hashable, to: str, data: bytes) -> None:
+        """A request of this node's connection ``conn`` goes to the owner of ``to`` and will be
+        answered by another's (placement.Router.waits): waited for whole until a frame echoes
+        ``key``, and answered here (``data``: how, as a note nobody took) if the tenure of
+        ``to``'s owner ends first, or it waited too long (WHOLE_LEASES). Not when ``to`` is this
+        node's own: it is taken here, and a hop it sends on is waited for as it goes
+        (send_note)."""
+        service = self.services.get(to)
+        if service is None or service.owner in (0, self.node) or self.awaiting.find(conn, key) is not None:
+            return
+        self.awaiting.add(Awaited(conn, key, to, service.epoch, data, self.runtime.clock(), True))
+
+    def _give_up(self) -> None:
+        """Stop waiting for what waited too long; a request kept whole is answered here."""
+        now = self.runtime.clock()
+        for lost in self.awaiting.forget(now - AWAIT_LEASES * self.ttl, now - WHOLE_LEASES * self.ttl):
+            self._unheard(lost.to, lost.data)
+
+    def _taken_here(self, data: bytes) -> None:
+        """A note this node's own service takes: a request of this node's connection kept whole
+        is answered here now (or refused with this node's commit), or its next hop is waited
+        for as it is sent: the wait so far ends."""
+        waiting = self.awaited(data) if self.awaited is not None else None
+        if waiting is not None and waiting[2] and node_of(waiting[0]) == self.node:
+            kept = self.awaiting.find(waiting[0], waiting[1])
+            if kept is not None:
+                self.awaiting.take(kept)
 
     def _answer(self, entry: Awaited) -> None:
         """A note of ``awaiting`` that nobody will answer now (Redis says nobody heard it, or

@@ -352,10 +352,12 @@ def unheard(data: bytes) -> list[Effect]:
     return []
 
 
-def awaited(data: bytes) -> tuple[ConnId, Hashable] | None:
-    """Whose answer a note is, and how that answer is recognised: a request routed for a
-    connection (Routed, Gather, Watch) and the ``request_id`` its reply echoes (S2), or its game
-    when it has none; None for a note that answers nobody, or whose answer cannot be told."""
+def awaited(data: bytes) -> tuple[ConnId, Hashable, bool] | None:
+    """Whose answer a note is, how that answer is recognised, and whether the request passes
+    through several owners: a request routed for a connection (Routed, Gather, Watch) and the
+    ``request_id`` its reply echoes (S2), or its game when it has none; True for a Gather (its
+    sender waits for it whole: cluster/awaiting.py). None for a note that answers nobody, or
+    whose answer cannot be told."""
     try:
         note = decode_note(data)
     except (msgspec.DecodeError, msgspec.ValidationError):
@@ -367,8 +369,8 @@ def awaited(data: bytes) -> tuple[ConnId, Hashable] | None:
     elif type(note) is Watch:
         conn, key = note.conn, note.request_id if note.request_id is not None else _game_key(note.game_id)
     elif type(note) is Gather:
-        conn, key = note.conn, note.request_id
-    return None if key is None else (conn, key)
+        return None if note.request_id is None else (note.conn, note.request_id, True)
+    return None if key is None else (conn, key, False)
 
 
 def answer_keys(data: bytes) -> tuple[Hashable, ...]:
@@ -420,7 +422,7 @@ class Router:
     the directory does not know as signed in yet, goes to the hub as before (which relays an
     in-game request for a started game itself)."""
 
-    __slots__ = ("buckets", "directory", "max_bytes", "owned", "rate", "shards")
+    __slots__ = ("buckets", "directory", "max_bytes", "owned", "rate", "shards", "waits")
 
     def __init__(
         self,
@@ -438,15 +440,29 @@ class Router:
         self.max_bytes = max_bytes
         #: The rate limit (S8) of the requests routed past the hub, per connection.
         self.buckets: dict[ConnId, TokenBucket] = {}
+        #: Told of a request that goes to the hub but is answered by a shard's owner (a
+        #: WhatsNewPussycatRequest without a game: the hub starts a Gather), with its
+        #: ``request_id`` and the note that says how to refuse it: this node waits for its
+        #: answer (cluster/awaiting.py), as the nodes its hops pass through keep nothing.
+        self.waits: Callable[[ConnId, Hashable, bytes], None] | None = None
 
     def route(self, conn: ConnId, data: str | bytes, now: float) -> tuple[str, bytes] | list[Effect] | None:
         """Where the frame goes: ``(shard, note)``; effects to carry out here instead (a
         TRY_AGAIN while the shard has no owner, a flood's close); None: to the hub."""
-        player = self.directory.bound.get(conn)
-        if player is None or not isinstance(data, str) or len(data) > self.max_bytes:
+        if not isinstance(data, str) or len(data) > self.max_bytes:
             return None
-        kind, _, game_id = head(data)
-        if kind not in IN_GAME or game_id is None:
+        player = self.directory.bound.get(conn)
+        if player is None and self.waits is None:
+            return None
+        kind, request_id, game_id = head(data)
+        if kind not in IN_GAME:
+            return None
+        if game_id is None:
+            if kind == "WhatsNewPussycatRequest" and request_id is not None and self.waits is not None:
+                gather = Gather(conn, player or 0, request_id, [], [])
+                self.waits(conn, request_id, encode_note(gather))
+            return None
+        if player is None:
             return None
         bucket = self.buckets.get(conn)
         if bucket is None:
