@@ -41,6 +41,7 @@ from parlour.protocols.async_ws.placement import (
     awaited,
     encode_note,
     shard_name,
+    unanswered,
     unheard,
 )
 from parlour.protocols.async_ws.profile_http import ProfileRoutes, stored_profiles
@@ -495,6 +496,7 @@ async def _start_cluster(
         shards=names,
         on_everyone=lambda data: apply_everyone(directory, data),
         unheard=lambda to, data: unheard(data),
+        unanswered=lambda to, data: unanswered(data),
         awaited=awaited,
         answer_keys=answer_keys,
     )

@@ -136,6 +136,13 @@ def _windows(history: History, kind: str) -> dict[str, list[tuple[float, float]]
     return windows
 
 
+def _nothing_changed(answer: dict[str, Any]) -> bool:
+    """Whether an answer says the request changed nothing: TRY_AGAIN (send it again), or a
+    refusal the store confirmed."""
+    code = answer.get("code")
+    return code == "TRY_AGAIN" or (code == "INTERNAL_ERROR" and NOTHING_CHANGED in answer.get("message", ""))
+
+
 def _delaying(history: History) -> dict[str, list[tuple[float, float]]]:
     """The windows of the faults that may delay answers: by node ("n2": its pause, its links)
     and "*" for those of every node (the store itself)."""
@@ -204,10 +211,7 @@ def check(
                 "two moves at a turn", f"game {key[0]} turn {key[1]}: acknowledged {sorted(actions)}"
             )
     for request in commits:
-        answer = request.answer
-        if answer is None or answer.data["m"].get("code") != "INTERNAL_ERROR":
-            continue
-        if NOTHING_CHANGED not in answer.data["m"].get("message", ""):
+        if request.answer is None or not _nothing_changed(request.answer.data["m"]):
             continue
         key = (request.message["game_id"], request.message["turn_index"])
         action = request.message.get("action") or ""

@@ -114,6 +114,25 @@ def test_a_commit_refused_as_nothing_changed_yet_stored() -> None:
         _commit(1, "c1", 5, 1, "a"), _refused(1.1, "c1", "the server could not save this; nothing changed")
     )
     assert list(_verdict(history, Stored({5: ("OVER", 2)}, {(5, 1): "a"}))) == ["refused yet stored"]
+    # TRY_AGAIN says as much: nothing changed.
+    again = _history(
+        _commit(1, "c1", 5, 1, "a"),
+        (
+            1.1,
+            "recv",
+            "p",
+            1,
+            {
+                "m": {
+                    "type": "ErrorRequest",
+                    "request_id": "c1",
+                    "code": "TRY_AGAIN",
+                    "message": "send it again",
+                }
+            },
+        ),
+    )
+    assert list(_verdict(again, Stored({5: ("OVER", 2)}, {(5, 1): "a"}))) == ["refused yet stored"]
     # Refused "may not have been saved": either outcome keeps the promise.
     maybe = _history(_commit(1, "c1", 5, 1, "a"), _refused(1.1, "c1", "this may not have been saved"))
     assert _verdict(maybe, Stored({5: ("OVER", 2)}, {(5, 1): "a"})) == {}

@@ -25,6 +25,7 @@ from parlour.protocols.async_ws.placement import (
     awaited,
     encode_note,
     try_again,
+    unanswered,
     unheard,
 )
 
@@ -112,6 +113,7 @@ def node_with_a_shard(valid: list[bool]) -> tuple[ClusterNode, FakeRuntime, list
         {},
         ttl=3.0,
         unheard=lambda to, data: unheard(data),
+        unanswered=lambda to, data: unanswered(data),
         awaited=awaited,
         answer_keys=answer_keys,
     )
@@ -136,12 +138,12 @@ def test_a_request_routed_to_an_owner_that_stops_is_answered_by_its_router() -> 
     node._deliver("parlour:node:1", encode(Output([WireSend(c, reply)])))
     assert runtime.executed == [Send(c, reply)] and list(node.awaiting.by_conn) == [d]
     # The owner stops: another node takes the shard over. The request it never answered is
-    # answered here, TRY_AGAIN with its request_id; the answered one is not answered again.
+    # answered here, with its request_id: its outcome unknown (the owner may have stored it
+    # before it stopped); the answered one is not answered again.
     runtime.executed.clear()
     node._deliver("parlour:cluster", encode(Takeover(SHARD, OTHER, 6)))
-    assert runtime.executed == [
-        try_again(d, commit("frozen"), "the game is moving to another node; send it again")
-    ]
+    assert runtime.executed == unanswered(routed(d, "frozen"))
+    assert b"INTERNAL_ERROR" in runtime.executed[0].data and b"frozen" in runtime.executed[0].data
     assert not node.awaiting
     # Told later that nobody heard it (Redis answering late), it is not answered twice.
     published[1][2]()

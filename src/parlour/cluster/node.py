@@ -113,6 +113,7 @@ class ClusterNode:
         shards: Sequence[str] = (),
         on_everyone: Callable[[bytes], None] | None = None,
         unheard: Callable[[str, bytes], list[Effect]] | None = None,
+        unanswered: Callable[[str, bytes], list[Effect]] | None = None,
         awaited: Callable[[bytes], tuple[ConnId, Hashable, bool] | None] | None = None,
         answer_keys: Callable[[bytes], tuple[Hashable, ...]] | None = None,
     ) -> None:
@@ -125,6 +126,9 @@ class ClusterNode:
         self.on_everyone = on_everyone
         #: The effects that answer a note nobody took (a request for a shard without owner).
         self.unheard = unheard
+        #: The effects that answer a note its owner took but stopped before answering (its
+        #: outcome unknown to anyone now); ``unheard`` where not given.
+        self.unanswered = unanswered
         #: Whose answer a note is (its connection, what the answer carries, and whether it is
         #: waited for whole: it passes through several owners), or None; and what a frame sent
         #: to a connection answers (placement.awaited, answer_keys).
@@ -705,6 +709,15 @@ class ClusterNode:
             if effects:
                 self.runtime.show(effects)
 
+    def _unanswered(self, to: str, data: bytes) -> None:
+        """Answer a note whose owner took it (Redis counted it heard) but whose tenure ended
+        before it answered: shown at once, as ``_unheard``."""
+        answer = self.unanswered if self.unanswered is not None else self.unheard
+        if answer is not None:
+            effects = answer(to, data)
+            if effects:
+                self.runtime.show(effects)
+
     def await_whole(self, conn: ConnId, key: Hashable, to: str, data: bytes) -> None:
         """A request of this node's connection ``conn`` goes to the owner of ``to`` and will be
         answered by another's (placement.Router.waits): waited for whole until a frame echoes
@@ -721,7 +734,7 @@ class ClusterNode:
         """Stop waiting for what waited too long; a request kept whole is answered here."""
         now = self.runtime.clock()
         for lost in self.awaiting.forget(now - AWAIT_LEASES * self.ttl, now - WHOLE_LEASES * self.ttl):
-            self._unheard(lost.to, lost.data)
+            self._unanswered(lost.to, lost.data)
 
     def _taken_here(self, data: bytes) -> None:
         """A note this node's own service takes: a request of this node's connection kept whole
@@ -747,7 +760,7 @@ class ClusterNode:
             service = self.services[name]
             current = service.epoch if service.owner != 0 else 0
             for entry in self.awaiting.ended(name, current):
-                self._unheard(entry.to, entry.data)
+                self._unanswered(entry.to, entry.data)
 
     def _replied(self, message: Output) -> None:
         """Effects from an owner for this node's connections: those that answer awaited notes

@@ -60,6 +60,7 @@ __all__ = [
     "shard_name",
     "shard_of",
     "try_again",
+    "unanswered",
     "unheard",
 ]
 
@@ -350,6 +351,37 @@ def unheard(data: bytes) -> list[Effect]:
         )
         return [Send(note.conn, encode(error))]
     return []
+
+
+#: Requests routed to a shard that change nothing: asked again, they are answered anew.
+READS: Final = frozenset({"WhatsNewPussycatRequest", "GetClocksRequest"})
+#: What a request is told when the owner it reached stopped (frozen, killed, cut off) before
+#: answering: it may have stored it, nobody can say now.
+UNKNOWN_OUTCOME: Final = (
+    "the game's node stopped before answering: this may have been saved; check before retrying"
+)
+
+
+def unanswered(data: bytes) -> list[Effect]:
+    """The answer to a note its owner received but whose tenure ended before it answered: a
+    read, a Gather or a watch is refused TRY_AGAIN (nothing changed); any other request may
+    have been stored just before the owner stopped, so it is told the outcome is unknown."""
+    try:
+        note = decode_note(data)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return []
+    if type(note) is Routed:
+        kind, request_id, game_id = head(note.text)
+        if kind not in READS:
+            error = ErrorRequest(
+                code="INTERNAL_ERROR",
+                message=UNKNOWN_OUTCOME,
+                request_type=kind,
+                request_id=request_id,
+                game_id=game_id,
+            )
+            return [Send(note.conn, encode(error))]
+    return unheard(data)
 
 
 def awaited(data: bytes) -> tuple[ConnId, Hashable, bool] | None:
