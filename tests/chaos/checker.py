@@ -90,6 +90,9 @@ class Request:
     answer: Event | None = None
     #: closed: the connection ended before an answer.
     closed: bool = False
+    #: An acknowledgement came, first or after another answer (an owner that answered after
+    #: its tenure was taken for over, its router having said the outcome was unknown).
+    acknowledged: bool = False
 
     @property
     def answer_type(self) -> str | None:
@@ -111,8 +114,11 @@ def _requests(history: History) -> list[Request]:
         elif event.kind == "recv":
             answered = event.data.get("m", {}).get("request_id")
             found = requests.get(answered) if answered else None
-            if found is not None and found.answer is None and found.event.conn == event.conn:
-                found.answer = event
+            if found is not None and found.event.conn == event.conn:
+                if found.answer is None:
+                    found.answer = event
+                if event.data["m"].get("type") == "ActionCommitedRequest":
+                    found.acknowledged = True
         elif event.kind == "close":
             for request in by_conn.pop((event.who, event.conn), []):
                 if request.answer is None:
@@ -177,7 +183,7 @@ def check(
     for request in commits:
         key = (request.message["game_id"], request.message["turn_index"])
         action: str = request.message.get("action") or ""
-        kind = request.answer_type
+        kind = "ActionCommitedRequest" if request.acknowledged else request.answer_type
         if kind == "ActionCommitedRequest":
             acked[key].add(action)
             verdict.counts["commits acknowledged"] += 1
