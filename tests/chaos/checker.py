@@ -179,7 +179,6 @@ def check(
 
     # -- Acknowledged commits, two moves at a turn, refused yet stored ------------------------
     acked: dict[tuple[int, int], set[str]] = defaultdict(set)
-    unknown: set[tuple[int, int, str]] = set()
     for request in commits:
         key = (request.message["game_id"], request.message["turn_index"])
         action: str = request.message.get("action") or ""
@@ -201,13 +200,9 @@ def check(
         elif kind == "ErrorRequest":
             assert request.answer is not None
             code = request.answer.data["m"].get("code")
-            verdict.counts[f"commits refused {code}"] += 1
-            if code == "INTERNAL_ERROR" and NOTHING_CHANGED not in request.answer.data["m"].get(
-                "message", ""
-            ):
-                unknown.add((*key, action))
+            unsure = "" if _nothing_changed(request.answer.data["m"]) else ", outcome unknown"
+            verdict.counts[f"commits refused {code}{unsure}"] += 1
         else:
-            unknown.add((*key, action))
             verdict.counts[
                 "commits without answer (connection closed)" if request.closed else "commits without answer"
             ] += 1
@@ -221,11 +216,17 @@ def check(
             continue
         key = (request.message["game_id"], request.message["turn_index"])
         action = request.message.get("action") or ""
-        if (
-            stored.turns.get(key) == action
-            and action not in acked.get(key, set())
-            and (*key, action) not in unknown
-        ):
+        # Stored by another request of the same move (sent again, acknowledged or unknown), the
+        # refusal was true; stored by this one (acknowledged after it was refused), it was not.
+        others = [
+            other
+            for other in commits
+            if other is not request
+            and (other.message["game_id"], other.message["turn_index"], other.message.get("action") or "")
+            == (*key, action)
+            and (other.acknowledged or other.answer is None or not _nothing_changed(other.answer.data["m"]))
+        ]
+        if stored.turns.get(key) == action and (request.acknowledged or not others):
             verdict.fail(
                 "refused yet stored", f"game {key[0]} turn {key[1]} {action!r} ({request.event.t:.1f}s)"
             )
