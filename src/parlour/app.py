@@ -382,6 +382,11 @@ def _stored_role(store: Store, runtime: Runtime) -> StoredRole:
     return role
 
 
+class CannotStart(Exception):
+    """The server cannot start now (its cluster's Redis does not answer): one line, no
+    traceback; ``parlour serve`` exits with status 1."""
+
+
 async def _start_cluster(
     settings: Settings,
     store: Store,
@@ -510,7 +515,14 @@ async def _start_cluster(
             )
         )
     )
-    await node.start()
+    from parlour.cluster.redisbus import RedisError
+
+    try:
+        await node.start()
+    except (RedisError, OSError) as error:
+        # Redis went away while this node joined (it restarts, say): the node ends with the
+        # reason on one line, for whatever supervises it to start it again.
+        raise CannotStart(f"cannot join the cluster: Redis does not answer: {error}") from None
     limits = async_limits(settings)
     router = Router(
         directory,

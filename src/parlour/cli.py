@@ -263,12 +263,14 @@ def _configure_logging(settings: Settings) -> logging.Handler:
 
 def _serve(settings: Settings, server: Callable[[], Coroutine[Any, Any, int]]) -> int:
     """Run ``server`` (the server, a worker or a supervisor of workers) with the exit codes of
-    ``parlour serve``: 1 when the store is refused or the port cannot be bound."""
+    ``parlour serve``: 1 when the store is refused, the cluster's Redis does not answer as the
+    node joins, or the port cannot be bound."""
+    from parlour.app import CannotStart
     from parlour.storage import StoreRefused
 
     try:
         return _run(server())
-    except StoreRefused as error:
+    except (StoreRefused, CannotStart) as error:
         print(f"parlour: {error}", file=sys.stderr)
         return 1
     except OSError as error:

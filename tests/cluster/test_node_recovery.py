@@ -2,12 +2,15 @@
 the store: a takeover whose restore finds the store away (a database restarting between the
 claim and the read) lets the lease go, logs no traceback, and owns the shard once a later
 balance finds the store back; a node whose liveness lapsed (frozen, cut off from Redis, for a
-lease) has its connections to other nodes reconnect, since the owners may have forgotten them."""
+lease) has its connections to other nodes reconnect, since the owners may have forgotten them;
+a node that cannot reach Redis as it joins says why in one line."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,6 +18,7 @@ import pytest
 from parlour.cluster.node import ClusterNode, Owned
 from parlour.core.effects import Effect
 from parlour.storage import StoreFailure
+from tests.processes import clean_env, free_port, serve_command
 
 
 class Runtime:
@@ -103,3 +107,15 @@ def test_a_node_whose_liveness_lapsed_has_its_connections_reconnect(redis_url: s
             await node.stop()
 
     asyncio.run(scenario())
+
+
+def test_a_node_that_cannot_reach_redis_as_it_joins_says_why_in_one_line(tmp_path: Path) -> None:
+    """Redis away as a node starts (a restart under way): the node exits with status 1 and its
+    reason on one line, no traceback, for its supervisor to start it again."""
+    command = serve_command(
+        free_port(), "--cluster", f"redis://127.0.0.1:{free_port()}/0", store=str(tmp_path / "p.db")
+    )
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60, env=clean_env())
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    assert "parlour: cannot join the cluster: Redis does not answer" in done.stderr, done.stderr
