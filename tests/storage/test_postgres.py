@@ -1,11 +1,13 @@
 """What is PostgreSQL's own in its store: opening (what is refused and left untouched, the
 migrations of two openers at once), the URL's password kept out of messages, a lost connection,
-the snapshot of an export, and the backup into an SQLite file. The behaviour both backends
+the snapshot of an export, the backup into an SQLite file, and a commit mark read only once the
+commit still under way ends. The behaviour both backends
 share is tested in test_stores.py against each."""
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -14,7 +16,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from parlour.storage import StoreFailure, StoreRefused, open_store
+from parlour.storage import MetaRow, StoreFailure, StoreRefused, open_store
 from parlour.storage.migrations import LATEST
 from parlour.storage.postgres import PostgresStore, _QmarkCursor, redacted
 from parlour.storage.sqlite import SQLiteStore
@@ -189,3 +191,30 @@ def test_a_backup_is_an_sqlite_store_with_the_same_rows(store: PostgresStore, tm
         assert copy.load_live().heartbeat == 1234.5
     finally:
         copy.close()
+
+
+def test_a_commit_mark_is_read_once_the_commit_still_under_way_ends(store: PostgresStore, url: str) -> None:
+    """A commit whose client connection was lost may still be finishing in its backend: the
+    mark it writes is read after it ends (the value it commits), never before (the old one,
+    which would refuse as "nothing changed" what is in fact stored)."""
+    store.commit([MetaRow("commit_mark_x", "1")])
+    with psycopg.connect(url, autocommit=True) as late:
+        late.execute("BEGIN")
+        late.execute("UPDATE parlour_meta SET value = '2' WHERE key = 'commit_mark_x'")
+        timer = threading.Timer(0.5, lambda: late.execute("COMMIT"))
+        timer.start()
+        started = time.monotonic()
+        try:
+            assert store.settled_meta("commit_mark_x") == "2"
+            assert time.monotonic() - started >= 0.4
+        finally:
+            timer.join()
+    # A backend that keeps its transaction open longer than the wait: the read fails (and the
+    # runtime asks again), it never answers with the old value.
+    with psycopg.connect(url, autocommit=True) as stuck:
+        stuck.execute("BEGIN")
+        stuck.execute("UPDATE parlour_meta SET value = '3' WHERE key = 'commit_mark_x'")
+        with pytest.raises(StoreFailure):
+            store.settled_meta("commit_mark_x")
+        stuck.execute("ROLLBACK")
+    assert store.settled_meta("commit_mark_x") == "2"

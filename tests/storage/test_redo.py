@@ -212,6 +212,9 @@ class Failing:
     def meta(self, key: str) -> str | None:
         return self.store.meta(key)
 
+    def settled_meta(self, key: str) -> str | None:
+        return self.store.settled_meta(key)
+
     def commit(self, records: list[Record]) -> None:
         if not self.works:
             raise StoreFailure("disk full")

@@ -49,6 +49,12 @@ class Flaky(SQLiteStore):
             raise StoreFailure(f"{self.location}: connection refused")
         return super().meta(key)
 
+    def settled_meta(self, key: str) -> str | None:
+        if not self.reachable.is_set():
+            self.failed_reads += 1
+            raise StoreFailure(f"{self.location}: connection refused")
+        return super().settled_meta(key)
+
 
 class Service:
     """Records what it is told after a refusal, and the refusals its requests get."""

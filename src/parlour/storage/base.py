@@ -151,6 +151,11 @@ class Store(Protocol):
         """A value of the store's metadata (written by MetaRow records), or None."""
         ...
 
+    def settled_meta(self, key: str) -> str | None:
+        """``meta``, read once no commit that writes ``key`` is still under way on the store's
+        side (a commit mark, read after its commit's answer was lost)."""
+        ...
+
     def load_async_games(self) -> list[AsyncGameRow]:
         """Every live /async game (not OVER nor ABORTED), by id."""
         ...

@@ -109,6 +109,11 @@ class PostgresStore(SQLStore):
     # A claim of the key (an UPDATE of the row) waits for this transaction to end; one that
     # committed first is what this read sees (READ COMMITTED re-reads a locked row).
     FENCE_READ = "SELECT key, value FROM parlour_meta WHERE key IN ({keys}) FOR SHARE"
+    # A commit whose client connection was cut may still be finishing in its backend: it holds
+    # the mark row's lock until it ends, and this read waits for that (a little: a backend
+    # that waits for its client is given up on, and the read is tried again).
+    MARK_READ = "SELECT value FROM parlour_meta WHERE key = ? FOR SHARE"
+    MARK_WAIT = "SET LOCAL lock_timeout = '2s'"
 
     def __init__(self, url: str, sync: str = "normal") -> None:
         if sync not in SYNC_COMMIT:

@@ -259,3 +259,19 @@ class SQLStore(AsyncQueries, Operations):
     def meta(self, key: str) -> str | None:
         rows = self._read("SELECT value FROM parlour_meta WHERE key = ?", (key,))
         return str(rows[0][0]) if rows else None
+
+    def settled_meta(self, key: str) -> str | None:
+        """``meta``, once no transaction that writes ``key`` is under way: a commit whose
+        connection was lost may still be finishing on the database server, and the value it
+        writes must not be read before it ends (see MARK_READ)."""
+
+        if not self.MARK_WAIT:
+            return self.meta(key)  # a commit of this process's own: over once its answer came
+
+        def work(cur: Cursor) -> str | None:
+            cur.execute(self.MARK_WAIT)
+            rows = cur.execute(self.MARK_READ, (key,)).fetchall()
+            return str(rows[0][0]) if rows else None
+
+        value: str | None = self._transaction(work)
+        return value

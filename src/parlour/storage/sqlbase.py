@@ -46,6 +46,11 @@ class SQLBase:
     #: Reads the meta values of a commit's fences in a write transaction, in one statement
     #: (SQLite's lock is the whole database); ``{keys}`` becomes one ``?`` per key.
     FENCE_READ = "SELECT key, value FROM parlour_meta WHERE key IN ({keys})"
+    #: How settled_meta reads a commit mark on a database server, in a transaction that first
+    #: says how long to wait for a commit still under way there. Empty: a plain read (an
+    #: SQLite commit is over, one way or the other, once its call returned).
+    MARK_READ = "SELECT value FROM parlour_meta WHERE key = ?"
+    MARK_WAIT = ""
     #: What the backend's databases are called in messages ("an SQLite database").
     DATABASE = "a database"
     #: Whether a commit writes its rows in multi-row statements (writes.insert_rows).

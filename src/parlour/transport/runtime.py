@@ -439,7 +439,7 @@ class Runtime:
             return None
         while True:
             try:
-                value = await asyncio.wrap_future(self._store_writer().run(lambda: store.meta(key)))
+                value = await asyncio.wrap_future(self._store_writer().run(lambda: store.settled_meta(key)))
                 return int(value) if value else 0
             except Exception as failure:  # the store's errors are StoreFailures; none may stop this
                 if loop.time() + wait > deadline:
