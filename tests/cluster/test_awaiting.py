@@ -368,3 +368,24 @@ def test_a_hop_for_a_shard_without_owner_is_answered_at_once_whoever_the_connect
     c = conn(OTHER, 1)
     node.send_note(SHARD, gather(c, "w9", [5]))
     assert published == [] and runtime.executed == [refused(c, "w9")]
+
+
+def test_a_publication_whose_delivery_redis_never_confirmed_is_answered_as_maybe_taken() -> None:
+    """The bus lost its publishing connection with a routed commit written and unconfirmed (or
+    Redis did not answer in time): it may have reached its owner and been stored, so its client
+    is told the outcome is unknown, not TRY_AGAIN (which says nothing changed). A publication
+    Redis said nobody received is TRY_AGAIN."""
+    node, runtime, published = node_with_a_shard([True])
+    node.awaited = None  # routed for another node's connection: not awaited, only published
+    c, d = conn(OTHER, 1), conn(OTHER, 2)
+    node.send_note(SHARD, routed(c, "unsure"))
+    node.send_note(SHARD, routed(d, "unheard"))
+    node.bus.unsure = True
+    published[0][2]()
+    node.bus.unsure = False
+    published[1][2]()
+    assert runtime.executed == [
+        *unanswered(routed(c, "unsure")),
+        try_again(d, commit("unheard"), "the game is moving to another node; send it again"),
+    ]
+    assert b"may have been saved" in runtime.executed[0].data

@@ -655,7 +655,7 @@ class ClusterNode:
         waiting = self.awaited(data) if self.awaited is not None and owner is not None else None
         if owner is None or waiting is None:
             self.bus.publish(
-                owner_channel(to), encode(Note(to, data, self.node)), lambda: self._unheard(to, data)
+                owner_channel(to), encode(Note(to, data, self.node)), lambda: self._not_heard(to, data)
             )
             return
         conn, key, whole = waiting
@@ -672,7 +672,7 @@ class ClusterNode:
             return
         if not mine:  # another node's connection: the owner answers it, or that node does
             self.bus.publish(
-                owner_channel(to), encode(Note(to, data, self.node)), lambda: self._unheard(to, data)
+                owner_channel(to), encode(Note(to, data, self.node)), lambda: self._not_heard(to, data)
             )
             return
         # Waited for until answered, or answered here once its owner's tenure is over. A
@@ -708,6 +708,15 @@ class ClusterNode:
             effects = self.unheard(to, data)
             if effects:
                 self.runtime.show(effects)
+
+    def _not_heard(self, to: str, data: bytes) -> None:
+        """A publication of a note reached nobody, as far as Redis said: answered as unheard,
+        or, where Redis never said (the bus lost its connection with it written), as a note
+        whose owner may have taken it."""
+        if self.bus.unsure:
+            self._unanswered(to, data)
+        else:
+            self._unheard(to, data)
 
     def _unanswered(self, to: str, data: bytes) -> None:
         """Answer a note whose owner took it (Redis counted it heard) but whose tenure ended
@@ -750,7 +759,7 @@ class ClusterNode:
         """A note of ``awaiting`` that nobody will answer now (Redis says nobody heard it, or
         its owner's tenure is over): answered here, unless it was already."""
         if self.awaiting.take(entry):
-            self._unheard(entry.to, entry.data)
+            self._not_heard(entry.to, entry.data)
 
     def _owner_changed(self, name: str) -> None:
         """This node learned who owns ``name`` now (maybe nobody): the notes it waits for from

@@ -360,6 +360,8 @@ class Bus:
         self._tasks: list[asyncio.Task[None]] = []
         self._wake = asyncio.Event()
         self._closing = False
+        #: While ``unheard`` callbacks are told of publications whose delivery is unknown.
+        self.unsure = False
         #: Told once Redis answers again after messages may have been lost (see the module).
         self.on_gap: Callable[[], None] | None = None
         #: Set when a message may have been lost; cleared when on_gap is told.
@@ -450,13 +452,20 @@ class Bus:
             log.error("cluster: Redis refused a publication: %r", reply)
             self._tell_unheard([waiting])
 
-    def _tell_unheard(self, callbacks: list[Any]) -> None:
-        for unheard in callbacks:
-            if unheard is not None and unheard is not _PING:
-                try:
-                    unheard()
-                except Exception:
-                    log.exception("cluster: an unheard message could not be answered")
+    def _tell_unheard(self, callbacks: list[Any], unsure: bool = False) -> None:
+        """Tell each publication's ``unheard``; ``unsure`` (read by them as ``Bus.unsure``):
+        they were written and Redis never said whether anyone received them (the connection
+        was lost, or Redis did not answer in time), so they may have been delivered."""
+        self.unsure = unsure
+        try:
+            for unheard in callbacks:
+                if unheard is not None and unheard is not _PING:
+                    try:
+                        unheard()
+                    except Exception:
+                        log.exception("cluster: an unheard message could not be answered")
+        finally:
+            self.unsure = False
 
     # -- Subscribing -----------------------------------------------------------------------------
 
@@ -574,7 +583,7 @@ class Bus:
             if unsure:  # written, but whether Redis passed them on is unknown
                 log.error("cluster: %d messages may not have been published", unsure)
                 self._lose_messages()
-                self._tell_unheard(waiting)
+                self._tell_unheard(waiting, unsure=True)
         elif link is self._subscriber:
             self._subscriber = None
             self._subscribed.clear()
