@@ -1216,3 +1216,15 @@ def test_an_accounts_record_against_each_opponent_counts_ranked_seats_only(store
     store.commit([msgspec.structs.replace(account(2), name="deleted-2"), AccountErased(2, "deleted-2")])
     assert store.opponents(1, 10)[0].name == "deleted-2"
     assert {row.name for row in store.recent_results(1, 10) if row.account_id == 2} == {"deleted-2"}
+
+
+def test_a_game_that_ends_again_replaces_its_results(store: SQLStore) -> None:
+    """A game whose end was stored though its commit was refused, restored and ended again (by
+    a new owner, say), writes its seats' results again: they replace the first, and the commit
+    never fails for ever on them."""
+    store.commit([seat(1, 1, 1, 2), seat(1, 2, 2, 1)])
+    store.commit([seat(1, 1, 1, 1, mu=27.0), seat(1, 2, 2, 2, mu=23.0)])
+    # Every seat of the account's games, as written the second time.
+    second = [(1, 1, 27.0), (2, 2, 23.0)]
+    assert [(row.seat, row.rank, row.mu) for row in store.recent_results(1, 10)] == second
+    assert [(row.seat, row.rank, row.mu) for row in store.recent_results(2, 10)] == second

@@ -233,7 +233,8 @@ class RatingRow(msgspec.Struct, frozen=True):
 class GameResultRow(msgspec.Struct, frozen=True):
     """One seat of an /async game that ended (issue 28: players' profiles), written with the
     game's end: its rank and score, and the seat's rating at the game type after the game when
-    the game changed it (a ranked game, an abort's penalty). Only ever inserted.
+    the game changed it (a ranked game, an abort's penalty). Written again (replaced) if the
+    game ends again.
 
     An aborted game has no ranks: ``rank`` and ``score`` are None. ``account_id`` is None for a
     robot's seat; ``name`` is the seat's name (kept for robots; an account's current name is

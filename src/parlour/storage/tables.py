@@ -355,5 +355,7 @@ WRITES: Mapping[type[Any], Write] = {
     DeviceGone: _write(DEVICES, DELETE, DeviceGone),
     NotificationRow: _write(NOTIFICATIONS, UPSERT),
     AuditRow: _write(AUDIT, INSERT),
-    GameResultRow: _write(GAME_RESULTS, INSERT),
+    # A game that ends again (its first end stored though refused, or restored and ended by a
+    # new owner) writes the same rows again: replaced, never a commit that fails for ever.
+    GameResultRow: _write(GAME_RESULTS, UPSERT),
 }
