@@ -4,6 +4,7 @@ tenure, and the bus giving up on a Redis that does not answer. Clocks are inject
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -389,3 +390,22 @@ def test_a_publication_whose_delivery_redis_never_confirmed_is_answered_as_maybe
         try_again(d, commit("unheard"), "the game is moving to another node; send it again"),
     ]
     assert b"may have been saved" in runtime.executed[0].data
+
+
+def test_requests_awaited_across_a_gap_are_told_their_outcome_is_unknown() -> None:
+    """Messages between nodes may have been lost (Redis restarted, the link cut): the answer to
+    a routed commit may be among them, so the node that routed it tells its client the outcome
+    is unknown at once, rather than leave it waiting for an answer that may never come."""
+
+    async def scenario() -> None:
+        node, runtime, _ = node_with_a_shard([True])
+        c = conn(ME, 1)
+        node.send_note(SHARD, routed(c, "lost"))
+        assert node.awaiting
+        node._messages_lost()
+        # Told at once, before the node reaches Redis again (that part is not this test's).
+        assert runtime.executed[:1] == unanswered(routed(c, "lost")) and not node.awaiting
+        for task in asyncio.all_tasks() - {asyncio.current_task()}:
+            task.cancel()
+
+    asyncio.run(scenario())

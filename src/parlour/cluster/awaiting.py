@@ -114,6 +114,13 @@ class Awaiting:
                 )
         return lost
 
+    def everything(self) -> list[Awaited]:
+        """Every note waited for, taken out (their answers may have been lost in a gap)."""
+        entries = [entry for waiting in self.by_conn.values() for entry in waiting]
+        self.by_conn.clear()
+        self.whole.clear()
+        return entries
+
     def _keep(self, conn: ConnId, entries: list[Awaited]) -> None:
         if self.whole:
             for entry in self.by_conn.get(conn, ()):

@@ -515,6 +515,12 @@ class ClusterNode:
         reads who holds each lease; then the connections whose messages cross Redis reconnect
         (ClusterService.messages_lost)."""
 
+        # The answers to the requests this node routed may have been among the lost messages:
+        # each is told its outcome is unknown (a read: TRY_AGAIN), rather than left waiting.
+        for entry in self.awaiting.everything():
+            if isinstance(entry.key, str):  # answered in words of its own, echoing its request_id
+                self._unanswered(entry.to, entry.data)
+
         async def recover() -> None:
             with suppress(RedisError, OSError):
                 await self._beat()
