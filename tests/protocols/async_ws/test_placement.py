@@ -239,6 +239,29 @@ def test_whats_new_gathers_the_reports_of_every_shard() -> None:
     ] == [started[1]]
 
 
+def test_whats_new_never_leaves_out_a_game_its_shard_does_not_hold_yet() -> None:
+    """The owner of a game's shard does not hold it (a new owner still reading it back): the
+    player's WhatsNewPussycatRequest is told TRY_AGAIN, not answered without the game (which a
+    client reads as a game that ended), and the owner reads the game from the store; asked
+    again, the answer lists it."""
+    h = ClusterHarness(shards=3)
+    ann, _ = h.player("ann")
+    bob, _ = h.player("bob")
+    started = [h.open_game(ann, bob) for _ in range(3)]
+    lacking = started[1]
+    owner = h.shard_of(lacking)
+    owner.games.reload({lacking: None}, h.now)  # gone from the owner's memory, not the store's
+    h.clear()
+    h.send(ann, type="WhatsNewPussycatRequest", request_id="w1")
+    error = h.expect(ann, "ErrorRequest", code="TRY_AGAIN", request_id="w1")
+    assert error["request_type"] == "WhatsNewPussycatRequest", error
+    h.none(ann, "GameStatusReportRequest")
+    assert lacking in owner.games  # read back from the store meanwhile
+    h.send(ann, type="WhatsNewPussycatRequest", request_id="w2")
+    report = h.expect(ann, "GameStatusReportRequest", request_id="w2")
+    assert [entry["game_id"] for entry in report["status_reports"]] == sorted(started)
+
+
 def test_a_request_for_a_shard_without_owner_is_refused_try_again() -> None:
     h = ClusterHarness(shards=2)
     game_id, ann, _bob = _two_player_game(h)

@@ -147,13 +147,17 @@ class Noticed(msgspec.Struct, tag="noticed", array_like=True):
 
 class Gather(msgspec.Struct, tag="gather", array_like=True):
     """A WhatsNewPussycatRequest without a game id, on its way from the hub through each shard
-    that holds games of the player: each adds its reports, the last one answers."""
+    that holds games of the player: each adds its reports, the last one answers. ``games`` are
+    the player's started games as the hub knows them: a shard that should run one of them and
+    does not hold it (its owner still reading it back) answers TRY_AGAIN rather than leave the
+    game out, which a client would read as a game that ended."""
 
     conn: int
     player: int
     request_id: str | None
     reports: list[StatusReport]
     shards: list[int]
+    games: list[int] = []
 
 
 class Watch(msgspec.Struct, tag="watch", array_like=True):

@@ -129,11 +129,12 @@ class Placing:
         hub = self.hub
         player_id = session.player()
         games = hub.games.live(player_id)
-        shards = sorted({shard_of(game.id, self.shards) for game in games if hub.games.is_placed(game.id)})
-        if not shards:
+        placed = sorted(game.id for game in games if hub.games.is_placed(game.id))
+        if not placed:
             return False
+        shards = sorted({shard_of(game_id, self.shards) for game_id in placed})
         reports = [game.report(now, player_id) for game in games if not hub.games.is_placed(game.id)]
-        note = Gather(session.conn, player_id, msg.request_id, reports, shards)
+        note = Gather(session.conn, player_id, msg.request_id, reports, shards, placed)
         hub.output.relay(shard_name(shards[0]), encode_note(note))
         return True
 

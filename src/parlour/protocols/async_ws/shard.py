@@ -351,10 +351,23 @@ class ShardService:
         self.hub.output.relay(HUB, encode_note(Routed(note.conn, note.player, note.text, note.hops + 1)))
 
     def _gather(self, note: Gather, now: float) -> None:
+        lacking = [game_id for game_id in note.games if self.owns(game_id) and game_id not in self.games]
+        if lacking:
+            # Left out, the game would look ended to the player: read it, and ask again.
+            for game_id in lacking:
+                self._ask_store(game_id)
+            self.hub.error(
+                note.conn,
+                "TRY_AGAIN",
+                "the game is moving between nodes; send it again",
+                request_type="WhatsNewPussycatRequest",
+                request_id=note.request_id,
+            )
+            return
         reports = note.reports + [game.report(now, note.player) for game in self.games.live(note.player)]
         rest = [shard for shard in note.shards if shard != self.shard]
         if rest:
-            forward = Gather(note.conn, note.player, note.request_id, reports, rest)
+            forward = Gather(note.conn, note.player, note.request_id, reports, rest, note.games)
             self.hub.output.relay(shard_name(rest[0]), encode_note(forward))
         else:
             reports.sort(key=lambda report: report.game_id)
