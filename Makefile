@@ -90,7 +90,7 @@ clean:
 	rm -rf $(VENV) build .mypy_cache .pytest_cache .ruff_cache
 
 # The frame fuzzer (issue 16): 100,000 hostile frames per protocol against a real server, with
-# counts per class and outcome. Not part of `make test` (which runs a seeded 2,000 per protocol).
+# counts per class and outcome. Not part of `make test` (which runs a seeded 1,000 per protocol).
 # Replay a run with: make fuzz FUZZ_ARGS='--seed N'
 FUZZ_ARGS ?=
 fuzz: install

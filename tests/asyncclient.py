@@ -112,9 +112,25 @@ def http_json(port: int, method: str, path: str, body: Any = None, timeout: floa
         connection.close()
 
 
+#: How long a helper below sends again a request answered 503 with Retry-After (a cluster whose
+#: services are between owners, as a loaded machine's lapsed lease makes them for a moment).
+RETRY_FOR = 15.0
+
+
+def http_json_retried(port: int, method: str, path: str, body: Any = None) -> Response:
+    """:func:`http_json`, sent again as a polite client does while the answer is 503 with
+    Retry-After, for at most :data:`RETRY_FOR` seconds."""
+    deadline = time.monotonic() + RETRY_FOR
+    while True:
+        answer = http_json(port, method, path, body)
+        if answer.status != 503 or "retry-after" not in answer.headers or time.monotonic() > deadline:
+            return answer
+        time.sleep(min(float(answer.headers["retry-after"]), 1.0))
+
+
 def create_account(port: int, name: str, password: str = PASSWORD) -> int:
     """``POST /api/accounts``: must answer 201 ``{"player_id": <int>, "name": name}``; the player id."""
-    answer = http_json(port, "POST", "/api/accounts", {"name": name, "password": password})
+    answer = http_json_retried(port, "POST", "/api/accounts", {"name": name, "password": password})
     assert answer.status == 201, f"POST /api/accounts {name!r}: {answer}"
     assert isinstance(answer.body, dict), answer
     assert answer.body.get("name") == name, answer
@@ -125,7 +141,7 @@ def create_account(port: int, name: str, password: str = PASSWORD) -> int:
 
 def login(port: int, name: str, password: str = PASSWORD) -> str:
     """``POST /api/sessions``: must answer 200 ``{"token", "expires", "player_id", "name"}``; the token."""
-    answer = http_json(port, "POST", "/api/sessions", {"name": name, "password": password})
+    answer = http_json_retried(port, "POST", "/api/sessions", {"name": name, "password": password})
     assert answer.status == 200, f"POST /api/sessions {name!r}: {answer}"
     assert isinstance(answer.body, dict), answer
     token = answer.body.get("token")
