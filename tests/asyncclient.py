@@ -1,4 +1,4 @@
-"""A small asyncio test client for the ``/async`` protocol (scalable-server-notes.md S1, S4).
+"""A small asyncio test client for the ``/async`` protocol (docs/async-decisions.md S1, S4).
 
 Written from the workflow text and the notes, not from the server: messages are plain dicts
 decoded with msgspec.json, one JSON object per websocket text frame, tagged on ``type``.

@@ -114,7 +114,7 @@ async def run_server(
         if table is not None:
             table.offload = True  # slow robots decide in the runtime's robots' process
     services: list[Service] = [service for service in (apologies, fish, tsuro) if service is not None]
-    # /async (scalable-server-notes.md S4): tokens are signed with a secret kept in the store,
+    # /async (docs/async-decisions.md S4): tokens are signed with a secret kept in the store,
     # so that they outlive a restart (a fresh one per run with --store none).
     tokens = SessionTokens(
         store.ensure_secret(SESSION_SECRET) if store is not None else secrets.token_bytes(32),

@@ -223,7 +223,7 @@ class Settings:
     #: How long finished game records are kept (0: forever).
     record_retention: float = 0.0
 
-    #: Accounts of /async (scalable-server-notes.md S4). How long a session token lasts.
+    #: Accounts of /async (docs/async-decisions.md S4). How long a session token lasts.
     session_ttl: float = 30 * DAY
     #: A deployment's own OAuth2/OIDC provider: the key its JWTs are checked with (a PEM public
     #: key, or a shared secret for HS* algorithms); empty: Parlour's own accounts only. A secret
@@ -244,7 +244,7 @@ class Settings:
     login_failures_per_address: int = 20
     login_window: float = 15 * MINUTE
 
-    #: The /async protocol (scalable-server-notes.md S5, S8, S11): a connection silent this
+    #: The /async protocol (docs/async-decisions.md S5, S8, S11): a connection silent this
     #: long is closed; open offers and live games per player; the size of a state or summary;
     #: the longest pause after a commit; requests per second per connection (a flood past it is
     #: closed); how often the lobby lists may be pushed; how long an outcome (or an abort) waits
@@ -261,7 +261,7 @@ class Settings:
     async_lobby_list_cap: int = 100
     async_outcome_retention: float = 7 * DAY
 
-    #: Push notifications of /async (scalable-server-notes.md S16): stored always (with a
+    #: Push notifications of /async (docs/async-decisions.md S16): stored always (with a
     #: store), and POSTed as JSON to this http(s) URL when it is set (empty: not sent). A
     #: notification not delivered is tried again ``notify_retries`` times, after
     #: ``notify_backoff`` seconds doubling at each failure (up to an hour); the outbox is read

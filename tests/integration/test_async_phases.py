@@ -1,7 +1,7 @@
-"""Simultaneous turns and interruptions (scalable-server-protocol.rst "Simultaneous Game Turn",
+"""Simultaneous turns and interruptions (the Scalable Server text "Simultaneous Game Turn",
 "Interruptions") over the wire, against a real ``parlour serve``.
 
-One test per sequence diagram, on scalable-server-notes.md (S19, S20) and the choices documented
+One test per sequence diagram, on docs/async-decisions.md (S19, S20) and the choices documented
 in async_ws/phases.py: a robot's simultaneous seat is asked of a client with
 ``PlayerTimeoutRequest(expected="UpdateUserDataRequest")``; the merger is the first of
 ``next_players`` if present (else the first present player of the phase); the merge keeps the turn

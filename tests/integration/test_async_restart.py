@@ -1,4 +1,4 @@
-"""/async games survive a SIGKILL (scalable-server-notes.md S10): ``parlour serve`` on a store file
+"""/async games survive a SIGKILL (docs/async-decisions.md S10): ``parlour serve`` on a store file
 is killed in the middle of a turn, of an invitation, and with a clock running, then restarted on the
 same file (on a new port). The old session token still authenticates, WhatsNewPussycatRequest shows
 each game at its last acknowledged step, and the game goes on from there.

@@ -1,8 +1,8 @@
-"""The social workflows of scalable-server-protocol.rst over the wire, against a real ``parlour serve``:
+"""The social workflows of the Scalable Server text over the wire, against a real ``parlour serve``:
 Chat (with chat codes and commands), Presence and Switching to a Game, Buddy List, Ignore List,
 Server Statistics, Observing a Game, and Multicast.
 
-One test per sequence diagram or workflow of the text, on the decisions of scalable-server-notes.md
+One test per sequence diagram or workflow of the text, on the decisions of docs/async-decisions.md
 (S8, S13-S17, S20) and the choices documented in the docstrings of async_ws/chat.py, presence.py,
 social.py, observe.py and phases.py. The server, its fresh store and the ``Table``/``play`` harness are those of
 test_async_workflows.py: every test makes its own accounts (unique names and unique chat texts), so

@@ -1,7 +1,7 @@
-"""The workflows of scalable-server-protocol.rst over the wire, against a real ``parlour serve``.
+"""The workflows of the Scalable Server text over the wire, against a real ``parlour serve``.
 
 One test per sequence diagram or workflow of the text, built on the settled decisions of
-scalable-server-notes.md (S1-S20) and written from them, not from the server. Every test makes its
+docs/async-decisions.md (S1-S20) and written from them, not from the server. Every test makes its
 own accounts (unique names), so they share one server process and its fresh store.
 
 Conventions checked throughout: local ids are seats in join order, the creator or inviter is seat 1

@@ -1,4 +1,4 @@
-"""The push notifier (scalable-server-notes.md S16) against a receiver on the loopback, with a real
+"""The push notifier (docs/async-decisions.md S16) against a receiver on the loopback, with a real
 SQLite store: delivery, retries with backoff on an injected clock, at-least-once after a crash,
 giving up."""
 

@@ -1,4 +1,4 @@
-"""Accounts of the /async protocol (scalable-server-notes.md S4): pure helpers.
+"""Accounts of the /async protocol (docs/async-decisions.md S4): pure helpers.
 
 Password hashes (Argon2id), session tokens and an external provider's JWTs (PyJWT), the
 failed-login limiter, and what names and passwords may be. Nothing here does I/O or reads the

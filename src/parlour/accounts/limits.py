@@ -1,4 +1,4 @@
-"""Failed-login rate limits (scalable-server-notes.md S4), per account name and per address.
+"""Failed-login rate limits (docs/async-decisions.md S4), per account name and per address.
 
 A name or an address that failed ``per_name`` / ``per_address`` times within the last
 ``window`` seconds must wait until the oldest of those failures leaves the window. A

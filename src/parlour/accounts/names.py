@@ -1,4 +1,4 @@
-"""What an account name and a password may be (scalable-server-notes.md S4).
+"""What an account name and a password may be (docs/async-decisions.md S4).
 
 A name has 1 to 40 characters: ASCII letters, digits, ``_``, ``-`` and ``.``, starting with a
 letter or a digit. ASCII only, deliberately: names are shown to other players, and Unicode

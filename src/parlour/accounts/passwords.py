@@ -1,4 +1,4 @@
-"""Password hashes for Parlour's own accounts (scalable-server-notes.md S4): Argon2id.
+"""Password hashes for Parlour's own accounts (docs/async-decisions.md S4): Argon2id.
 
 The default parameters are RFC 9106's second recommendation, the "low-memory" profile
 (3 passes over 64 MiB, 4 lanes): tens of milliseconds of CPU and 64 MiB per hash, so the

@@ -1,4 +1,4 @@
-"""Session tokens (scalable-server-notes.md S4): signed, expiring JWTs.
+"""Session tokens (docs/async-decisions.md S4): signed, expiring JWTs.
 
 ``SessionTokens`` issues and checks Parlour's own tokens: HS256 under the store's 32-byte
 ``session_secret`` (``Store.ensure_secret``), so they outlive a restart and every node of a

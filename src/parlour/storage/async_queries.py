@@ -1,4 +1,4 @@
-"""The /async protocol's reads of the store (scalable-server-notes.md S4, S10, S11): accounts,
+"""The /async protocol's reads of the store (docs/async-decisions.md S4, S10, S11): accounts,
 games, ratings, results and the audit log, then its social side and the push outbox (S14-S16).
 """
 

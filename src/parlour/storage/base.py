@@ -98,7 +98,7 @@ class Store(Protocol):
         before it; how many games went."""
         ...
 
-    # The /async protocol (scalable-server-notes.md S4, S10, S11) ------------------------------
+    # The /async protocol (docs/async-decisions.md S4, S10, S11) ------------------------------
 
     def accounts(self) -> list[AccountRow]:
         """Every account, by id."""

@@ -73,7 +73,7 @@ def _binary(cur: Cursor) -> str:
 
 
 def _v3_async(cur: Cursor) -> None:
-    """The /async protocol (scalable-server-notes.md S4, S6, S10, S11): accounts, games with
+    """The /async protocol (docs/async-decisions.md S4, S6, S10, S11): accounts, games with
     every committed turn, and ratings per game type. Ids are allocated by the server core."""
     binary = _binary(cur)
     # name_key is the casefolded name: names are unique whatever their case, portably (no
@@ -104,7 +104,7 @@ def _v3_async(cur: Cursor) -> None:
 
 
 def _v4_social(cur: Cursor) -> None:
-    """The /async protocol's social side and push notifications (scalable-server-notes.md S14,
+    """The /async protocol's social side and push notifications (docs/async-decisions.md S14,
     S15, S16): public chat lines, buddy and ignore lists, reports, linked devices and the
     notification outbox.
 

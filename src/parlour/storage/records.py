@@ -139,7 +139,7 @@ class GameSnapshotRow(msgspec.Struct, frozen=True):
 
 
 # ---------------------------------------------------------------------------------------------
-# The /async protocol (scalable-server-notes.md): accounts, games, turns, ratings (schema v3)
+# The /async protocol (docs/async-decisions.md): accounts, games, turns, ratings (schema v3)
 
 #: Statuses of an /async game that are over: the rest are "live", loaded again after a restart.
 ASYNC_FINISHED_STATUSES = ("OVER", "ABORTED")

@@ -182,7 +182,7 @@ class HttpSite:
 
 @cache
 def _async_schema() -> bytes:
-    """The JSON Schema of every /async message (scalable-server-notes.md S2), built once."""
+    """The JSON Schema of every /async message (docs/async-decisions.md S2), built once."""
     from parlour.protocols.async_ws.schema import schema
 
     return json.dumps(schema()).encode()

@@ -1,4 +1,4 @@
-"""Delivery of push notifications to a deployment's webhook (scalable-server-notes.md S16).
+"""Delivery of push notifications to a deployment's webhook (docs/async-decisions.md S16).
 
 The /async service stores every notification it produces as a ``NotificationRow`` with the rest
 of its input (protocols/async_ws/notify.py): the store's table is the outbox. This task reads the

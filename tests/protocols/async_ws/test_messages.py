@@ -1,4 +1,5 @@
-"""The /async messages against the catalogue and the decisions (scalable-server-notes.md S1-S20)."""
+"""The /async messages against the text's table of messages and Parlour's decisions S1-S20
+(docs/async-decisions.md)."""
 
 from __future__ import annotations
 
@@ -13,18 +14,17 @@ from parlour.protocols.async_ws import ClientMessage, ServerMessage, decode_clie
 from parlour.protocols.async_ws import messages as m
 
 ROOT = Path(__file__).resolve().parents[3]
-CATALOGUE = ROOT.parent / "shared" / "specs" / "scalable-server-catalogue.md"
+DECISIONS = ROOT / "docs" / "async-decisions.md"
 ROW = re.compile(r"^\| (\d+) \| (\w+) \| ([^|]+) \|", re.MULTILINE)
 
 
 def catalogue() -> dict[str, str]:
-    """Message name -> direction, from section 1 of the catalogue, read at test time."""
-    assert CATALOGUE.is_file(), f"{CATALOGUE} is missing: ../shared must sit beside the repository"
-    text = CATALOGUE.read_text(encoding="utf-8")
-    section = text.split("## 1. Messages", 1)[1].split("\n## 2.", 1)[0]
+    """Message name -> who sends it, from the table of the text's messages, read at test time."""
+    text = DECISIONS.read_text(encoding="utf-8")
+    section = text.split("## The messages", 1)[1].split("\n## ", 1)[0]
     rows = ROW.findall(section)
-    assert [int(number) for number, _name, _direction in rows] == list(range(1, len(rows) + 1))
-    return {name: direction.strip() for _number, name, direction in rows}
+    assert [int(number) for number, _name, _sender in rows] == list(range(1, len(rows) + 1))
+    return {name: sender.strip() for _number, name, sender in rows}
 
 
 def tag(cls: type[msgspec.Struct]) -> str:
@@ -57,13 +57,13 @@ def test_every_catalogue_message_is_declared_once() -> None:
 
 def test_directions_follow_the_catalogue() -> None:
     client, server = members(ClientMessage), members(ServerMessage)
-    for name, direction in catalogue().items():
-        if direction.startswith("both"):
+    for name, sender in catalogue().items():
+        if sender.startswith("both"):
             assert name in client and name in server, name
-        elif direction.startswith("client->server"):
+        elif sender == "client":
             assert name in client and name not in server, name
         else:
-            assert direction.startswith("server->client"), (name, direction)
+            assert sender == "server", (name, sender)
             assert name in server and name not in client, name
 
 

@@ -1,4 +1,4 @@
-"""Push devices and notifications of /async (scalable-server-notes.md S16), without sockets."""
+"""Push devices and notifications of /async (docs/async-decisions.md S16), without sockets."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Server-side rules of /async (scalable-server-notes.md S9): parlour.protocols.async_ws.rules."""
+"""Server-side rules of /async (docs/async-decisions.md S9): parlour.protocols.async_ws.rules."""
 
 from __future__ import annotations
 

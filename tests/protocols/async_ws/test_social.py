@@ -1,5 +1,5 @@
 """Chat, presence, buddy and ignore lists, server statistics (chat.py, presence.py, statistics.py,
-social.py): one test per sequence diagram of those sections of scalable-server-protocol.rst, the
+social.py): one test per sequence diagram of those sections of the Scalable Server text, the
 refusals, and a restart."""
 
 from __future__ import annotations

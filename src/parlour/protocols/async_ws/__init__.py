@@ -1,4 +1,4 @@
-"""The /async websocket protocol: the Scalable Server workflows (scalable-server-notes.md S1-S20).
+"""The /async websocket protocol: the Scalable Server workflows (docs/async-decisions.md S1-S20).
 
 messages.py declares every message once; schema.py derives the JSON Schema and the protocol
 reference (docs/async-protocol.md) from those declarations (S2). schema.py is not imported here: it

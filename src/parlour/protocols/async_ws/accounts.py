@@ -1,5 +1,5 @@
 """The /async accounts as the service knows them: names, password hashes and ratings, loaded from
-the store at start and kept as accounts are created (scalable-server-notes.md S10, S12).
+the store at start and kept as accounts are created (docs/async-decisions.md S10, S12).
 
 One ``Accounts`` per service; handlers read it (``hub.accounts.get``, ``in``) and change it only
 through ``add``, ``forget``, ``rate`` and ``unrate``.

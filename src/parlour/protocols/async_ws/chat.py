@@ -1,8 +1,8 @@
-"""Chat and its commands (scalable-server-protocol.rst "Chat", "Chat codes", "Chat commands";
-scalable-server-notes.md S8, S10, S14). What is kept between lines (history, numbers, mutes,
+"""Chat and its commands (the Scalable Server text "Chat", "Chat codes", "Chat commands";
+docs/async-decisions.md S8, S10, S14). What is kept between lines (history, numbers, mutes,
 report cooldowns, the profanity filter) is the hub's ``ChatLog`` (social_state.py).
 
-Decisions where the text is silent (catalogue §6 items 19, 34-44), beside S14:
+Decisions where the text is silent, beside S14:
 
 - Chat scopes: the lobby (``game_id`` 0) is for players in the lobby; a game's chat is for its
   seated players (any seat state) and its observers, while the game is live. ``sender`` and

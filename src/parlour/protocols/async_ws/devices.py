@@ -1,5 +1,5 @@
-"""Push devices linked to accounts (scalable-server-protocol.rst "Logging out", "Push
-Notifications"; scalable-server-notes.md S16).
+"""Push devices linked to accounts (the Scalable Server text "Logging out", "Push
+Notifications"; docs/async-decisions.md S16).
 
 A device (its push system and the opaque token the OS gave it) is linked to an account by an
 ``AsyncAuthRequest`` that carries it, and stays linked to every account that signed in on it,

@@ -1,6 +1,6 @@
 """One sequence example per workflow, produced by the real service (not written by hand).
 
-Each workflow of scalable-server-protocol.rst is played here against ``AsyncService`` on a fixed
+Each workflow of the Scalable Server text is played here against ``AsyncService`` on a fixed
 clock, and the messages that went each way are rendered for docs/async-protocol.md. The examples
 are therefore what the server does, and the document's staleness test notices any change.
 """

@@ -1,4 +1,4 @@
-"""The account routes of the HTTP API (scalable-server-notes.md S4):
+"""The account routes of the HTTP API (docs/async-decisions.md S4):
 
 - ``POST /api/accounts {"name", "password"}`` -> 201 ``{"player_id", "name"}``; 409 when the name
   is taken (names compare case-insensitively), 400 naming what is wrong with the name or password.

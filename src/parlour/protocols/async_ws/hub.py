@@ -5,7 +5,7 @@ Handlers (lobby.py, play.py, service.py, ...) are functions of the hub, a sessio
 they never do I/O. Each piece of state has one owner, made here once per service and reached
 through the hub (``hub.lobby``, ``hub.relations``...); a handler changes it through that owner's
 methods. One input's effects are collected by ``hub.output`` and returned to the transport, which
-stores the records before it sends anything (scalable-server-notes.md S10).
+stores the records before it sends anything (docs/async-decisions.md S10).
 """
 
 from __future__ import annotations

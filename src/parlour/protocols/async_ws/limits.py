@@ -1,4 +1,4 @@
-"""The limits and timers of /async (scalable-server-notes.md S5, S8, S11), from the settings."""
+"""The limits and timers of /async (docs/async-decisions.md S5, S8, S11), from the settings."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The lobby and invitations (scalable-server-protocol.rst "Lobby" and "Invitation";
-scalable-server-notes.md S7, S8, S13, S19).
+"""The lobby and invitations (the Scalable Server text "Lobby" and "Invitation";
+docs/async-decisions.md S7, S8, S13, S19).
 
 Open games fill their seats in join order (local ids 1..n, the creator first) and start when full
 or when the creator says so; an invitation seats the inviter, the invitees and the robots at once

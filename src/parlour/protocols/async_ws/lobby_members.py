@@ -1,5 +1,5 @@
 """Who is in the /async lobby, and what changed in its lists since they were last pushed
-(scalable-server-protocol.rst "Lobby"; scalable-server-notes.md S13; docs/async.md "Lobby lists").
+(the Scalable Server text "Lobby"; docs/async-decisions.md S13; docs/async.md "Lobby lists").
 
 Three things must agree on membership: each session's ``in_lobby`` flag (what the lobby chat checks
 of a sender), the member set (the pushed player list, /statistics), and the cached list of the

@@ -1,12 +1,12 @@
 """The 87 messages of the Scalable Server workflows, and Parlour's extensions, declared once
-(scalable-server-notes.md S1, S2).
+(docs/async-decisions.md S1, S2).
 
 Every message is a ``msgspec.Struct`` tagged on ``type`` with the exact name the text uses
 (``ActionCommitedRequest`` keeps its one m), so one JSON object per websocket text frame reads
 ``{"type": "<MessageName>", ...fields}`` (S1). The field names are the text's where it gives one
 (``finalScores`` and ``sessionToken`` included, S1), S19/S20 where the text is open or contradicts
-itself, and a plain snake_case name otherwise: each such choice says so and cites the row of
-scalable-server-catalogue.md it fills. The JSON Schema and docs/async-protocol.md are generated from
+itself, and a plain snake_case name otherwise: each such choice says so and cites the row of the
+text's messages it fills (docs/async-decisions.md). The JSON Schema and docs/async-protocol.md are generated from
 these declarations (schema.py), so docstrings here are the protocol reference: keep them accurate.
 
 Ids (S6): global ids are positive account ids, local ids are seats 1..max_players, game ids are
@@ -154,16 +154,12 @@ LocalId = Annotated[
     int, Meta(ge=1, le=8, description="A local id: a seat, 1..max_players in join order (S6).")
 ]
 GameId = Annotated[int, Meta(ge=1, description="A game id: positive, unique for the life of the store (S6).")]
-#: Chat and chat history address the lobby with 0 (catalogue rows 31, 34): a game id or 0.
-ChatScope = Annotated[
-    int, Meta(ge=0, description="0 (or absent) = the lobby, else a game id (catalogue row 31).")
-]
-#: Turn indexes start at 1 (catalogue row 59; S20 for the commit/acknowledgement off-by-one).
+#: Chat and chat history address the lobby with 0 (rows 31, 34): a game id or 0.
+ChatScope = Annotated[int, Meta(ge=0, description="0 (or absent) = the lobby, else a game id (row 31).")]
+#: Turn indexes start at 1 (row 59; S20 for the commit/acknowledgement off-by-one).
 TurnIndex = Annotated[int, Meta(ge=1, description="The turn index; the first turn is 1 (S20).")]
-Seconds = Annotated[int, Meta(ge=0, description="Whole seconds; 0 = none (catalogue §4).")]
-Milliseconds = Annotated[
-    int, Meta(ge=0, description="Milliseconds; 0 = no interruption window (catalogue row 60).")
-]
+Seconds = Annotated[int, Meta(ge=0, description="Whole seconds; 0 = none.")]
+Milliseconds = Annotated[int, Meta(ge=0, description="Milliseconds; 0 = no interruption window (row 60).")]
 #: Opaque payloads are JSON strings; clients put base64 there if they carry bytes (S1).
 Opaque = Annotated[str, Meta(description="Opaque to the server; base64 if it carries bytes (S1).")]
 RequestId = Annotated[
@@ -172,7 +168,7 @@ RequestId = Annotated[
 ]
 Name = Annotated[str, Meta(min_length=1, max_length=40)]
 
-#: S3: the text's codes (catalogue §3.1 and §3.2) plus Parlour's four, INTERNAL_ERROR when the
+#: S3: the text's codes (their commit errors among them) plus Parlour's four, INTERNAL_ERROR when the
 #: server could not save a change (nothing changed; S10's "stored before shown"), and TRY_AGAIN
 #: when nothing changed and the request may be sent again in a moment: the game's node is
 #: changing in a cluster, or the store failed while the request's answer waited behind a commit.
@@ -196,13 +192,13 @@ ErrorCode: TypeAlias = Literal[
     "ALREADY_QUEUED",
     "NOT_QUEUED",
 ]
-#: Catalogue §3.7 names all but the running status, which it implies: Parlour calls it RUNNING.
+#: The text names all but the running status, which it implies: Parlour calls it RUNNING.
 GameStatus: TypeAlias = Literal["NOT_STARTED", "RUNNING", "OUTCOME", "OVER", "ABORTING", "ABORTED"]
 #: S15.
 Presence: TypeAlias = Literal["OFFLINE", "ONLINE", "IN_GAME"]
-#: Catalogue §3.9 (Devices.Type); GCM is kept so old clients get a clear refusal from the server.
+#: The text's device types (Devices.Type); GCM is kept so old clients get a clear refusal from the server.
 DeviceType: TypeAlias = Literal["IOS", "IOS_SANDBOX", "OSX", "OSX_SANDBOX", "GCM", "FCM", "STEAM"]
-#: Catalogue §3.8.
+#: The text's values.
 Operation: TypeAlias = Literal["ADD", "REMOVE"]
 #: S9: "client" is the text's model; a plugin name makes Parlour authoritative.
 Rules: TypeAlias = Literal["client", "apologies", "fish", "tsuro"]
@@ -218,7 +214,7 @@ class _Structure(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_
 
 
 class GameConfiguration(_Structure, kw_only=True):
-    """The configuration of a game (S7; catalogue §2 GameConfiguration).
+    """The configuration of a game (S7; the text's GameConfiguration).
 
     Sent by the creator and read back by every client (the `rules_engine_version` check before a join
     is the client's job). The server never sends `password` back: it is omitted on output.
@@ -252,19 +248,19 @@ class GameConfiguration(_Structure, kw_only=True):
         # naming the field (S7: "out-of-range fields: BAD_REQUEST naming the field").
         if self.min_players > self.max_players:
             raise ValueError("`min_players` must not exceed `max_players`")
-        # A private game needs a password (catalogue row 44): the server checks that on
+        # A private game needs a password (row 44): the server checks that on
         # creation, since the configuration it sends back never carries the password.
 
 
 class Device(_Structure, kw_only=True):
-    """A push device (catalogue §2 DeviceType; field names not given there, chosen here)."""
+    """A push device (the text's DeviceType; its field names chosen here)."""
 
     device_type: DeviceType
     token: Annotated[str, Meta(min_length=1, max_length=4096, description="The opaque token from the OS.")]
 
 
 class SmallPlayer(_Structure, kw_only=True):
-    """A player as listed in the lobby and buddy lists (catalogue §2 SmallPlayer; fields chosen here)."""
+    """A player as listed in the lobby and buddy lists (the text's SmallPlayer; fields chosen here)."""
 
     player_id: GlobalId
     name: Name
@@ -289,7 +285,7 @@ ShownChange = Annotated[
 
 
 class Player(_Structure, kw_only=True):
-    """The full player (catalogue §2 Player; fields chosen here: ratings per `game_type`, S11)."""
+    """The full player (the text's Player; fields chosen here: ratings per `game_type`, S11)."""
 
     player_id: GlobalId
     name: Name
@@ -305,7 +301,7 @@ class Player(_Structure, kw_only=True):
 
 
 class PlayerClock(_Structure, kw_only=True):
-    """One seat's clock (catalogue §2 player clock: `paused`, `armed`; remaining time chosen here).
+    """One seat's clock (the text's player clock: `paused`, `armed`; remaining time chosen here).
 
     `armed` means the clock runs while it is this seat's turn; `paused` that a commit pause holds it.
     """
@@ -317,7 +313,7 @@ class PlayerClock(_Structure, kw_only=True):
 
 
 class PlayerData(_Structure, kw_only=True):
-    """One (player, data) pair of `user_data` or `interruption_data` (catalogue rows 59, 66)."""
+    """One (player, data) pair of `user_data` or `interruption_data` (rows 59, 66)."""
 
     player_id: LocalId
     data: Opaque
@@ -345,7 +341,7 @@ class OutcomeEntry(_Structure, kw_only=True):
 
 
 class Penalty(_Structure, kw_only=True):
-    """A ranking penalty applied on abort (S11; catalogue row 84, field names not given)."""
+    """A ranking penalty applied on abort (S11; row 84, field names not given)."""
 
     player_id: LocalId
     rating_change: float
@@ -353,7 +349,7 @@ class Penalty(_Structure, kw_only=True):
 
 
 class StatusReport(_Structure, kw_only=True):
-    """Everything about one game (S12; catalogue §2 StatusReport)."""
+    """Everything about one game (S12; the text's StatusReport)."""
 
     game_id: GameId
     configuration: GameConfiguration
@@ -375,7 +371,7 @@ class StatusReport(_Structure, kw_only=True):
 
 
 class PresenceUpdate(_Structure, kw_only=True):
-    """One player's presence (S15; catalogue rows 17, 18 give no field names)."""
+    """One player's presence (S15; rows 17, 18 give no field names)."""
 
     player_id: GlobalId
     presence: Presence
@@ -383,7 +379,7 @@ class PresenceUpdate(_Structure, kw_only=True):
 
 
 class ChatEntry(_Structure, kw_only=True):
-    """A line of chat history (S14; catalogue row 35, field names not given)."""
+    """A line of chat history (S14; row 35, field names not given)."""
 
     sender: Annotated[
         int, Meta(ge=0, description="Global id in the lobby, local id in a game; 0 = the server.")
@@ -394,7 +390,7 @@ class ChatEntry(_Structure, kw_only=True):
 
 
 class ObservableGame(_Structure, kw_only=True):
-    """A started game one may observe (catalogue row 55: "no live data"; fields chosen here)."""
+    """A started game one may observe (row 55: "no live data"; fields chosen here)."""
 
     game_id: GameId
     configuration: GameConfiguration
@@ -426,11 +422,11 @@ class _Push(_Message):
     """Sent by the server on its own (lists, game events): no `request_id`."""
 
 
-# --- General: authentication, heartbeat (catalogue rows 1-9) ----------------------------------------
+# --- General: authentication, heartbeat (rows 1-9) ----------------------------------------
 
 
 class AsyncAuthRequest(_Request, tag="AsyncAuthRequest", kw_only=True):
-    """Authenticate with a session token (S4; catalogue row 1).
+    """Authenticate with a session token (S4; row 1).
 
     `name` and `sessionToken` are the text's names, flattened out of PartnerToken (S4).
     """
@@ -441,16 +437,14 @@ class AsyncAuthRequest(_Request, tag="AsyncAuthRequest", kw_only=True):
 
 
 class AsyncConnectedRequest(_Reply, tag="AsyncConnectedRequest", kw_only=True):
-    """Authentication succeeded (catalogue row 2): the session and the full player."""
+    """Authentication succeeded (row 2): the session and the full player."""
 
-    session: Annotated[
-        str, Meta(description="Opaque session id; compare it to tell a reconnect (catalogue row 2).")
-    ]
+    session: Annotated[str, Meta(description="Opaque session id; compare it to tell a reconnect (row 2).")]
     player: Player
 
 
 class AsyncConnectionErrorRequest(_Reply, tag="AsyncConnectionErrorRequest", kw_only=True):
-    """Authentication failed, or this connection was replaced by a newer one (S4, S5; catalogue row 3).
+    """Authentication failed, or this connection was replaced by a newer one (S4, S5; row 3).
 
     The text names no field; `reason` and `message` are chosen here (REPLACED is S5's).
     """
@@ -460,50 +454,50 @@ class AsyncConnectionErrorRequest(_Reply, tag="AsyncConnectionErrorRequest", kw_
 
 
 class AsyncDisconnectRequest(_Request, tag="AsyncDisconnectRequest", kw_only=True):
-    """Log out; later requests get UNAUTHENTICATED until the next AsyncAuthRequest (catalogue row 4, S3)."""
+    """Log out; later requests get UNAUTHENTICATED until the next AsyncAuthRequest (row 4, S3)."""
 
 
 class AsyncUnlinkDeviceRequest(_Request, tag="AsyncUnlinkDeviceRequest", kw_only=True):
-    """Stop push notifications to a device (S16; catalogue row 5, field name chosen: `device`)."""
+    """Stop push notifications to a device (S16; row 5, field name chosen: `device`)."""
 
     device: Device
 
 
 class AsyncDeviceUnlinkedRequest(_Reply, tag="AsyncDeviceUnlinkedRequest", kw_only=True):
-    """The device is unlinked (catalogue row 6, field name chosen: `device`)."""
+    """The device is unlinked (row 6, field name chosen: `device`)."""
 
     device: Device
 
 
 class PingRequest(_Request, tag="PingRequest", kw_only=True):
-    """Heartbeat, echoed exactly as sent (S5; catalogue row 7). Goes both ways."""
+    """Heartbeat, echoed exactly as sent (S5; row 7). Goes both ways."""
 
     timestamp: Annotated[int | float, Meta(description="The client's clock; any unit, echoed as sent.")]
 
 
 class WhatsNewPussycatRequest(_Request, tag="WhatsNewPussycatRequest", kw_only=True):
-    """Ask for the StatusReport of one's games (catalogue row 8).
+    """Ask for the StatusReport of one's games (row 8).
 
-    `game_id` (chosen here, §6 item 25) asks about that one game; absent = every game.
+    `game_id` (chosen here) asks about that one game; absent = every game.
     """
 
     game_id: GameId | None = None
 
 
 class GameStatusReportRequest(_Reply, tag="GameStatusReportRequest", kw_only=True):
-    """The reply to WhatsNewPussycatRequest (catalogue row 9; field name chosen: `status_reports`)."""
+    """The reply to WhatsNewPussycatRequest (row 9; field name chosen: `status_reports`)."""
 
     status_reports: list[StatusReport] = []
 
 
-# --- General: invitations, presence, buddies, ignore (catalogue rows 10-28) -------------------------
+# --- General: invitations, presence, buddies, ignore (rows 10-28) -------------------------
 
 
 class EngageGameWithFriendsRequest(_Request, tag="EngageGameWithFriendsRequest", kw_only=True):
-    """Create an invitation game (catalogue row 10).
+    """Create an invitation game (row 10).
 
     `friend_ids` (chosen here) are global ids, `0` = a robot (S6); not empty and not only robots.
-    `configuration` (chosen here, §6 item 27) lets an invitation carry clocks, idle time, ranking.
+    `configuration` (chosen here) lets an invitation carry clocks, idle time, ranking.
     """
 
     friend_ids: Annotated[list[Annotated[int, Meta(ge=0)]], Meta(min_length=1, max_length=7)]
@@ -511,11 +505,11 @@ class EngageGameWithFriendsRequest(_Request, tag="EngageGameWithFriendsRequest",
 
     def __post_init__(self) -> None:
         if not any(self.friend_ids):
-            raise ValueError("`friend_ids` must name at least one human (catalogue row 10)")
+            raise ValueError("`friend_ids` must name at least one human (row 10)")
 
 
 class GameCreatedRequest(_Reply, tag="GameCreatedRequest", kw_only=True):
-    """A game started or an invitation was created (S19; catalogue row 11).
+    """A game started or an invitation was created (S19; row 11).
 
     A direct reply for the inviter or the creator who starts early, a push for everybody else.
     """
@@ -526,7 +520,7 @@ class GameCreatedRequest(_Reply, tag="GameCreatedRequest", kw_only=True):
 
 
 class AnswerInvitationRequest(_Request, tag="AnswerInvitationRequest", kw_only=True):
-    """Accept or decline an invitation; one decline aborts it (S19, S20; catalogue row 12)."""
+    """Accept or decline an invitation; one decline aborts it (S19, S20; row 12)."""
 
     game_id: GameId
     accept: bool
@@ -540,21 +534,21 @@ class InvitationAnsweredRequest(_Reply, tag="InvitationAnsweredRequest", kw_only
 
 
 class SwitchedToGameRequest(_Request, tag="SwitchedToGameRequest", kw_only=True):
-    """The UI entered a game, or left games (absent `game_id`) (S15; catalogue row 14, §6 item 37)."""
+    """The UI entered a game, or left games (absent `game_id`) (S15; row 14)."""
 
     game_id: GameId | None = None
 
 
 class RegisterPresenceRequest(_Request, tag="RegisterPresenceRequest", kw_only=True):
-    """Players whose presence to monitor; replaces the set (catalogue row 15; field name chosen)."""
+    """Players whose presence to monitor; replaces the set (row 15; field name chosen)."""
 
     player_ids: Annotated[list[GlobalId], Meta(max_length=500)]
 
 
 class SubscribePresenceServiceRequest(_Request, tag="SubscribePresenceServiceRequest", kw_only=True):
-    """Subscribe to presence updates (catalogue row 16).
+    """Subscribe to presence updates (row 16).
 
-    `subscribe` (chosen here, §6 item 35) mirrors AskServerStatisticsRequest: false unsubscribes.
+    `subscribe` (chosen here) mirrors AskServerStatisticsRequest: false unsubscribes.
     """
 
     subscribe: bool = True
@@ -563,87 +557,87 @@ class SubscribePresenceServiceRequest(_Request, tag="SubscribePresenceServiceReq
 class AsyncBuddyPresencePartialUpdateRequest(
     _Push, tag="AsyncBuddyPresencePartialUpdateRequest", kw_only=True
 ):
-    """Batched presence changes of monitored players (S15; catalogue row 17; field name chosen)."""
+    """Batched presence changes of monitored players (S15; row 17; field name chosen)."""
 
     updates: list[PresenceUpdate]
 
 
 class PlayerPresenceUpdateRequest(_Push, tag="PlayerPresenceUpdateRequest", kw_only=True):
-    """Opponents' presence in a game (S15, S19; catalogue row 18; field name chosen: `updates`)."""
+    """Opponents' presence in a game (S15, S19; row 18; field name chosen: `updates`)."""
 
     game_id: GameId
     updates: list[PresenceUpdate]
 
 
 class AsyncBuddyListRequest(_Request, tag="AsyncBuddyListRequest", kw_only=True):
-    """Ask for one's buddy list (catalogue row 19)."""
+    """Ask for one's buddy list (row 19)."""
 
 
 class AsyncBuddyListContentRequest(_Reply, tag="AsyncBuddyListContentRequest", kw_only=True):
-    """The buddy list (catalogue row 20; field name chosen: `buddies`)."""
+    """The buddy list (row 20; field name chosen: `buddies`)."""
 
     buddies: list[SmallPlayer] = []
 
 
 class AsyncBuddyManagementRequest(_Request, tag="AsyncBuddyManagementRequest", kw_only=True):
-    """ADD or REMOVE a buddy (catalogue row 21; field names chosen: `operation`, `player_id`)."""
+    """ADD or REMOVE a buddy (row 21; field names chosen: `operation`, `player_id`)."""
 
     operation: Operation
     player_id: GlobalId
 
 
 class AsyncBuddyAddedRequest(_Reply, tag="AsyncBuddyAddedRequest", kw_only=True):
-    """A buddy was added (catalogue row 22; `player_id` chosen here)."""
+    """A buddy was added (row 22; `player_id` chosen here)."""
 
     player_id: GlobalId
 
 
 class AsyncBuddyRemovedRequest(_Reply, tag="AsyncBuddyRemovedRequest", kw_only=True):
-    """A buddy was removed (catalogue row 23; `player_id` chosen here)."""
+    """A buddy was removed (row 23; `player_id` chosen here)."""
 
     player_id: GlobalId
 
 
 class AsyncIgnoreListRequest(_Request, tag="AsyncIgnoreListRequest", kw_only=True):
-    """Ask for one's ignore list (catalogue row 24)."""
+    """Ask for one's ignore list (row 24)."""
 
 
 class AsyncIgnoreListContentRequest(_Reply, tag="AsyncIgnoreListContentRequest", kw_only=True):
-    """The ignore list (catalogue row 25; field name chosen: `ignored`)."""
+    """The ignore list (row 25; field name chosen: `ignored`)."""
 
     ignored: list[SmallPlayer] = []
 
 
 class AsyncIgnoreManagementRequest(_Request, tag="AsyncIgnoreManagementRequest", kw_only=True):
-    """ADD or REMOVE an ignored player (S14; catalogue row 26; field names as for buddies)."""
+    """ADD or REMOVE an ignored player (S14; row 26; field names as for buddies)."""
 
     operation: Operation
     player_id: GlobalId
 
 
 class AsyncIgnoreAddedRequest(_Reply, tag="AsyncIgnoreAddedRequest", kw_only=True):
-    """A player is now ignored (catalogue row 27; `player_id` chosen here)."""
+    """A player is now ignored (row 27; `player_id` chosen here)."""
 
     player_id: GlobalId
 
 
 class AsyncIgnoreRemovedRequest(_Reply, tag="AsyncIgnoreRemovedRequest", kw_only=True):
-    """A player is no longer ignored (catalogue row 28; `player_id` chosen here)."""
+    """A player is no longer ignored (row 28; `player_id` chosen here)."""
 
     player_id: GlobalId
 
 
-# --- General: statistics and chat (catalogue rows 29-35) -------------------------------------------
+# --- General: statistics and chat (rows 29-35) -------------------------------------------
 
 
 class AskServerStatisticsRequest(_Request, tag="AskServerStatisticsRequest", kw_only=True):
-    """Server statistics once (`subscribe` false) or regularly (true) (catalogue row 29)."""
+    """Server statistics once (`subscribe` false) or regularly (true) (row 29)."""
 
     subscribe: bool = False
 
 
 class ServerStatisticsRequest(_Reply, tag="ServerStatisticsRequest", kw_only=True):
-    """Server statistics (catalogue row 30, §6 item 42).
+    """Server statistics (row 30).
 
     `players` counts live players, connected or not; `connected_players` the connected ones.
     Pushed copies while subscribed carry no `request_id`.
@@ -655,7 +649,7 @@ class ServerStatisticsRequest(_Reply, tag="ServerStatisticsRequest", kw_only=Tru
 
 
 class MulticastChatRequest(_Request, tag="MulticastChatRequest", kw_only=True):
-    """Chat in the lobby (`game_id` 0) or a game (S14, S20; catalogue row 31).
+    """Chat in the lobby (`game_id` 0) or a game (S14, S20; row 31).
 
     `recipient_ids`: global ids in the lobby, local ids in a game, empty = everyone; the input
     alias `recipients_ids` is accepted by decode_client (S20). Codes 1-255 are the server's.
@@ -668,9 +662,9 @@ class MulticastChatRequest(_Request, tag="MulticastChatRequest", kw_only=True):
 
 
 class ClientChatRequest(_Reply, tag="ClientChatRequest", kw_only=True):
-    """A chat line delivered to its recipients and echoed to the sender (S14; catalogue row 32).
+    """A chat line delivered to its recipients and echoed to the sender (S14; row 32).
 
-    `sender` is 0 for the server's coded messages (chosen here, §6 item 48).
+    `sender` is 0 for the server's coded messages (chosen here).
     """
 
     game_id: ChatScope = 0
@@ -681,7 +675,7 @@ class ClientChatRequest(_Reply, tag="ClientChatRequest", kw_only=True):
 
 
 class ClientChatBlockedRequest(_Reply, tag="ClientChatBlockedRequest", kw_only=True):
-    """The profanity filter blocked a line; `muted` after repeats (S14; catalogue row 33)."""
+    """The profanity filter blocked a line; `muted` after repeats (S14; row 33)."""
 
     game_id: ChatScope = 0
     text: str = ""
@@ -690,23 +684,23 @@ class ClientChatBlockedRequest(_Reply, tag="ClientChatBlockedRequest", kw_only=T
 
 
 class GetChatHistoryRequest(_Request, tag="GetChatHistoryRequest", kw_only=True):
-    """Ask for the chat history of the lobby (0) or a game (S14; catalogue row 34)."""
+    """Ask for the chat history of the lobby (0) or a game (S14; row 34)."""
 
     game_id: ChatScope = 0
 
 
 class ClientChatHistoryRequest(_Reply, tag="ClientChatHistoryRequest", kw_only=True):
-    """The last lines of a scope, never private ones (S14; catalogue row 35; `messages` chosen here)."""
+    """The last lines of a scope, never private ones (S14; row 35; `messages` chosen here)."""
 
     game_id: ChatScope = 0
     messages: list[ChatEntry] = []
 
 
-# --- Lobby (catalogue rows 36-58) ------------------------------------------------------------------
+# --- Lobby (rows 36-58) ------------------------------------------------------------------
 
 
 class EnterLobbyRequest(_Request, tag="EnterLobbyRequest", kw_only=True):
-    """Enter the lobby; PLAYER_ALREADY_IN_LOBBY if already there (catalogue row 36).
+    """Enter the lobby; PLAYER_ALREADY_IN_LOBBY if already there (row 36).
 
     `deltas` is a Parlour extension: true asks for the whole lists once, then LobbyListDeltaRequest.
     """
@@ -721,19 +715,19 @@ class EnterLobbyRequest(_Request, tag="EnterLobbyRequest", kw_only=True):
 
 
 class LobbyEnteredRequest(_Reply, tag="LobbyEnteredRequest", kw_only=True):
-    """The lobby was entered (catalogue row 37)."""
+    """The lobby was entered (row 37)."""
 
 
 class ExitLobbyRequest(_Request, tag="ExitLobbyRequest", kw_only=True):
-    """Leave the lobby (catalogue row 38)."""
+    """Leave the lobby (row 38)."""
 
 
 class LobbyExitedRequest(_Reply, tag="LobbyExitedRequest", kw_only=True):
-    """The lobby was left, on request or because one's game started (catalogue row 39)."""
+    """The lobby was left, on request or because one's game started (row 39)."""
 
 
 class LobbyPlayerListRequest(_Reply, tag="LobbyPlayerListRequest", kw_only=True):
-    """The lobby's players by id (S13; catalogue row 40): base64 of the zlib-deflated JSON SmallPlayer array.
+    """The lobby's players by id (S13; row 40): base64 of the zlib-deflated JSON SmallPlayer array.
 
     Pushed when the lobby changes, at most every `async_list_interval`. In a lobby of more than
     `async_lobby_list_cap` players, a client that takes no deltas gets that many, those who have
@@ -747,7 +741,7 @@ class LobbyPlayerListRequest(_Reply, tag="LobbyPlayerListRequest", kw_only=True)
 
 
 class LobbyGameListRequest(_Reply, tag="LobbyGameListRequest", kw_only=True):
-    """The open games by id (S13; catalogue row 41): base64 of the zlib-deflated JSON ObservableGame array.
+    """The open games by id (S13; row 41): base64 of the zlib-deflated JSON ObservableGame array.
 
     Pushed and capped (the oldest open games) as LobbyPlayerListRequest is, whole as it is.
     """
@@ -787,26 +781,26 @@ class LobbyListDeltaRequest(_Push, tag="LobbyListDeltaRequest", kw_only=True):
 
 
 class AskPlayerInfoRequest(_Request, tag="AskPlayerInfoRequest", kw_only=True):
-    """Ask for a player's details (catalogue row 42; `player_id` chosen here)."""
+    """Ask for a player's details (row 42; `player_id` chosen here)."""
 
     player_id: GlobalId
 
 
 class LobbyPlayerInfoRequest(_Reply, tag="LobbyPlayerInfoRequest", kw_only=True):
-    """A player's details (catalogue row 43)."""
+    """A player's details (row 43)."""
 
     player: Player
 
 
 class LobbyJoinGameRequest(_Request, tag="LobbyJoinGameRequest", kw_only=True):
-    """Join an open game; `password` for a private one (S19; catalogue row 44)."""
+    """Join an open game; `password` for a private one (S19; row 44)."""
 
     game_id: GameId
     password: Annotated[str, Meta(max_length=128)] | None = None
 
 
 class LobbyNewPlayerRequest(_Reply, tag="LobbyNewPlayerRequest", kw_only=True):
-    """A player joined an open game: the joiner's reply, a push to the others (catalogue row 45).
+    """A player joined an open game: the joiner's reply, a push to the others (row 45).
 
     Fields chosen here: who joined and the seat they got (S6).
     """
@@ -817,9 +811,9 @@ class LobbyNewPlayerRequest(_Reply, tag="LobbyNewPlayerRequest", kw_only=True):
 
 
 class LobbyJoinDeniedRequest(_Reply, tag="LobbyJoinDeniedRequest", kw_only=True):
-    """A join was refused (catalogue row 46): `cause` as in LobbyStartGameDeniedRequest.
+    """A join was refused (row 46): `cause` as in LobbyStartGameDeniedRequest.
 
-    The text lists no JoinError values (§6 item 54); these are Parlour's.
+    The text lists no JoinError values; these are Parlour's.
     """
 
     game_id: GameId
@@ -829,7 +823,7 @@ class LobbyJoinDeniedRequest(_Reply, tag="LobbyJoinDeniedRequest", kw_only=True)
 
 
 class LobbyCreateGameRequest(_Request, tag="LobbyCreateGameRequest", kw_only=True):
-    """Create an open game; the creator takes seat 1 (S7, S19; catalogue row 47)."""
+    """Create an open game; the creator takes seat 1 (S7, S19; row 47)."""
 
     configuration: GameConfiguration
     initial_state: Opaque | None = None
@@ -837,22 +831,22 @@ class LobbyCreateGameRequest(_Request, tag="LobbyCreateGameRequest", kw_only=Tru
 
 
 class LobbyGameCreatedRequest(_Reply, tag="LobbyGameCreatedRequest", kw_only=True):
-    """The open game was created (S19; catalogue row 48)."""
+    """The open game was created (S19; row 48)."""
 
     game_id: GameId
     configuration: GameConfiguration
 
 
 class LobbyLeaveGameRequest(_Request, tag="LobbyLeaveGameRequest", kw_only=True):
-    """Leave an open game before it starts; the creator leaving aborts it (S19; catalogue row 49)."""
+    """Leave an open game before it starts; the creator leaving aborts it (S19; row 49)."""
 
     game_id: GameId
 
 
 class LobbyPlayerLeftGameRequest(_Reply, tag="LobbyPlayerLeftGameRequest", kw_only=True):
-    """A player left an open game (catalogue row 50).
+    """A player left an open game (row 50).
 
-    Fields chosen here: `player_id` (global), and `aborted` when the creator left (§6 item 58).
+    Fields chosen here: `player_id` (global), and `aborted` when the creator left.
     """
 
     game_id: GameId
@@ -861,13 +855,13 @@ class LobbyPlayerLeftGameRequest(_Reply, tag="LobbyPlayerLeftGameRequest", kw_on
 
 
 class LobbyStartGameRequest(_Request, tag="LobbyStartGameRequest", kw_only=True):
-    """The creator starts early, once `min_players` joined (S19; catalogue row 51)."""
+    """The creator starts early, once `min_players` joined (S19; row 51)."""
 
     game_id: GameId
 
 
 class LobbyStartGameDeniedRequest(_Reply, tag="LobbyStartGameDeniedRequest", kw_only=True):
-    """An early start was refused (catalogue row 52; StartError values are Parlour's, §6 item 59)."""
+    """An early start was refused (row 52; StartError values are Parlour's)."""
 
     game_id: GameId
     cause: Literal["UNKNOWN_GAME", "NOT_CREATOR", "NOT_ENOUGH_PLAYERS", "ALREADY_STARTED"]
@@ -876,7 +870,7 @@ class LobbyStartGameDeniedRequest(_Reply, tag="LobbyStartGameDeniedRequest", kw_
 class SubscribeToObservableGameListRequest(
     _Request, tag="SubscribeToObservableGameListRequest", kw_only=True
 ):
-    """Subscribe (true) or unsubscribe (false) to the observable games (catalogue row 53)."""
+    """Subscribe (true) or unsubscribe (false) to the observable games (row 53)."""
 
     subscribe: bool
 
@@ -884,34 +878,34 @@ class SubscribeToObservableGameListRequest(
 class SubscribedToObservableGameListRequest(
     _Reply, tag="SubscribedToObservableGameListRequest", kw_only=True
 ):
-    """Mirrors the subscription (catalogue row 54)."""
+    """Mirrors the subscription (row 54)."""
 
     subscribed: bool
 
 
 class ObservableGameListRequest(_Push, tag="ObservableGameListRequest", kw_only=True):
-    """The games one may observe, without live data (S17; catalogue row 55; `games` chosen here)."""
+    """The games one may observe, without live data (S17; row 55; `games` chosen here)."""
 
     games: list[ObservableGame] = []
 
 
 class StartObserveGameRequest(_Request, tag="StartObserveGameRequest", kw_only=True):
-    """Start observing a game (S17; catalogue row 56)."""
+    """Start observing a game (S17; row 56)."""
 
     game_id: GameId
 
 
 class StopObserveGameRequest(_Request, tag="StopObserveGameRequest", kw_only=True):
-    """Stop observing a game (catalogue row 57)."""
+    """Stop observing a game (row 57)."""
 
     game_id: GameId
 
 
 class GameObservedRequest(_Reply, tag="GameObservedRequest", kw_only=True):
-    """The reply to Start/StopObserveGameRequest (S17; catalogue row 58, §3.3).
+    """The reply to Start/StopObserveGameRequest (S17; row 58).
 
     The text names the seven refusals but not their statuses; these names are Parlour's.
-    `observing` (chosen here, §6 item 4) tells a start from a stop; the StatusReport comes with OK.
+    `observing` (chosen here) tells a start from a stop; the StatusReport comes with OK.
     """
 
     game_id: GameId
@@ -929,7 +923,7 @@ class GameObservedRequest(_Reply, tag="GameObservedRequest", kw_only=True):
     status_report: StatusReport | None = None
 
 
-# --- In game: turns (catalogue rows 59-67) ---------------------------------------------------------
+# --- In game: turns (rows 59-67) ---------------------------------------------------------
 
 
 class ActionRequiredRequest(_Push, tag="ActionRequiredRequest", kw_only=True):
@@ -951,10 +945,10 @@ class ActionRequiredRequest(_Push, tag="ActionRequiredRequest", kw_only=True):
 
 
 class CommitActionRequest(_Request, tag="CommitActionRequest", kw_only=True):
-    """Commit a turn (catalogue row 60; S9, S19, S20).
+    """Commit a turn (row 60; S9, S19, S20).
 
     `next_state` with `rules: client`; `action` (one of `legal_actions`) with a plugin (S9).
-    `turn_index` is the index of the turn being committed; absent = not checked (§6 item 67).
+    `turn_index` is the index of the turn being committed; absent = not checked.
     `player_id` when playing a robot seat. Simultaneous turns and interruptions do not combine.
     """
 
@@ -980,12 +974,12 @@ class CommitActionRequest(_Request, tag="CommitActionRequest", kw_only=True):
             raise ValueError("`action` and `next_state` exclude each other (S9)")
         if self.next_simultaneous and self.interruption_window_duration:
             raise ValueError(
-                "`interruption_window_duration` cannot be combined with `next_simultaneous` (catalogue row 60)"
+                "`interruption_window_duration` cannot be combined with `next_simultaneous` (row 60)"
             )
 
 
 class ActionCommitedRequest(_Reply, tag="ActionCommitedRequest", kw_only=True):
-    """A commit was stored (S10); `turn_index` is the committed index + 1 (S20; catalogue row 61)."""
+    """A commit was stored (S10); `turn_index` is the committed index + 1 (S20; row 61)."""
 
     game_id: GameId
     turn_index: TurnIndex
@@ -993,7 +987,7 @@ class ActionCommitedRequest(_Reply, tag="ActionCommitedRequest", kw_only=True):
 
 
 class GameStateUpdatedRequest(_Push, tag="GameStateUpdatedRequest", kw_only=True):
-    """A broadcast commit's new state, or the start of an interruption window (catalogue row 62).
+    """A broadcast commit's new state, or the start of an interruption window (row 62).
 
     `player_id` (chosen here) is the seat that committed.
     """
@@ -1006,7 +1000,7 @@ class GameStateUpdatedRequest(_Push, tag="GameStateUpdatedRequest", kw_only=True
 
 
 class ClockPausedRequest(_Push, tag="ClockPausedRequest", kw_only=True):
-    """The next seat's clock is paused after a commit (S8; catalogue row 63; fields chosen here)."""
+    """The next seat's clock is paused after a commit (S8; row 63; fields chosen here)."""
 
     game_id: GameId
     pause_time: Seconds
@@ -1014,14 +1008,14 @@ class ClockPausedRequest(_Push, tag="ClockPausedRequest", kw_only=True):
 
 
 class ClockResumedRequest(_Push, tag="ClockResumedRequest", kw_only=True):
-    """The pause is over; every seat's clock (catalogue row 64; `clocks` chosen here)."""
+    """The pause is over; every seat's clock (row 64; `clocks` chosen here)."""
 
     game_id: GameId
     clocks: list[PlayerClock]
 
 
 class PlayerIdleProgressRequest(_Push, tag="PlayerIdleProgressRequest", kw_only=True):
-    """Idle timer progress at 50, 75 and 100 % (catalogue row 65)."""
+    """Idle timer progress at 50, 75 and 100 % (row 65)."""
 
     game_id: GameId
     progress: Literal[50, 75, 100]
@@ -1029,9 +1023,9 @@ class PlayerIdleProgressRequest(_Push, tag="PlayerIdleProgressRequest", kw_only=
 
 
 class PlayerTimeoutRequest(_Push, tag="PlayerTimeoutRequest", kw_only=True):
-    """Play as a robot for `offender_id` (catalogue row 66).
+    """Play as a robot for `offender_id` (row 66).
 
-    `offender_id` is one seat (§6 item 88: one message per seat). `status` is why: IDLE is the
+    `offender_id` is one seat (one message per seat). `status` is why: IDLE is the
     text's, the others name row 66's causes. `expected` (chosen here) says whether a commit or a
     user-data update is wanted (an absent simultaneous player).
     """
@@ -1047,7 +1041,7 @@ class PlayerTimeoutRequest(_Push, tag="PlayerTimeoutRequest", kw_only=True):
 
 
 class ErrorRequest(_Reply, tag="ErrorRequest", kw_only=True):
-    """Any refused request (S3; catalogue row 67, §3.1, §3.2).
+    """Any refused request (S3; row 67).
 
     `request_type` is the refused message's `type` when it could be read. A bad request never
     closes the connection (S3).
@@ -1059,11 +1053,11 @@ class ErrorRequest(_Reply, tag="ErrorRequest", kw_only=True):
     game_id: GameId | None = None
 
 
-# --- In game: simultaneous turns, interruptions, multicast (catalogue rows 68-77) ------------------
+# --- In game: simultaneous turns, interruptions, multicast (rows 68-77) ------------------
 
 
 class UserDataUpdateRequiredRequest(_Push, tag="UserDataUpdateRequiredRequest", kw_only=True):
-    """A simultaneous turn asks this seat for its user data (catalogue row 68)."""
+    """A simultaneous turn asks this seat for its user data (row 68)."""
 
     game_id: GameId
     state: Opaque
@@ -1072,7 +1066,7 @@ class UserDataUpdateRequiredRequest(_Push, tag="UserDataUpdateRequiredRequest", 
 
 
 class UpdateUserDataRequest(_Request, tag="UpdateUserDataRequest", kw_only=True):
-    """This seat's contribution to a simultaneous turn (catalogue row 69).
+    """This seat's contribution to a simultaneous turn (row 69).
 
     The text writes `data` and `user_data`; S20 settles on `user_data`.
     """
@@ -1085,14 +1079,14 @@ class UpdateUserDataRequest(_Request, tag="UpdateUserDataRequest", kw_only=True)
 
 
 class UserDataUpdatedRequest(_Reply, tag="UserDataUpdatedRequest", kw_only=True):
-    """Confirms an UpdateUserDataRequest (S20; catalogue row 70)."""
+    """Confirms an UpdateUserDataRequest (S20; row 70)."""
 
     game_id: GameId
     turn_index: TurnIndex | None = None
 
 
 class GameUserDataUpdatedRequest(_Push, tag="GameUserDataUpdatedRequest", kw_only=True):
-    """A broadcast user-data update, to the other players and observers (catalogue row 71)."""
+    """A broadcast user-data update, to the other players and observers (row 71)."""
 
     game_id: GameId
     player: LocalId
@@ -1100,9 +1094,9 @@ class GameUserDataUpdatedRequest(_Push, tag="GameUserDataUpdatedRequest", kw_onl
 
 
 class InterruptActionRequest(_Request, tag="InterruptActionRequest", kw_only=True):
-    """Interrupt a turn inside its window (catalogue row 72; S20 spelling `interruption_data`).
+    """Interrupt a turn inside its window (row 72; S20 spelling `interruption_data`).
 
-    `turn` is the interrupted seat; `no_more_interruption` (placed here, §6 item 98) declines to interrupt.
+    `turn` is the interrupted seat; `no_more_interruption` (placed here) declines to interrupt.
     """
 
     game_id: GameId
@@ -1113,7 +1107,7 @@ class InterruptActionRequest(_Request, tag="InterruptActionRequest", kw_only=Tru
 
 
 class ActionInterruptedRequest(_Reply, tag="ActionInterruptedRequest", kw_only=True):
-    """An accepted interruption, to all players (catalogue row 73; `player_id` = the interrupter, chosen)."""
+    """An accepted interruption, to all players (row 73; `player_id` = the interrupter, chosen)."""
 
     game_id: GameId
     turn_index: TurnIndex
@@ -1123,14 +1117,14 @@ class ActionInterruptedRequest(_Reply, tag="ActionInterruptedRequest", kw_only=T
 
 
 class InterruptionOverRequest(_Push, tag="InterruptionOverRequest", kw_only=True):
-    """The interruption window is over (catalogue row 74)."""
+    """The interruption window is over (row 74)."""
 
     game_id: GameId
     turn_index: TurnIndex
 
 
 class InterruptActionErrorRequest(_Reply, tag="InterruptActionErrorRequest", kw_only=True):
-    """An interruption was refused (catalogue row 75; `reason` chosen here, §6 item 100)."""
+    """An interruption was refused (row 75; `reason` chosen here)."""
 
     game_id: GameId
     turn_index: TurnIndex
@@ -1138,7 +1132,7 @@ class InterruptActionErrorRequest(_Reply, tag="InterruptActionErrorRequest", kw_
 
 
 class MulticastDataRequest(_Request, tag="MulticastDataRequest", kw_only=True):
-    """Transient data to present players, without touching the state (catalogue row 76; S20).
+    """Transient data to present players, without touching the state (row 76; S20).
 
     `recipient_ids` are local ids, empty = all present players; alias `recipients_ids` accepted.
     `notification` (text's name) is a short text pushed to non-present recipients.
@@ -1151,31 +1145,31 @@ class MulticastDataRequest(_Request, tag="MulticastDataRequest", kw_only=True):
 
 
 class ClientDataRequest(_Push, tag="ClientDataRequest", kw_only=True):
-    """Multicast data delivered (catalogue row 77; `sender` chosen here, §6 item 103)."""
+    """Multicast data delivered (row 77; `sender` chosen here)."""
 
     game_id: GameId
     sender: LocalId
     data: Opaque
 
 
-# --- In game: forfeit, game over, abort, clocks (catalogue rows 78-87) -----------------------------
+# --- In game: forfeit, game over, abort, clocks (rows 78-87) -----------------------------
 
 
 class GameForfeitRequest(_Request, tag="GameForfeitRequest", kw_only=True):
-    """Forfeit a game (or an invitation) (S19; catalogue row 78)."""
+    """Forfeit a game (or an invitation) (S19; row 78)."""
 
     game_id: GameId
 
 
 class GameForfeitedRequest(_Reply, tag="GameForfeitedRequest", kw_only=True):
-    """A seat forfeited (catalogue row 79; `player_id` chosen here, §6 item 106)."""
+    """A seat forfeited (row 79; `player_id` chosen here)."""
 
     game_id: GameId
     player_id: LocalId
 
 
 class PlayerReplacedRequest(_Push, tag="PlayerReplacedRequest", kw_only=True):
-    """A robot plays this seat from now on (catalogue row 80; fields chosen here, §6 item 106)."""
+    """A robot plays this seat from now on (row 80; fields chosen here)."""
 
     game_id: GameId
     player_id: LocalId
@@ -1183,10 +1177,10 @@ class PlayerReplacedRequest(_Push, tag="PlayerReplacedRequest", kw_only=True):
 
 
 class GameOverRequest(_Request, tag="GameOverRequest", kw_only=True):
-    """End the game with its scores (S11, S19; catalogue row 81).
+    """End the game with its scores (S11, S19; row 81).
 
     `finalScores` maps every seat (as a JSON string key) to `[score, rank]`. `is_ranked` absent =
-    the configuration's `ranked`. `final_state` (chosen here, §6 item 111) is the state with bonuses.
+    the configuration's `ranked`. `final_state` (chosen here) is the state with bonuses.
     """
 
     game_id: GameId
@@ -1200,7 +1194,7 @@ class GameOverRequest(_Request, tag="GameOverRequest", kw_only=True):
 
 
 class GameOutcomeRequest(_Push, tag="GameOutcomeRequest", kw_only=True):
-    """The outcome, to all players and observers (S11; catalogue row 82; fields chosen here)."""
+    """The outcome, to all players and observers (S11; row 82; fields chosen here)."""
 
     game_id: GameId
     outcome: list[OutcomeEntry]
@@ -1208,32 +1202,32 @@ class GameOutcomeRequest(_Push, tag="GameOutcomeRequest", kw_only=True):
 
 
 class GameOutcomeConfirmationRequest(_Request, tag="GameOutcomeConfirmationRequest", kw_only=True):
-    """This player saw the outcome (S11; catalogue row 83)."""
+    """This player saw the outcome (S11; row 83)."""
 
     game_id: GameId
 
 
 class GameAbortedRequest(_Push, tag="GameAbortedRequest", kw_only=True):
-    """The game aborted; `penalties` for a ranked one (S11; catalogue row 84; field name chosen)."""
+    """The game aborted; `penalties` for a ranked one (S11; row 84; field name chosen)."""
 
     game_id: GameId
     penalties: list[Penalty] = []
 
 
 class GameAbortedConfirmationRequest(_Request, tag="GameAbortedConfirmationRequest", kw_only=True):
-    """This player saw the abort (catalogue row 85)."""
+    """This player saw the abort (row 85)."""
 
     game_id: GameId
 
 
 class GetClocksRequest(_Request, tag="GetClocksRequest", kw_only=True):
-    """Ask for a game's clocks (S19; catalogue row 86)."""
+    """Ask for a game's clocks (S19; row 86)."""
 
     game_id: GameId
 
 
 class ClocksStatusRequest(_Reply, tag="ClocksStatusRequest", kw_only=True):
-    """Every seat's clock (catalogue row 87; `clocks` chosen here)."""
+    """Every seat's clock (row 87; `clocks` chosen here)."""
 
     game_id: GameId
     clocks: list[PlayerClock]

@@ -1,12 +1,12 @@
 """What the /async service keeps about a game, and the clock arithmetic on it.
 
 A game is one msgspec struct, stored whole (as ``AsyncGameRow.doc``) whenever it changes, so
-that a restart rebuilds it exactly (scalable-server-notes.md S10). Every committed turn is also
+that a restart rebuilds it exactly (docs/async-decisions.md S10). Every committed turn is also
 kept as its own row (the game's replay). Times are seconds on the service's clock; the clock of
 the seat whose turn it is runs from ``turn_started`` (a commit's pause pushes that into the
 future) and is charged when the turn ends.
 
-A turn is in one of three phases (scalable-server-protocol.rst "In game"): ``TURN``, one seat
+A turn is in one of three phases (the Scalable Server text "In game"): ``TURN``, one seat
 plays (also the merge of a simultaneous turn or of interruptions, with ``user_data`` or
 ``interruption_data``); ``SIMULTANEOUS``, the listed seats each give their user data, every one
 of their clocks running from ``turn_started`` until it has; ``INTERRUPTION``, the window after an

@@ -1,4 +1,4 @@
-"""Push notifications (scalable-server-protocol.rst "Push Notifications"; scalable-server-notes.md
+"""Push notifications (the Scalable Server text "Push Notifications"; docs/async-decisions.md
 S16, S20): what is said to the devices of a player who is not there.
 
 A game says when to notify whom (game/base.py, through game/host.py); each notification is built

@@ -1,5 +1,5 @@
-"""Watching games (scalable-server-protocol.rst "Observable Game List", "Observing a Game";
-scalable-server-notes.md S17).
+"""Watching games (the Scalable Server text "Observable Game List", "Observing a Game";
+docs/async-decisions.md S17).
 
 An observer gets every event the players of the game get (hub.to_game includes observers), with
 the spectator view under server rules. Observing is tied to a signed-in connection: signing out

@@ -1,5 +1,5 @@
 """Who watches which game, and who subscribed to the observable game list
-(scalable-server-protocol.rst "Observable Game List", "Observing a Game"; scalable-server-notes.md
+(the Scalable Server text "Observable Game List", "Observing a Game"; docs/async-decisions.md
 S17). The requests are observe.py's; the games read ``get`` to copy their events to observers.
 """
 

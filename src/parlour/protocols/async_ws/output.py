@@ -1,5 +1,5 @@
 """What one input of the /async service produces: the effects (sends, broadcasts, closes) in
-order, the records to store before any of them is shown (scalable-server-notes.md S10), and the
+order, the records to store before any of them is shown (docs/async-decisions.md S10), and the
 count of ErrorRequest answers by code (read by /metrics).
 
 One ``Output`` per service. Handlers never build effects themselves: they call these methods

@@ -1,6 +1,6 @@
-"""Simultaneous turns, interruptions and multicast (scalable-server-protocol.rst "Simultaneous Game
-Turn", "Pausing Clock in a simultaneous turn", "Interruptions", "Multicast"; scalable-server-notes.md
-S9, S10, S20; scalable-server-catalogue.md items 89-105).
+"""Simultaneous turns, interruptions and multicast (the Scalable Server text "Simultaneous Game
+Turn", "Pausing Clock in a simultaneous turn", "Interruptions", "Multicast"; docs/async-decisions.md
+S9, S10, S20).
 
 A game is in one of three phases (``AsyncGame.phase``, model.py): ``TURN`` (including the merge
 turn that follows the two others), ``SIMULTANEOUS`` or ``INTERRUPTION``; the game lives them

@@ -1,5 +1,5 @@
-"""In game: the requests of a running game (scalable-server-protocol.rst "In game";
-scalable-server-notes.md S9-S12, S19, S20), routed to the game (game/machine.py).
+"""In game: the requests of a running game (the Scalable Server text "In game";
+docs/async-decisions.md S9-S12, S19, S20), routed to the game (game/machine.py).
 
 The server knows no rules with ``rules: "client"``: the committer says who plays next, and a seat
 that a robot must play (an invited robot, a forfeiter, a player out of time or idle) is played

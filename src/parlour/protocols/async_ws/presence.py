@@ -1,8 +1,8 @@
-"""Presence (scalable-server-protocol.rst "Presence", "Switching to a Game"; scalable-server-notes.md
+"""Presence (the Scalable Server text "Presence", "Switching to a Game"; docs/async-decisions.md
 S15). What each connection monitors, subscribed to and switched to is the hub's ``Presence``
 (social_state.py).
 
-Decisions where the text is silent (catalogue §6 items 48-50), beside S15:
+Decisions where the text is silent, beside S15:
 
 - Presence monitoring (RegisterPresenceRequest, which replaces the set), subscriptions (presence,
   statistics) and the game a player switched to belong to the connection: signing out ends them.

@@ -1,4 +1,4 @@
-"""The chat's profanity filter (scalable-server-notes.md S14).
+"""The chat's profanity filter (docs/async-decisions.md S14).
 
 A line is blocked when one of its words is on the word list: whole words only (so "Scunthorpe"
 and "classic" pass), whatever their case, after simple leetspeak folding ("sh1t", "$hit!",

@@ -1,4 +1,4 @@
-"""Ratings per game type (scalable-server-notes.md S11), with OpenSkill's Plackett-Luce model.
+"""Ratings per game type (docs/async-decisions.md S11), with OpenSkill's Plackett-Luce model.
 
 A ranked game rates every human seat from the final ranks; robot seats take part with the
 model's default rating and are never stored. An aborted ranked game penalises its forfeiters and

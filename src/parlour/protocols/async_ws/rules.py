@@ -1,4 +1,4 @@
-"""Server-side rules for /async games with ``rules`` set to a plugin (scalable-server-notes.md S9).
+"""Server-side rules for /async games with ``rules`` set to a plugin (docs/async-decisions.md S9).
 
 One :class:`ServerGame` is one live game played under Parlour's own rules plugins
 (``parlour.games``) and robots (``parlour.robots``). It speaks only in strings: actions are short

@@ -33,7 +33,7 @@ _HEADER: Final = f"""\
      Regenerate with: {REGENERATE} -->
 
 Parlour offers every workflow of the Scalable Server text with its message names, field names,
-statuses and error codes (decisions S1-S20 in `scalable-server-notes.md`).
+statuses and error codes (decisions S1-S20 in `docs/async-decisions.md`).
 
 ## Framing (S1)
 
@@ -97,8 +97,8 @@ play, and show ratings as people read them.
 
 Three extension fields carry the ratings as people read them (docs/ratings.md):
 `OutcomeEntry.shown`, `Penalty.shown` and `Player.shown_ratings`. They sit in structures whose
-fields the text does not name at all (ranking information and penalties, catalogue rows 82 and 84;
-§2 Player), beside the ordinal fields Parlour chose there before (`rating_change`, `ratings`), so
+fields the text does not name at all (ranking information and penalties, rows 82 and 84;
+the text's Player), beside the ordinal fields Parlour chose there before (`rating_change`, `ratings`), so
 every client gets them: a client of the seed protocol can know no field of these structures.
 
 The JSON Schema of all this is served at `GET /async/schema.json`.
@@ -211,8 +211,8 @@ def _section(name: str, node: dict[str, Any], direction: str | None) -> list[str
     cited = sorted(
         set(re.findall(r"\bS(\d{1,2})\b", json.dumps(node))), key=int
     )  # every decision the declaration cites
-    rows = sorted(set(re.findall(r"catalogue row (\d+)", json.dumps(node))), key=int)
-    follows = [f"S{number}" for number in cited] + [f"catalogue row {row}" for row in rows]
+    rows = sorted(set(re.findall(r"row (\d+)", json.dumps(node))), key=int)
+    follows = [f"S{number}" for number in cited] + [f"row {row}" for row in rows]
     if follows:
         lines += [f"**Follows:** {', '.join(follows)}", ""]
     return lines

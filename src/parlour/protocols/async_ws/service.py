@@ -1,5 +1,5 @@
 """The /async service: the sans-I/O side of the Scalable Server workflows
-(scalable-server-protocol.rst; scalable-server-notes.md S1-S20).
+(the Scalable Server text; docs/async-decisions.md S1-S20).
 
 Frames are decoded against the declared messages (messages.py), checked (authentication, rate
 limit, size), and handed to the handlers of lobby.py and play.py, which change the hub and say

@@ -1,4 +1,4 @@
-"""The /async connections and who is signed in on them (scalable-server-notes.md S5: one live
+"""The /async connections and who is signed in on them (docs/async-decisions.md S5: one live
 connection per account).
 
 One ``Sessions`` per service owns both maps; the hub hands out read-only views of them

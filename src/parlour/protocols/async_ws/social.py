@@ -1,6 +1,6 @@
-"""The social side of /async: buddy and ignore lists (scalable-server-protocol.rst "Buddy List",
+"""The social side of /async: buddy and ignore lists (the Scalable Server text "Buddy List",
 "Ignore List"), and the hooks and request table of chat.py, presence.py and statistics.py
-(scalable-server-notes.md S10, S14, S15).
+(docs/async-decisions.md S10, S14, S15).
 
 Handlers have lobby.py's and play.py's shape, ``handler(hub, session, msg, now)``, and are listed
 in ``HANDLERS`` by message type. What they keep between inputs is held by the hub's owners of

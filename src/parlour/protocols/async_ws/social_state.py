@@ -1,4 +1,4 @@
-"""The owners of the /async social side's state (scalable-server-notes.md S14-S16): buddy and
+"""The owners of the /async social side's state (docs/async-decisions.md S14-S16): buddy and
 ignore lists, chat history and moderation, presence monitoring, statistics subscriptions and push
 devices. One of each per service, made with the hub (hub.py) and passed to the handlers through
 it; the requests are chat.py's, presence.py's, social.py's and devices.py's.

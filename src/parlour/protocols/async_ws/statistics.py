@@ -1,4 +1,4 @@
-"""Server statistics (scalable-server-protocol.rst "Server Statistics"; scalable-server-notes.md
+"""Server statistics (the Scalable Server text "Server Statistics"; docs/async-decisions.md
 S8): the figures once, or again whenever they change while subscribed. The subscriptions are the
 hub's ``Statistics`` (social_state.py).
 """

@@ -1,6 +1,6 @@
 """The checks of each request a game answers: the game as it is and the request in, a refusal
 or a plan out (plans.py). Nothing here changes a game; the texts are the protocol's errors
-(scalable-server-protocol.rst; the choices Parlour makes where it is silent are in play.py and
+(the Scalable Server text; the choices Parlour makes where it is silent are in play.py and
 phases.py, the handlers' modules)."""
 
 from __future__ import annotations

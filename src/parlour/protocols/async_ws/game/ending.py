@@ -1,4 +1,4 @@
-"""How a game ends (scalable-server-protocol.rst "Abort" and "Game over"; S11): ABORTING or
+"""How a game ends (the Scalable Server text "Abort" and "Game over"; S11): ABORTING or
 OUTCOME until every human confirmed, then ABORTED or OVER."""
 
 from __future__ import annotations

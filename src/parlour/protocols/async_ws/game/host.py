@@ -16,7 +16,7 @@ from parlour.storage import GameResultRow
 
 __all__ = ["GameHost", "Notice", "SeatRating"]
 
-#: The push notifications a game asks for (scalable-server-protocol.rst "Push Notifications").
+#: The push notifications a game asks for (the Scalable Server text "Push Notifications").
 Notice = Literal[
     "YOUR_TURN",
     "YOUR_TURN_INVITE",

@@ -1,5 +1,5 @@
 """The records games produce in one input: each changed game once, as it is at the input's end
-(scalable-server-notes.md S10), then its committed turns and the next game id, in order."""
+(docs/async-decisions.md S10), then its committed turns and the next game id, in order."""
 
 from __future__ import annotations
 

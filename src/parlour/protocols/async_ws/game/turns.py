@@ -1,5 +1,5 @@
 """Asking for a turn: its player, a client playing it for a robot, or (server rules) Parlour's
-robot at once; a seat out of time; a server-rules action applied (scalable-server-protocol.rst
+robot at once; a seat out of time; a server-rules action applied (the Scalable Server text
 "In game", "Robots", "Player Timeout"; S9, S12)."""
 
 from __future__ import annotations
