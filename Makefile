@@ -89,7 +89,7 @@ docs: install
 clean:
 	rm -rf $(VENV) build .mypy_cache .pytest_cache .ruff_cache
 
-# The frame fuzzer (issue 16): 100,000 hostile frames per protocol against a real server, with
+# The frame fuzzer: 100,000 hostile frames per protocol against a real server, with
 # counts per class and outcome. Not part of `make test` (which runs a seeded 1,000 per protocol).
 # Replay a run with: make fuzz FUZZ_ARGS='--seed N'
 FUZZ_ARGS ?=

@@ -19,7 +19,7 @@ authenticated connections.
    made of it to the paired client: the same frames and bytes as Parlour's ack, broadcast and next
    prompt. The same client code drives both. Targets: Parlour's commits/s >= 0.40x the baseline's
    round trips/s, Parlour's p99 < 20 ms.
-2. Lobby chat fan-out (issue 14). P players (default 2,000) sign in, enter the lobby
+2. Lobby chat fan-out. P players (default 2,000) sign in, enter the lobby
    (EnterLobbyRequest), each monitors the presence of the next 20 players (RegisterPresenceRequest)
    and subscribes (SubscribePresenceServiceRequest); S of them (default 200) then say a line in the
    lobby chat (MulticastChatRequest) R times a second each (default 1), their turns evenly spread:

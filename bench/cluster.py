@@ -4,7 +4,7 @@ open loop that offers the same commit rate to 1, 2 and 3 nodes and says what eac
 Both use the turn load of bench/async.py: two clients per game, each committing a 1 KiB
 ``next_state`` with ``broadcast: true`` on its prompt.
 
-**closed** (issue 17): each client commits as soon as it is prompted. Three servers on one fresh
+**closed**: each client commits as soon as it is prompted. Three servers on one fresh
 store each (SQLite, the default writer process) and one Redis (Debian's ``redis-server``, started
 here on a free loopback port, without persistence):
 
@@ -18,7 +18,7 @@ here on a free loopback port, without persistence):
 
 Printed: commits/s and p50/p99 commit latency of each, and the ratios to the baseline.
 
-**open** (issue 24): the cluster as ``make cluster`` runs it (every node with ``--cluster`` on
+**open**: the cluster as ``make cluster`` runs it (every node with ``--cluster`` on
 one PostgreSQL and one Redis, both started here on loopback: PostgreSQL from Debian's binaries
 with fsync on, tests/pg.py), offered a fixed rate of commits (bench/_openloop.py: every game
 commits on a schedule, latency counted from the time a commit was due). In game g, seat 1
@@ -101,7 +101,7 @@ load = _load_async_bench()
 PARTS = ("closed", "open")
 TARGET = 0.7
 LEASE = "3"
-#: The open loop's targets (issue 24).
+#: The open loop's targets.
 CPU_RATIO_TARGET = 1.3
 BUSIEST_TARGET = 0.40
 P99_TARGET_MS = 50.0
@@ -229,7 +229,7 @@ def owned_words(owned: Owned) -> str:
     return "+".join(names) + (f"+{len(shards)} shards" if shards else "") or "nothing"
 
 
-# -- The closed loop (issue 17) -------------------------------------------------------------------------
+# -- The closed loop -------------------------------------------------------------------------
 
 
 def closed_measure(
@@ -274,7 +274,7 @@ def closed(args: argparse.Namespace, binary: str, password_hash: str) -> None:
     )
 
 
-# -- The open loop (issue 24): what the servers read ------------------------------------------------
+# -- The open loop: what the servers read ------------------------------------------------
 
 METRIC = re.compile(rb"^(parlour_moves_total|parlour_store_transactions_total) ([0-9.e+]+)$", re.MULTILINE)
 

@@ -1,4 +1,4 @@
-"""Lobby list pushes in a churning lobby (issue 24 item 7): bytes pushed and server CPU per second of
+"""Lobby list pushes in a churning lobby : bytes pushed and server CPU per second of
 simulated time, for the seed's whole lists (the old behaviour), the capped lists and the deltas.
 
 The /async service runs in this process, sans I/O: sessions are numbers, time is a number the

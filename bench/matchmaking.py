@@ -1,4 +1,4 @@
-"""Quick play's matchmaking (issue 28): 10,000 players join queues at 200 a second; matches formed
+"""Quick play's matchmaking: 10,000 players join queues at 200 a second; matches formed
 per second, and the time to a match of a player whose equal-rated partner is already queued.
 
 The /async service runs in this process, sans I/O (as bench/lobby.py): sessions are numbers, the

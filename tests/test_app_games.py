@@ -1,4 +1,4 @@
-"""The other protocols' games for the admin routes (app.py, issue 27): each node's own
+"""The other protocols' games for the admin routes (app.py): each node's own
 (LocalGames, answered over the cluster's messages by node_game_routes), and the whole cluster's
 gathered from every node's answers (ClusterGames), without sockets or Redis."""
 

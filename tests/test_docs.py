@@ -44,3 +44,29 @@ def test_relative_links_resolve(page: Path) -> None:
             if anchor not in {_slug(heading) for heading in headings}:
                 broken.append(target)
     assert not broken, f"{page.name}: links that lead nowhere: {broken}"
+
+
+#: What the repository's text never says: the history of its work items, or a document outside it
+#: (spelled in pieces so that this file does not match itself).
+ELSEWHERE = re.compile(
+    "|".join([r"\b[Ii]ssue #?\d+", r"\.\./" + "shared", "scalable-" + r"server-\w+\.(md|rst)"])
+)
+
+
+def test_the_repository_cites_only_itself_and_tells_no_history() -> None:
+    """Docs, code and tests describe the project as it is, each citing only what the repository
+    holds: a fresh clone anywhere reads (and passes) on its own."""
+    found = []
+    folders = ("src", "docs", "tests", "bench", "tools", "examples", "deploy")
+    files = [ROOT / "README.md", ROOT / "Makefile", ROOT / "pyproject.toml"]
+    files += [
+        path
+        for folder in folders
+        for path in (ROOT / folder).rglob("*")
+        if path.suffix in {".py", ".md", ".js", ".html", ".css", ".txt", ".sh", ".toml"} and path.is_file()
+    ]
+    for path in files:
+        for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+            if ELSEWHERE.search(line):
+                found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+    assert not found, "\n".join(found)

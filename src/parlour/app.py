@@ -266,7 +266,7 @@ def _operator_routes(
     other_games: LocalGames | ClusterGames | None = None,
     dashboard: Callable[[], dict[str, Any]] | None = None,
 ) -> dict[str, HttpHandler]:
-    """A player's own account routes and the admin routes (issue 27), bound to the /async
+    """A player's own account routes and the admin routes, bound to the /async
     service that keeps the accounts (in a cluster: the hub's owner, where they are forwarded;
     there the games of the other protocols are asked of every node: ClusterGames)."""
     own = AccountSelfRoutes(service, runtime, tokens, limiter)
@@ -383,8 +383,8 @@ def _stored_role(store: Store, runtime: Runtime) -> StoredRole:
 
 
 class CannotStart(Exception):
-    """The server cannot start now (its cluster's Redis does not answer): one line, no
-    traceback; ``parlour serve`` exits with status 1."""
+    """The server cannot start now (its cluster's Redis or store does not answer): one line,
+    no traceback; ``parlour serve`` exits with status 1."""
 
 
 async def _start_cluster(
@@ -436,7 +436,12 @@ async def _start_cluster(
     shards = settings.cluster_shards
     # Every node's copy of the accounts, for the games it runs on its shards (placement.py).
     directory = Directory()
-    accounts, ratings = await runtime.in_store_thread(lambda: (store.accounts(), store.ratings()))
+    try:
+        accounts, ratings = await runtime.in_store_thread(lambda: (store.accounts(), store.ratings()))
+    except StoreFailure as failure:
+        # The store went away as this node joined (PostgreSQL restarting, say): as without
+        # Redis, the node ends with the reason on one line, for its supervisor to start again.
+        raise CannotStart(f"cannot join the cluster: the store does not answer: {failure}") from None
     directory.load(list(accounts), list(ratings))
 
     async def own_async(heartbeat: float | None) -> Owned:

@@ -273,7 +273,7 @@ class Settings:
     notify_batch: int = 100
     notify_poll: float = 1.0
 
-    #: Several nodes (issue 17; docs/cluster.md): the Redis URL the nodes share
+    #: Several nodes (docs/cluster.md): the Redis URL the nodes share
     #: (``redis://host:port/0``); empty: one node, as ever. ``cluster_lease`` is the time to
     #: live of a service's ownership lease: how long a dead owner's services wait for a new one.
     cluster: str = ""

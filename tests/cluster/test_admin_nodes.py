@@ -1,4 +1,4 @@
-"""Moderation in a cluster (issue 27): an admin granted in the shared store bans, through one
+"""Moderation in a cluster: an admin granted in the shared store bans, through one
 node, a player connected to the other; the player's connection is closed where it is, and its
 tokens are refused on every node (they are checked on the /async hub)."""
 

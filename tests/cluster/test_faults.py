@@ -1,4 +1,4 @@
-"""Faults of what the nodes share (issue 24, "Bad input and faults"), with real components: a
+"""Faults of what the nodes share, with real components: a
 Redis killed and started again empty on the same port, and a PostgreSQL stopped at once
 (``pg_ctl stop -m immediate``) for a few seconds, each in the middle of a game between a player
 on the owner's node and one on a gateway. Commits pause; none acknowledged is lost; each

@@ -3,12 +3,13 @@ the store: a takeover whose restore finds the store away (a database restarting 
 claim and the read) lets the lease go, logs no traceback, and owns the shard once a later
 balance finds the store back; a node whose liveness lapsed (frozen, cut off from Redis, for a
 lease) has its connections to other nodes reconnect, since the owners may have forgotten them;
-a node that cannot reach Redis as it joins says why in one line."""
+a node that cannot reach Redis or read its store as it joins says why in one line."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import sqlite3
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ import pytest
 
 from parlour.cluster.node import ClusterNode, Owned
 from parlour.core.effects import Effect
-from parlour.storage import StoreFailure
+from parlour.storage import StoreFailure, open_store
 from tests.processes import clean_env, free_port, serve_command
 
 
@@ -119,3 +120,19 @@ def test_a_node_that_cannot_reach_redis_as_it_joins_says_why_in_one_line(tmp_pat
     assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stderr, done.stderr
     assert "parlour: cannot join the cluster: Redis does not answer" in done.stderr, done.stderr
+
+
+def test_a_node_that_cannot_read_its_store_as_it_joins_says_why_in_one_line(
+    tmp_path: Path, redis_url: str
+) -> None:
+    """The store opens but fails the first read of a joining node (PostgreSQL stopping under
+    it; here a table gone): the node exits with status 1 and its reason on one line."""
+    store = tmp_path / "p.db"
+    open_store(str(store)).close()
+    with sqlite3.connect(store) as db:
+        db.execute("ALTER TABLE accounts RENAME TO accounts_elsewhere")
+    command = serve_command(free_port(), "--cluster", redis_url, store=str(store))
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60, env=clean_env())
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    assert "parlour: cannot join the cluster: the store does not answer" in done.stderr, done.stderr

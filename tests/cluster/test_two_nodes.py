@@ -1,4 +1,4 @@
-"""Two ``parlour serve --cluster`` nodes on one store and one Redis (issue 17, items 2-3):
+"""Two ``parlour serve --cluster`` nodes on one store and one Redis:
 players on different nodes play together, chat and presence cross nodes (also on a Redis that
 wants a password, on another database than 0), and a node killed with SIGKILL while it owns
 the games is replaced by the other without losing what it acknowledged, each clock firing once."""

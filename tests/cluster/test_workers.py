@@ -1,4 +1,4 @@
-"""``parlour serve --workers N`` (issue 24, item 6): a supervisor of N cluster nodes on one port.
+"""``parlour serve --workers N``: a supervisor of N cluster nodes on one port.
 
 The supervisor's parts with stand-in workers (a few lines of Python each, no Redis); then the
 real thing on loopback: two workers on one Redis and one SQLite file, the kernel spreading

@@ -153,7 +153,7 @@ def others(rng: random.Random) -> Case:
     if rng.random() < 0.2:
         return _case("others", _request("JOIN_GAME"), "failed", "join private game")
     # Not REREGISTER_PLAYER: with a known player id it is the protocol's one way to move a
-    # player to a new connection (apologies-wire-notes 6.2; issue 16 item 3), so it succeeds by
+    # player to a new connection (the Apologies wire notes, 6.2), so it succeeds by
     # design: the player id is the secret, and a client holding it is that player.
     name = rng.choice([n for n, (needs, _) in REQUESTS.items() if needs and n != "REREGISTER_PLAYER"])
     body = _request(name, pid="@victim@")

@@ -1,4 +1,4 @@
-"""Admin work on a real ``parlour serve`` (issue 27): ``parlour admin grant`` on the running
+"""Admin work on a real ``parlour serve``: ``parlour admin grant`` on the running
 server's store, a ban over HTTP that closes the player's websocket and refuses its sign-in with
 the reason, sign out everywhere, and the pages' security headers, over loopback sockets."""
 

@@ -236,7 +236,7 @@ def test_lobby_chat_is_echoed_and_relayed_to_the_lobby(port: int) -> None:
 
 
 def test_players_whose_game_started_no_longer_get_the_lobby_chat(port: int) -> None:
-    """Issue 23's defect: A, B and C in the lobby, C speaks; A's two-seat game fills with B and
+    """A, B and C in the lobby, C speaks; A's two-seat game fills with B and
     starts, so both leave the lobby; C's next line reaches C alone of the three."""
 
     async def scenario(table: Table) -> None:

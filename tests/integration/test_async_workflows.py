@@ -1148,7 +1148,7 @@ def test_a_whole_fish_game_with_server_rules(port: int) -> None:
                 1,
                 2,
             }
-        # The ratings as people read them (issue 28): a first game, so provisional, and the
+        # The ratings as people read them: a first game, so provisional, and the
         # outcome, the leaderboard and the profile show the same number.
         shown = {entry["player_id"]: entry["shown"] for entry in outcome["outcome"]}
         assert all(entry["provisional"] is True for entry in shown.values()), shown

@@ -1,4 +1,4 @@
-"""A hostile client against a real ``parlour serve`` on every listener (issue 16, items 2-5):
+"""A hostile client against a real ``parlour serve`` on every listener:
 each bad input gets its protocol's error, a stolen player id gets INVALID_PLAYER, a client that
 never reads is closed while its game goes on, and the server logs no traceback and no ERROR."""
 

@@ -1,4 +1,4 @@
-"""An admin aborts an Apologies game or a Fish table (issue 27): the services' own part, without
+"""An admin aborts an Apologies game or a Fish table: the services' own part, without
 sockets (the admin route itself is tests/protocols/async_ws/test_admin_routes.py)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Hostile JSON on every decoder: deep nesting and huge integers are each protocol's input error,
-never a RecursionError or ValueError (issue 16, item 2)."""
+never a RecursionError or ValueError."""
 
 from __future__ import annotations
 
@@ -133,7 +133,7 @@ def test_tsuro_ejects_with_a_reason(data: bytes) -> None:
     assert isinstance(effects[-1], Close)
 
 
-# Per-connection request rates (issue 16, item 5): each protocol refuses a flood in its own words.
+# Per-connection request rates: each protocol refuses a flood in its own words.
 
 
 def test_apologies_flood_is_refused_once_then_closed() -> None:

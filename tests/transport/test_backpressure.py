@@ -1,4 +1,4 @@
-"""Back-pressure over real loopback sockets (issue 16, item 4): a client that never reads is
+"""Back-pressure over real loopback sockets: a client that never reads is
 closed once its outbox passes its byte cap, the server's queue for it stays bounded, and the
 service hears of a disconnection like any other."""
 

@@ -1,4 +1,4 @@
-"""Per-address limits and slow clients over real loopback sockets (issue 16, item 5)."""
+"""Per-address limits and slow clients over real loopback sockets."""
 
 from __future__ import annotations
 

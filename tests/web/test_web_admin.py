@@ -1,4 +1,4 @@
-"""The admin page (admin.html) in Chromium against a real server with a store (issue 27): an
+"""The admin page (admin.html) in Chromium against a real server with a store: an
 admin granted by ``parlour admin grant`` signs in, sees the dashboard's charts, finds a player
 and bans it, closes a report from the chat, lists live games, aborts one, lists the finished
 ones and opens their replays, and reads the audit log; each screen is shot on a laptop and on a

@@ -1,4 +1,4 @@
-"""A player's profile (profile.html, issue 28) against a real server with a store: opened from a
+"""A player's profile (profile.html) against a real server with a store: opened from a
 name on the leaderboard of the accounts page, with the rating the leaderboard shows, its history
 drawn, the recent games with a replay that steps on the board, the record against the opponent
 and the opponent's own profile one click away; an unknown name is said so. Shot on a laptop and

@@ -1,4 +1,4 @@
-"""The rules of moderation (issue 27), pure: what a ban is at a time, what its refusal says,
+"""The rules of moderation, pure: what a ban is at a time, what its refusal says,
 who may act on whom, and the ids of audit records. The accounts and their bans are kept by the
 /async hub (protocols/async_ws); the clock and the random source are passed in.
 """

@@ -1,4 +1,4 @@
-"""The proxy service a node puts in front of each stateful websocket service (issue 17, item 2).
+"""The proxy service a node puts in front of each stateful websocket service.
 
 On the owner (the lease holder), :class:`ClusterService` hands every input to the real service,
 as a single node does, and the owner's runtime sends the effects for other nodes' connections
@@ -31,6 +31,9 @@ log = logging.getLogger("parlour.cluster")
 SERVICE_RESTART: Final = 1012
 #: Connection ids are ``node << NODE_SHIFT | local number``: unique across the cluster.
 NODE_SHIFT: Final = 32
+#: Seconds a service this node gave up is kept to answer its failed commits: far beyond any
+#: commit's time (a stop waits a lease for the store, a commit times out in seconds).
+RETIRED_FOR: Final = 60.0
 
 
 def node_of(conn: ConnId) -> int:
@@ -68,6 +71,10 @@ class ClusterService:
         self.held = held
         #: The real service, while this node owns it.
         self.inner: Service | None = None
+        #: The real service of the tenure this node last gave up, until the next one begins:
+        #: its commits still under way may fail, and their senders must hear it.
+        self.retired: Service | None = None
+        self._retired_since = 0.0
         #: The epoch and the node of the owner this node knows of (0: none yet).
         self.epoch = 0
         self.owner = 0
@@ -140,6 +147,11 @@ class ClusterService:
 
     def tick(self, now: float) -> list[Effect]:
         """Timers and checks run on the owner only: once across the cluster."""
+        if self.retired is not None:
+            # Long after any commit of that tenure has been answered, its memory goes.
+            self._retired_since = self._retired_since or now
+            if now - self._retired_since > RETIRED_FOR:
+                self.retired, self._retired_since = None, 0.0
         inner = self.acting()
         return [] if inner is None else inner.tick(now)
 
@@ -157,14 +169,22 @@ class ClusterService:
         return told + self.local_only(inner.shutdown(now))
 
     def reload(self, records: list[Record], store: StoreBackend) -> object:
-        inner = self.inner
+        inner = self.inner if self.inner is not None else self.retired
         return None if inner is None else inner.reload(records, store)
 
     def store_failed(
         self, records: list[Record], conns: list[ConnId], reload: Any, now: float
     ) -> list[Effect]:
         inner = self.inner
-        return [] if inner is None else inner.store_failed(records, conns, reload, now)
+        if inner is not None:
+            return inner.store_failed(records, conns, reload, now)
+        if self.retired is None:
+            return []
+        # A commit of the tenure this node gave up (a shard handed over, a lease lost, while
+        # the commit was under way) failed: its senders are still told, each answer echoing
+        # its request; nothing else of that tenure goes out (its state is the next owner's).
+        told = self.retired.store_failed(records, conns, reload, now)
+        return [effect for effect in told if type(effect) is Send]
 
     def stats(self) -> dict[str, Any]:
         counts = getattr(self.inner, "stats", None)
@@ -246,6 +266,7 @@ class ClusterService:
         Its own connections were attached to the previous owner: they reconnect."""
         self._close_attached(lambda attached: True)
         self.inner, self.epoch, self.owner, self.remote = inner, epoch, self.node, {}
+        self.retired, self._retired_since = None, 0.0
 
     def demote(self, reason: str) -> None:
         """This node no longer owns the service: its state is dropped (the next owner restores
@@ -253,8 +274,10 @@ class ClusterService:
         if self.inner is None:
             return
         log.warning("%s: no longer the owner (epoch %d): %s", self.name, self.epoch, reason)
-        # Nobody owns it that this node knows of, until a takeover is announced.
-        self.inner, self.remote, self.owner = None, {}, 0
+        # Nobody owns it that this node knows of, until a takeover is announced. The service
+        # is kept aside, to answer the senders of its commits still under way if they fail.
+        self.retired, self.inner, self.remote, self.owner = self.inner, None, {}, 0
+        self._retired_since = 0.0
         self._close_attached(lambda attached: True)
         if self.on_lost is not None:
             self.on_lost()

@@ -1,4 +1,4 @@
-"""Ownership by lease: one node at a time holds a service (issue 17, item 2).
+"""Ownership by lease: one node at a time holds a service.
 
 A lease is a Redis key ``parlour:{service}:lease`` holding ``"{node}:{epoch}"`` with a time to
 live. Taking it is atomic (a Lua script: set it only if absent, and bump the service's epoch

@@ -1,4 +1,4 @@
-"""The rating people see: an OpenSkill rating on the familiar Elo scale (issue 28).
+"""The rating people see: an OpenSkill rating on the familiar Elo scale.
 
 The server rates with OpenSkill's Plackett-Luce model (mu, sigma), whose numbers mean little to
 players: a new player is mu 25, sigma 8.33, and the conservative ordinal (mu - 3 sigma) starts at

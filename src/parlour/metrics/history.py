@@ -1,4 +1,4 @@
-"""The last hour of the server's own figures, sampled by the server (issue 27: the admin
+"""The last hour of the server's own figures, sampled by the server (the admin
 dashboard's charts, ``GET /api/admin/dashboard``).
 
 A ``Reading`` is what the collector reads at one moment (gauges as they are, counters and

@@ -275,7 +275,7 @@ class StreamedService:
             self.ledger.closed()
 
     def live_tables(self) -> list[dict[str, Any]]:
-        """Every table in play, for an admin (issue 27): its id as stored, and who sits there."""
+        """Every table in play, for an admin: its id as stored, and who sits there."""
         return [
             {
                 "protocol": self.protocol,
@@ -289,7 +289,7 @@ class StreamedService:
         ]
 
     def abort_table(self, game_id: str, reason: str, now: float) -> tuple[list[Effect], str | None]:
-        """An admin ends a table (issue 27): its players are told why where the protocol has
+        """An admin ends a table: its players are told why where the protocol has
         words for it, and removed; it is stored ABORTED with the reason. The effects, or why
         it cannot be."""
         table = next((t for t in self.tables if t.log is not None and t.log.id == game_id), None)

@@ -159,7 +159,7 @@ def _v5_game_snapshots(cur: Cursor) -> None:
 
 
 def _v6_admin(cur: Cursor) -> None:
-    """Operators and moderation (issue 27): each account's role, revocation counter and ban,
+    """Operators and moderation: each account's role, revocation counter and ban,
     and the audit log of what admins did (filtered by when, who, what and whom)."""
     cur.execute("ALTER TABLE accounts ADD COLUMN role VARCHAR(16) NOT NULL DEFAULT ''")
     cur.execute("ALTER TABLE accounts ADD COLUMN revision INTEGER NOT NULL DEFAULT 0")
@@ -173,7 +173,7 @@ def _v6_admin(cur: Cursor) -> None:
 
 
 def _v7_game_results(cur: Cursor) -> None:
-    """Each seat of each /async game that ends (issue 28): players' profiles read their recent
+    """Each seat of each /async game that ends: players' profiles read their recent
     games, their record against each opponent and their rating history from it. No foreign keys:
     a result outlives its game's purge (a profile keeps its history; the replay is then gone),
     and robots' seats have no account. Games that ended before this version have no rows: their
@@ -188,13 +188,13 @@ def _v7_game_results(cur: Cursor) -> None:
 
 
 def _v8_last_seen(cur: Cursor) -> None:
-    """When each account last signed in or out (issue 27: the admin's profile of a player),
+    """When each account last signed in or out (the admin's profile of a player),
     kept across restarts; unknown (NULL) for the accounts of before."""
     cur.execute("ALTER TABLE accounts ADD COLUMN last_seen DOUBLE PRECISION")
 
 
 def _v9_games_ended(cur: Cursor) -> None:
-    """Finished games by when they ended (issue 27: the admin's list of finished games, newest
+    """Finished games by when they ended (the admin's list of finished games, newest
     first, a page at a time; GET /api/games too): the indexes by state and by status get the
     time the game ended (an /async game's last change) and the id after it, so that the games
     of one state are a range of the index in that order (the state alone made every page read
@@ -221,7 +221,7 @@ def _v11_move_runs(cur: Cursor) -> None:
     with the runs (a game that was in progress at the migration has its first moves there, the
     next in runs), and nothing writes them any more.
 
-    The key no longer refuses a move stored twice (it holds only each run's first move): the
+    The key cannot refuse a move stored twice (it holds only each run's first move): the
     trigger ``move_runs_follow`` does, on both backends. A run must start where the game's stored
     moves end (after its last run, else after its ``moves`` rows, else at 0), so a run
     overlapping stored moves, or leaving a gap, fails its commit. Two PostgreSQL transactions

@@ -179,7 +179,7 @@ ADMIN_ROLE = "admin"
 
 
 class AuditRow(msgspec.Struct, frozen=True):
-    """One thing an admin did (issue 27): who (``actor``, an account's name, or ``cli`` for
+    """One thing an admin did: who (``actor``, an account's name, or ``cli`` for
     ``parlour admin``), what (``action``, e.g. ``ban``), to whom or what (``target``: a name, a
     game, a report), when, why (``reason``, as given) and the rest as JSON text (``detail``).
     ``id`` is unique and sorts as ``at`` does. Only ever inserted."""
@@ -231,7 +231,7 @@ class RatingRow(msgspec.Struct, frozen=True):
 
 
 class GameResultRow(msgspec.Struct, frozen=True):
-    """One seat of an /async game that ended (issue 28: players' profiles), written with the
+    """One seat of an /async game that ended (players' profiles), written with the
     game's end: its rank and score, and the seat's rating at the game type after the game when
     the game changed it (a ranked game, an abort's penalty). Written again (replaced) if the
     game ends again.
@@ -382,7 +382,7 @@ class AccountSeen(msgspec.Struct, frozen=True):
 
 class AccountErased(msgspec.Struct, frozen=True):
     """What a deleted account leaves behind outside its own row, erased in the commit that
-    deletes it (issue 27): its public chat lines signed ``alias``, its undelivered push
+    deletes it: its public chat lines signed ``alias``, its undelivered push
     notifications gone, and the finished /async games only the store holds saved with its
     seat renamed (``games``: id and new document, computed by the server, which reads
     documents; a game no longer stored is not written again)."""

@@ -195,7 +195,7 @@ def _static_root() -> Path | None:
 
 #: Paths that name a page without its file name.
 PAGES = {"": "index.html", "/": "index.html", "/admin": "admin.html"}
-#: What every page may load and do (issue 27): its own scripts, styles and images only (no
+#: What every page may load and do: its own scripts, styles and images only (no
 #: inline script or style, no eval), its own origin for fetches and websockets, no framing by
 #: any site (clickjacking), no plugins, no <base> rewriting; forms post to the page's origin.
 CONTENT_SECURITY_POLICY = (

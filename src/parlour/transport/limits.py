@@ -1,4 +1,4 @@
-"""What one client may cost the server, whichever protocol it speaks (issue 16, items 4 and 5).
+"""What one client may cost the server, whichever protocol it speaks.
 
 - ``outbox_bytes``: messages waiting for a client that does not read; past it the connection is
   closed (websocket 1008, TCP closed) and its player leaves as on a disconnect.

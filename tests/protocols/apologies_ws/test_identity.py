@@ -1,4 +1,4 @@
-"""Secrets and identity (issue 16, item 3): a player id works only on its own connection, and
+"""Secrets and identity: a player id works only on its own connection, and
 ids come from the id source, never from the game's random source."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The admin routes and a player's own account routes (issue 27) over the /async service without
+"""The admin routes and a player's own account routes over the /async service without
 sockets: a stand-in runtime commits to a real SQLite store (the role is read there, the audit
 written there) and hands every other effect to the harness, whose clock the test moves."""
 

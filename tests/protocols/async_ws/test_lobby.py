@@ -29,7 +29,7 @@ def pushed_players(h: Harness, conn: int) -> list[int]:
 
 
 def test_players_whose_game_started_no_longer_get_the_lobby_chat() -> None:
-    """Issue 23's defect: A, B and C in the lobby, C speaks (the lobby's list of connections is
+    """A, B and C in the lobby, C speaks (the lobby's list of connections is
     made); A opens a two-seat game, B joins, it starts and both leave the lobby; C's next line
     reached A and B all the same (the list outlived the membership it was made from)."""
     h = Harness()

@@ -148,6 +148,54 @@ def test_a_shard_refuses_a_commit_it_could_not_store_once_echoing_its_request_id
     assert owner.games[game_id].turn_index == 1
 
 
+def test_a_commit_refused_after_its_shard_was_handed_over_is_still_answered() -> None:
+    """A shard's owner hands the shard over (a node joined: shares kept fair) while a routed
+    commit of it waits for the store, and the store then refuses it: the tenure is over, but
+    the player who sent the commit is told INTERNAL_ERROR, echoing its request_id; nothing
+    else of that tenure goes out (its games are the next owner's, read from the store)."""
+    from parlour.cluster.gateway import ClusterService
+    from parlour.core.effects import Effect, Send, Store
+    from parlour.protocols.async_ws.readback import AsyncReload
+
+    h = ClusterHarness(shards=3)
+    game_id, ann, _bob = _two_player_game(h)
+    owner = h.shard_of(game_id)
+    executed: list[list[Effect]] = []
+    gateway = ClusterService(
+        owner.name, 1, lambda message: None, lambda effects, *_: executed.append(effects), lambda: True
+    )
+    gateway.promote(owner, 1)
+    frame = {"type": "CommitActionRequest", "game_id": game_id, "next_state": "a", "next_players": [2]}
+    route = h.router.route(ann, msgspec.json.encode({**frame, "request_id": "c-9"}).decode(), h.now)
+    assert isinstance(route, tuple) and route[0] == owner.name
+    assert gateway.noted(route[1], h.now)
+    store = executed[-1][0]
+    assert isinstance(store, Store) and store.refused is not None
+    stored_row = h.games[game_id]  # what the store holds: the game before the commit
+    gateway.demote("handed over to keep shares fair")
+    store.refused(True)
+    # The read-back is the retired tenure's own (on the store thread, before store_failed).
+    read: list[object] = []
+    owner.reload = lambda records, backend: (
+        read.append(records)
+        or AsyncReload(  # type: ignore[method-assign]
+            async_games={game_id: stored_row}
+        )
+    )
+    reload = gateway.reload(store.records, None)  # type: ignore[arg-type]
+    assert read == [store.records] and isinstance(reload, AsyncReload)
+    told = gateway.store_failed(store.records, [], reload, h.now)
+    assert all(type(effect) is Send for effect in told) and told, told
+    h.run(told)
+    error = h.error(ann, "INTERNAL_ERROR")
+    assert (error["request_id"], error["game_id"]) == ("c-9", game_id), error
+    h.none(ann, "ActionCommitedRequest")
+    # Kept for a while only: long after any commit of it has been answered, it goes.
+    gateway.tick(h.now)
+    gateway.tick(h.now + 61)
+    assert gateway.retired is None
+
+
 def test_requests_held_behind_a_shards_failed_commit_are_answered_try_again(tmp_path: Path) -> None:
     """A shard's commit fails while requests that store nothing wait behind it on its owner: a
     WhatsNewPussycatRequest routed there with a game id, and one without, on its way through the

@@ -288,7 +288,7 @@ class ApologiesService:
         return self._drain()
 
     def live_games(self) -> list[dict[str, Any]]:
-        """Every advertised or running game, for an admin (issue 27)."""
+        """Every advertised or running game, for an admin."""
         return [
             {
                 "protocol": "apologies",
@@ -302,7 +302,7 @@ class ApologiesService:
         ]
 
     def abort_game(self, game_id: str, reason: str, now: float) -> tuple[list[Effect], str | None]:
-        """An admin ends a game (issue 27), as its advertiser cancels one: its players get
+        """An admin ends a game, as its advertiser cancels one: its players get
         GAME_CANCELLED with the admin's reason as the comment. The effects, or why it cannot be."""
         game = self.lobby.games.get(game_id)
         if game is None or game.state not in (GameState.ADVERTISED, GameState.PLAYING):

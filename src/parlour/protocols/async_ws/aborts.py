@@ -1,4 +1,4 @@
-"""An admin's abort of a live /async game, sans I/O (issue 27): the same on one server's hub and
+"""An admin's abort of a live /async game, sans I/O: the same on one server's hub and
 on the owner of a cluster's shard (shard.py), where a started game runs. The players are told
 the reason by a server line in the game's chat, then the game is aborted as when nobody is left
 to play (GameAbortedRequest; ABORTING until its humans confirm)."""

@@ -1,4 +1,4 @@
-"""The admin routes, HTTP JSON under ``/api/admin/`` (issue 27; docs/operations.md has every
+"""The admin routes, HTTP JSON under ``/api/admin/`` (docs/operations.md has every
 route with examples).
 
 Every request is signed in with a session token (``Authorization: Bearer``), as a player's;

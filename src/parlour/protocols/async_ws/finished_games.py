@@ -1,4 +1,4 @@
-"""The admin's list of finished games (issue 27): every protocol's, newest first, a page at a
+"""The admin's list of finished games: every protocol's, newest first, a page at a
 time, read from the store (a cluster's is shared: no node has to be asked).
 
 Two tables hold them: ``games`` (Apologies, Fish and Tsuro: ``finished``, then id) and

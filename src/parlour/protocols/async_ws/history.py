@@ -9,7 +9,7 @@ move, never a seat's hand. The game is rebuilt from its record (rules, seats, se
 same record a restart replays, S10), so the last view is the final board.
 
 Who may read it: anyone, for a game that was open in the lobby without a password (anyone could
-have watched it); otherwise only an account seated in it, or an admin (issue 27: the admin
+have watched it); otherwise only an account seated in it, or an admin (the admin
 page's finished games open their replays; the role as the store holds it now), signed in with
 its session token.
 Games still waiting or running are refused (409): a replay is for finished games, and a running

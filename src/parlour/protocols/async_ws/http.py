@@ -206,7 +206,7 @@ class AccountRoutes(BoundRoutes[Commits]):
             return _error(HTTPStatus.UNAUTHORIZED, "wrong name or password")
         self.limiter.succeeded(found.name, request.client, now)
         if account.ban is not None and account.ban.active(now):
-            # The right password: the player may know why, and until when (issue 27).
+            # The right password: the player may know why, and until when.
             return _json(
                 HTTPStatus.FORBIDDEN,
                 {"error": ban_words(account.ban), "reason": account.ban.reason, "until": account.ban.until},

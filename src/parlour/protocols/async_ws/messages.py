@@ -268,7 +268,7 @@ class SmallPlayer(_Structure, kw_only=True):
 
 
 class ShownRating(_Structure, kw_only=True):
-    """A rating as players see it (Parlour extension, issue 28; docs/ratings.md): the OpenSkill
+    """A rating as players see it (Parlour extension; docs/ratings.md): the OpenSkill
     rating on the Elo-like scale of parlour.core.rating_scale (a new player is 1500), provisional
     until 5 games of the type are rated, and what the game just played changed of it."""
 

@@ -1,4 +1,4 @@
-"""What admins and players do to accounts of /async, sans I/O (issue 27): each function changes
+"""What admins and players do to accounts of /async, sans I/O: each function changes
 the hub's owners through their methods and leaves its sends, closes and records in the hub's
 output; the caller takes them (``AsyncService.effects``) and has them stored before anything is
 answered. The HTTP routes that call them are ``admin_http.py`` and ``account_http.py``.

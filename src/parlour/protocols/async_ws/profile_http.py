@@ -1,4 +1,4 @@
-"""A player's profile over HTTP (issue 28), what /profile.html draws.
+"""A player's profile over HTTP, what /profile.html draws.
 
 ``GET /api/profile?name=NAME`` (names compare case-insensitively) -> 200 ``{"player_id", "name",
 "presence", "ratings": [{"game_type", "rating", "provisional", "games"}], "history": {game_type:

@@ -50,7 +50,7 @@ __all__ = ["AsyncService"]
 
 log = logging.getLogger("parlour.async")
 
-#: What the service answers; every other message of the catalogue comes with part 2 (issue 14).
+#: The handler of each request the service answers itself, by message name.
 HANDLERS: Final[dict[str, Handler]] = {
     "EnterLobbyRequest": lobby.enter_lobby,
     "ExitLobbyRequest": lobby.exit_lobby,
