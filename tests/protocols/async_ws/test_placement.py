@@ -310,6 +310,35 @@ def test_whats_new_never_leaves_out_a_game_its_shard_does_not_hold_yet() -> None
     assert [entry["game_id"] for entry in report["status_reports"]] == sorted(started)
 
 
+def test_a_late_sign_out_of_an_older_connection_leaves_the_newer_one_standing() -> None:
+    """A player leaves connection A for B; the note that A signed out reaches a node after the
+    one that B signed in (held up on its way). Every node's directory keeps B: the player's
+    games still send there, and the shard does not hand the player's turns to others."""
+    from parlour.core.effects import Relay
+    from parlour.protocols.async_ws.placement import EVERYONE, Online, encode_note
+
+    h = ClusterHarness(shards=2)
+    game_id, ann, _bob = _two_player_game(h)
+    ann_id = h.directory.bound[ann]
+    again = h.connect()
+    h.send(
+        again,
+        type="AsyncAuthRequest",
+        name="ann",
+        sessionToken=h.service.tokens.issue(ann_id, "ann", h.now)[0],
+    )
+    h.expect(again, "AsyncConnectedRequest")
+    assert h.directory.online[ann_id] == again
+    h.clear()
+    late = Relay(EVERYONE, encode_note(Online(ann_id, ann, False)))
+    h.run([late])
+    assert h.directory.online[ann_id] == again and ann not in h.directory.bound
+    h.send(
+        again, type="CommitActionRequest", game_id=game_id, next_state="x", next_players=[2], request_id="c1"
+    )
+    h.expect(again, "ActionCommitedRequest", request_id="c1", turn_index=2)
+
+
 def test_a_request_for_a_shard_without_owner_is_refused_try_again() -> None:
     h = ClusterHarness(shards=2)
     game_id, ann, _bob = _two_player_game(h)

@@ -298,10 +298,16 @@ class Directory:
 
     def apply(self, note: Note) -> None:
         if type(note) is Online:
-            self._unbind(note.player)
             if note.on:
+                self._unbind(note.player)
                 self.online[note.player] = note.conn
                 self.bound[note.conn] = note.player
+            elif self.online.get(note.player) == note.conn:
+                self._unbind(note.player)
+            elif self.bound.get(note.conn) == note.player:
+                # A connection the player has left for a newer one, told late (a node's
+                # messages held up on their way): the newer connection stands.
+                del self.bound[note.conn]
         elif type(note) is OnlineAll:
             self.online.clear()
             self.bound.clear()

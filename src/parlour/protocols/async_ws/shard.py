@@ -275,7 +275,9 @@ class ShardService:
             kind = StartObserveGameRequest if note.on else StopObserveGameRequest
             request, conn = kind(game_id=note.game_id, request_id=note.request_id), note.conn
         elif type(note) is Online:
-            self._online(note.player, note.on, now)
+            # The directory took it first: a player still online left an older connection only.
+            if note.on or note.player not in self.hub.online:
+                self._online(note.player, note.on, now)
         elif type(note) is OnlineAll:
             for player_id, _ in note.pairs:
                 self._online(player_id, True, now)
