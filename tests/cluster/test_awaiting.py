@@ -49,8 +49,10 @@ def routed(c: ConnId, rid: str | None, game_id: int = 29) -> bytes:
 
 def test_a_routed_request_is_awaited_until_a_frame_echoes_its_request_id() -> None:
     c = conn(ME, 1)
-    assert awaited(routed(c, "r1")) == (c, "r1", False)
-    assert awaited(routed(c, None)) == (c, ("game", 29), False)  # no request_id: any word of its game
+    assert awaited(routed(c, "r1")) == (c, "r1", False, True)  # a commit always has an answer
+    assert awaited(routed(c, None)) == (c, ("game", 29), False, True)  # no request_id: any word of its game
+    confirmation = encode_note(Routed(c, 7, '{"type":"GameOutcomeConfirmationRequest","game_id":29}'))
+    assert awaited(confirmation) == (c, ("game", 29), False, False)  # no answer of its own
     assert awaited(encode_note(Online(7, c, True))) is None  # answers nobody
     waiting = Awaiting()
     first = Awaited(c, "r1", SHARD, 4, routed(c, "r1"), 0.0)
@@ -304,8 +306,10 @@ def test_a_gather_is_awaited_whole_by_the_node_of_its_connection() -> None:
     assert router.route(c, whats_new("w416"), 0.0) is None  # to the hub, as before
     assert router.route(c, whats_new("w417"), 0.0) is None
     assert router.route(c, '{"type":"WhatsNewPussycatRequest"}', 0.0) is None  # no answer to tell
-    node.send_note(SHARD, routed(c, "c1"))  # a routed request: it may have no answer of its own
-    assert [entry.key for entry in node.awaiting.by_conn[c]] == ["w416", "w417", "c1"]
+    node.send_note(SHARD, routed(c, "c1"))  # a routed commit: it has an answer of its own
+    confirmation = encode_note(Routed(c, 7, '{"type":"GameOutcomeConfirmationRequest","game_id":29}'))
+    node.send_note(SHARD, confirmation)  # a routed confirmation: no answer of its own
+    assert [entry.key for entry in node.awaiting.by_conn[c]] == ["w416", "w417", "c1", ("game", 29)]
     # w417 is answered by the last shard, on another node; w416's hop sits with a frozen owner.
     node._deliver("parlour:node:1", report(c, "w417"))
     runtime.executed.clear()
@@ -315,10 +319,13 @@ def test_a_gather_is_awaited_whole_by_the_node_of_its_connection() -> None:
     runtime.now = 3.5
     node._give_up()
     assert runtime.executed == [refused(c, "w416")] and not node.awaiting.whole
-    assert [entry.key for entry in node.awaiting.by_conn[c]] == ["c1"]
+    assert [entry.key for entry in node.awaiting.by_conn[c]] == ["c1", ("game", 29)]
     runtime.now = 10.0
     node._give_up()
-    assert runtime.executed == [refused(c, "w416")] and not node.awaiting  # c1 given up, silently
+    # The commit's answer never came (a tenure's end this node never heard of, a message lost
+    # on the way): its outcome is unknown, and its client is told so; the confirmation, which
+    # has no answer of its own, is given up on silently.
+    assert runtime.executed == [refused(c, "w416"), *unanswered(routed(c, "c1"))] and not node.awaiting
 
 
 def test_a_gather_whose_hub_changes_is_answered_at_once() -> None:

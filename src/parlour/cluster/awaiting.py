@@ -34,7 +34,9 @@ __all__ = ["Awaited", "Awaiting"]
 class Awaited:
     """One note waiting for its answer: for the owner of ``to`` at ``epoch``, from ``conn``;
     ``key`` is what its answer carries (the request's ``request_id``, or its game). ``through``
-    (a request kept whole): its answer may come from another owner than ``to``'s."""
+    (a request kept whole): its answer may come from another owner than ``to``'s. ``replies``:
+    its request always has an answer of its own (a commit's acknowledgement or refusal), so
+    one not seen within the node's patience was lost on the way, and its sender answers it."""
 
     conn: ConnId
     key: Hashable
@@ -43,6 +45,7 @@ class Awaited:
     data: bytes
     since: float
     through: bool = False
+    replies: bool = False
 
 
 class Awaiting:
@@ -95,13 +98,17 @@ class Awaiting:
 
     def forget(self, before: float, whole_before: float) -> list[Awaited]:
         """Give up on what was sent before ``before``: a request its owner took without a reply
-        of its own (a confirmation), or one answered in words not recognised. The requests kept
-        whole sent before ``whole_before`` are taken out and returned: each has an answer of
-        its own, so one not seen by then may have been lost on the way (its sender answers
-        it)."""
+        of its own (a confirmation), or one answered in words not recognised. Those that have
+        an answer of their own (``replies``), and the requests kept whole sent before
+        ``whole_before``, are taken out and returned: one not seen by then may have been lost
+        on the way (its sender answers it)."""
         lost: list[Awaited] = []
         for conn, entries in list(self.by_conn.items()):
-            gone = [entry for entry in entries if entry.through and entry.since < whole_before]
+            gone = [
+                entry
+                for entry in entries
+                if (entry.through and entry.since < whole_before) or (entry.replies and entry.since < before)
+            ]
             if gone or any(entry.since < before for entry in entries):
                 lost.extend(gone)
                 self._keep(

@@ -114,7 +114,7 @@ class ClusterNode:
         on_everyone: Callable[[bytes], None] | None = None,
         unheard: Callable[[str, bytes], list[Effect]] | None = None,
         unanswered: Callable[[str, bytes], list[Effect]] | None = None,
-        awaited: Callable[[bytes], tuple[ConnId, Hashable, bool] | None] | None = None,
+        awaited: Callable[[bytes], tuple[ConnId, Hashable, bool, bool] | None] | None = None,
         answer_keys: Callable[[bytes], tuple[Hashable, ...]] | None = None,
     ) -> None:
         self.url = url
@@ -664,7 +664,7 @@ class ClusterNode:
                 owner_channel(to), encode(Note(to, data, self.node)), lambda: self._not_heard(to, data)
             )
             return
-        conn, key, whole = waiting
+        conn, key, whole, replies = waiting
         mine = node_of(conn) == self.node
         kept = self.awaiting.find(conn, key) if mine else None
         if owner.owner in (0, self.node):
@@ -685,7 +685,7 @@ class ClusterNode:
         # request kept whole is kept once: its hops are answered by one entry, once.
         entry = kept
         if entry is None:
-            entry = Awaited(conn, key, to, owner.epoch, data, self.runtime.clock(), whole)
+            entry = Awaited(conn, key, to, owner.epoch, data, self.runtime.clock(), whole, replies)
             self.awaiting.add(entry)
         self.bus.publish(
             owner_channel(to),

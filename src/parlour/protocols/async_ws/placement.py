@@ -365,6 +365,13 @@ def unheard(data: bytes) -> list[Effect]:
 
 #: Requests routed to a shard that change nothing: asked again, they are answered anew.
 READS: Final = frozenset({"WhatsNewPussycatRequest", "GetClocksRequest"})
+#: The requests routed to a game's owner that always get an answer of their own, echoing their
+#: ``request_id`` (a commit: acknowledged or refused): one whose answer does not come in time
+#: was lost on the way, and the node of its connection answers it (cluster/awaiting.py).
+#: Confirmations, multicast data and declined interruptions have none.
+REPLIED: Final = frozenset(
+    {"CommitActionRequest", "GetClocksRequest", "UpdateUserDataRequest", "WhatsNewPussycatRequest"}
+)
 #: What a request is told when the owner it reached stopped (frozen, killed, cut off) before
 #: answering: it may have stored it, nobody can say now.
 UNKNOWN_OUTCOME: Final = (
@@ -394,25 +401,28 @@ def unanswered(data: bytes) -> list[Effect]:
     return unheard(data)
 
 
-def awaited(data: bytes) -> tuple[ConnId, Hashable, bool] | None:
-    """Whose answer a note is, how that answer is recognised, and whether the request passes
-    through several owners: a request routed for a connection (Routed, Gather, Watch) and the
-    ``request_id`` its reply echoes (S2), or its game when it has none; True for a Gather (its
-    sender waits for it whole: cluster/awaiting.py). None for a note that answers nobody, or
-    whose answer cannot be told."""
+def awaited(data: bytes) -> tuple[ConnId, Hashable, bool, bool] | None:
+    """Whose answer a note is, how that answer is recognised, whether the request passes
+    through several owners, and whether it always has an answer of its own: a request routed
+    for a connection (Routed, Gather, Watch) and the ``request_id`` its reply echoes (S2), or
+    its game when it has none; True for a Gather (its sender waits for it whole:
+    cluster/awaiting.py); True for a request of REPLIED, a watch and a Gather. None for a note
+    that answers nobody, or whose answer cannot be told."""
     try:
         note = decode_note(data)
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
     key: Hashable = None
+    replies = True
     if type(note) is Routed:
-        _, request_id, game_id = head(note.text)
+        kind, request_id, game_id = head(note.text)
         conn, key = note.conn, request_id if request_id is not None else _game_key(game_id)
+        replies = kind in REPLIED
     elif type(note) is Watch:
         conn, key = note.conn, note.request_id if note.request_id is not None else _game_key(note.game_id)
     elif type(note) is Gather:
-        return None if note.request_id is None else (note.conn, note.request_id, True)
-    return None if key is None else (conn, key, False)
+        return None if note.request_id is None else (note.conn, note.request_id, True, True)
+    return None if key is None else (conn, key, False, replies)
 
 
 def answer_keys(data: bytes) -> tuple[Hashable, ...]:
