@@ -11,6 +11,7 @@ import argparse
 import os
 import random
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -47,6 +48,8 @@ def main() -> None:
     if os.geteuid() == 0 and NAMESPACE not in os.environ and shutil.which("unshare") and shutil.which("ip"):
         _in_namespace()
     folder = args.out or Path("var/chaos") / f"seed-{args.seed}"
+    # Stopped from outside (a timeout, ^C in another shell): the run stops what it started.
+    signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(128 + number))
     verdict = chaos(args.seed, args.minutes, folder, args.players, args.games)
     print(f"files: {folder}")
     sys.exit(0 if verdict.ok else 1)
