@@ -318,6 +318,22 @@ def test_a_routed_frame_goes_to_its_shard_as_a_note_not_to_the_owner() -> None:
     assert service.router.forgotten == [c]  # type: ignore[union-attr]
 
 
+def test_a_frame_the_router_answers_is_shown_at_once_never_held_behind_a_commit() -> None:
+    """The router answers a frame itself (its game's shard has no owner now): the answer stores
+    nothing, so it is shown at once; held behind this node's own pending commit, it would be
+    dropped if that commit failed (the node handing a shard over while its store is away)."""
+    harness = Harness()
+    service = harness.service()
+    service.owner = OTHER
+    c = conn(ME, 1)
+    shown: list[Effect] = []
+    service.router = FixedRouter(c, "async/3")
+    service.show = shown.extend
+    service.connected(c, 0)
+    assert service.received(c, "refuse", 0) == []
+    assert shown == [Send(c, b"try again")]
+
+
 @dataclass
 class Noted(Echo):
     notes: list[bytes] = field(default_factory=list)

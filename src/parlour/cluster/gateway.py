@@ -92,6 +92,9 @@ class ClusterService:
         self.router: Router | None = None
         #: Sends a note to the owner of another service (set by the node).
         self.send_note: Callable[[str, bytes], None] = lambda to, data: None
+        #: Carries out effects at once, never held behind this node's own commits (set by the
+        #: node: Runtime.show); None: returned to the transport as any input's effects.
+        self.show: Callable[[list[Effect]], None] | None = None
 
     @property
     def owning(self) -> bool:
@@ -121,6 +124,12 @@ class ClusterService:
                 self.send_note(*route)
                 return []
             if route is not None:
+                # Answered here (no owner for the game's shard now, a flood): shown at once. It
+                # stores nothing, and held behind a commit of this node's that fails it would be
+                # dropped with the sends that commit refuses, leaving the request unanswered.
+                if self.show is not None:
+                    self.show(route)  # type: ignore[arg-type]
+                    return []
                 return route  # type: ignore[return-value]
         inner = self.acting()
         if inner is not None:

@@ -190,6 +190,7 @@ class ClusterNode:
             )
             self.services[name].cluster_status = self.status
             self.services[name].send_note = self.send_note
+            self.services[name].show = self.runtime.show
         await self.bus.start(node_channel(self.node), CLUSTER_CHANNEL)
         await self._beat()
         await self._count_nodes()
