@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.chaos.history import Event, History
-from tests.chaos.workload import SIGN_IN
+from tests.chaos.workload import GIVE_UP, SIGN_IN
 
 __all__ = ["Stored", "Verdict", "check"]
 
@@ -142,6 +142,17 @@ def _windows(history: History, kind: str) -> dict[str, list[tuple[float, float]]
     return windows
 
 
+def _store_away(history: History) -> list[tuple[float, float]]:
+    """The windows in which the store was away for some node: PostgreSQL stopped or paused, or
+    a node's link to it held, cut or lossy."""
+    windows = [window for kind in ("pg-stop", "pg-pause") for window in _windows(history, kind).get("pg", [])]
+    for kind in ("link-loss", "link-hold", "link-cut"):
+        for target, found in _windows(history, kind).items():
+            if target.endswith("-pg"):
+                windows += found
+    return windows
+
+
 def _nothing_changed(answer: dict[str, Any]) -> bool:
     """Whether an answer says the request changed nothing: TRY_AGAIN (send it again), or a
     refusal the store confirmed."""
@@ -236,6 +247,7 @@ def check(
     answer_bound = ANSWER_LEASES * lease + ANSWER_SLACK
     paused = _windows(history, "node-pause")
     delaying = _delaying(history)
+    store_away = _store_away(history)
     for event in history.events:
         if event.kind != "note" or event.data.get("what") not in ("unanswered", "sign-in unanswered"):
             continue
@@ -243,6 +255,15 @@ def check(
         node_windows = paused.get(f"n{event.node}", [])
         # A paused node answers nothing until it wakes; the client gave up on it meanwhile.
         explained = any(start - bound <= event.t <= end + bound for start, end in node_windows)
+        if not explained and event.data["what"] == "unanswered":
+            # Sent while the store was away for some node (stopped, paused, or its link held,
+            # cut or lossy): a request that stores something waits for it (commits pause until
+            # it answers, and a node that stops waits for it before it hands its services
+            # over), and the client's patience may end first. Only slowed is no excuse.
+            sent = event.t - GIVE_UP
+            explained = any(start <= sent <= stop for start, stop in store_away)
+            if explained:
+                verdict.counts["unanswered, sent while the store was away"] += 1
         if event.data["what"] == "sign-in unanswered":
             # A sign-in waits for the store (it records the session): the client's patience
             # is shorter than a store fault may last.

@@ -165,3 +165,27 @@ def test_a_traceback_and_a_failing_health_fail_the_run() -> None:
         "/healthz not ok after the faults",
         "traceback in a node's log",
     ]
+
+
+def test_a_request_left_unanswered_fails_unless_sent_while_the_store_was_away() -> None:
+    """A request its client gave up on (no answer in GIVE_UP) breaks the promise; sent while
+    PostgreSQL was stopped, or a node's link to it held, cut or lossy, it waited for the store
+    (commits pause until it answers): counted, not failed. A link only slowed is no excuse."""
+
+    def run(fault: str, target: str) -> dict[str, list[str]]:
+        window = {"kind": fault, "target": target, "at": 1.0}
+        return _verdict(
+            _history(
+                (1.0, "fault", "nemesis", 0, window),
+                (2.0, "send", "ann", 1, {"m": {"type": "MulticastChatRequest", "request_id": "g1"}}),
+                (9.0, "heal", "nemesis", 0, window),
+                (17.0, "note", "ann", 1, {"what": "unanswered", "request_id": "g1"}),
+            ),
+            Stored(),
+        )
+
+    assert "unanswered" not in run("pg-stop", "pg")
+    assert "unanswered" not in run("link-hold", "n2-pg")
+    assert "unanswered" not in run("link-loss", "n1-pg")
+    assert run("link-delay", "n1-pg")["unanswered"] == ["ann on n1 at 17.0s g1"]
+    assert run("redis-pause", "redis")["unanswered"] == ["ann on n1 at 17.0s g1"]
