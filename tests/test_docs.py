@@ -70,3 +70,8 @@ def test_the_repository_cites_only_itself_and_tells_no_history() -> None:
             if ELSEWHERE.search(line):
                 found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
     assert not found, "\n".join(found)
+
+
+def test_the_design_page_is_short_enough_to_read_before_coding() -> None:
+    lines = (ROOT / "docs" / "DESIGN.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 250, len(lines)

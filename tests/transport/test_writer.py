@@ -23,7 +23,8 @@ from parlour.storage.pipe import WORD, FrameReader, encode_ack, encode_batch
 from parlour.storage.sqlite import SQLiteStore
 from parlour.transport.outbox import Outbox
 from parlour.transport.runtime import HEARTBEAT_SECONDS, Runtime
-from parlour.transport.writer import ProcessCommitter, StoreWriter
+from parlour.transport.store_thread import StoreThread
+from parlour.transport.writer import ProcessCommitter
 
 
 class Gate:
@@ -50,7 +51,7 @@ def move(seq: int) -> MoveRow:
 
 
 async def commit_all(
-    writer: StoreWriter, batches: list[tuple[list[Record], int]]
+    writer: StoreThread, batches: list[tuple[list[Record], int]]
 ) -> list[BaseException | None]:
     loop = asyncio.get_running_loop()
     answers: list[asyncio.Future[BaseException | None]] = [loop.create_future() for _ in batches]
@@ -62,7 +63,7 @@ async def commit_all(
 def test_batches_that_wait_while_the_writer_writes_share_one_transaction() -> None:
     async def test() -> None:
         store = Gate()
-        writer = StoreWriter(store, asyncio.get_running_loop())  # type: ignore[arg-type]
+        writer = StoreThread(store, asyncio.get_running_loop())  # type: ignore[arg-type]
         store.open.clear()
         first = asyncio.ensure_future(commit_all(writer, [([move(0)], 0)]))
         await asyncio.to_thread(store.started.wait, 5)
@@ -80,7 +81,7 @@ def test_batches_that_wait_while_the_writer_writes_share_one_transaction() -> No
 def test_after_a_failure_the_rest_of_its_generation_is_refused_unwritten() -> None:
     async def test() -> None:
         store = Gate()
-        writer = StoreWriter(store, asyncio.get_running_loop())  # type: ignore[arg-type]
+        writer = StoreThread(store, asyncio.get_running_loop())  # type: ignore[arg-type]
         store.fail_next = True
         store.open.clear()
         answers = asyncio.ensure_future(commit_all(writer, [([move(0)], 0)]))
@@ -102,7 +103,7 @@ def test_after_a_failure_the_rest_of_its_generation_is_refused_unwritten() -> No
 def test_jobs_run_on_the_writer_thread_in_turn() -> None:
     async def test() -> None:
         store = Gate()
-        writer = StoreWriter(store, asyncio.get_running_loop())  # type: ignore[arg-type]
+        writer = StoreThread(store, asyncio.get_running_loop())  # type: ignore[arg-type]
         names: list[Any] = []
         result = await asyncio.wrap_future(
             writer.run(lambda: names.append(threading.current_thread().name) or 7)

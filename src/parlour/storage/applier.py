@@ -24,7 +24,6 @@ import logging
 import mmap
 import os
 import select
-import signal
 import socket
 import sqlite3
 import struct
@@ -36,9 +35,9 @@ from typing import Any
 
 from parlour.storage.base import StoreFailure
 from parlour.storage.batches import decode_batch
-from parlour.storage.pipe import batch_scheduling
 from parlour.storage.records import MetaRow, Record
 from parlour.storage.redo import SegmentReader, marks, unapplied
+from parlour.storage.writer_process import mapped, run_writer
 
 __all__ = ["APPLY_SECONDS", "NUMBER", "WORDS", "Applier"]
 
@@ -189,26 +188,22 @@ def serve(applier: Applier, sock: socket.socket) -> None:
 
 def main(argv: Sequence[str]) -> int:
     path, sync, directory, fd, lock_fd, shared_fd = argv
-    # The server stops it by closing its end; a Ctrl-C meant for the server must not stop it
-    # first.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     logging.basicConfig(level=logging.WARNING, format="parlour writer: %(levelname)s %(message)s")
-    batch_scheduling()
-    shared = mmap.mmap(int(shared_fd), WORDS.size)
-    os.close(int(shared_fd))
+    shared = mapped(int(shared_fd), WORDS.size)
     from parlour.storage.sqlite import SQLiteStore
+
+    def close(store: SQLiteStore) -> None:
+        store.close()
+        os.close(int(lock_fd))  # last: a server that waits for the log finds it applied
 
     # As the writer process of storage.pipe opens it (checkpoints are the server's, the file was
     # checked by the server), and without a recovery of the log: this process is the log's.
-    store = SQLiteStore(path, sync, autocheckpoint=False, check=False, group_rows=False, redo="skip")
-    try:
-        with socket.socket(fileno=int(fd)) as sock:
-            serve(Applier(store, Path(directory), shared), sock)
-    finally:
-        store.close()
-        os.close(int(lock_fd))  # last: a server that waits for the log finds it applied
-    return 0
+    return run_writer(
+        int(fd),
+        lambda: SQLiteStore(path, sync, autocheckpoint=False, check=False, group_rows=False, redo="skip"),
+        lambda sock, store: serve(Applier(store, Path(directory), shared), sock),
+        close,
+    )
 
 
 if __name__ == "__main__":

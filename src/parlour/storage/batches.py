@@ -14,32 +14,8 @@ from parlour.storage.records import Record
 
 __all__ = ["KINDS", "batch_body", "decode_batch"]
 
-#: Every kind of record, by the short name that tags it in a frame.
-KINDS: dict[str, type[Record]] = {
-    "move": rows.MoveRow,
-    "game": rows.GameRow,
-    "snapshot": rows.GameSnapshotRow,
-    "player": rows.PlayerRow,
-    "gone": rows.PlayerGone,
-    "account": rows.AccountRow,
-    "async_game": rows.AsyncGameRow,
-    "turn": rows.AsyncTurnRow,
-    "rating": rows.RatingRow,
-    "meta": rows.MetaRow,
-    "chat": rows.ChatRow,
-    "relation": rows.RelationRow,
-    "relation_gone": rows.RelationGone,
-    "report": rows.ReportRow,
-    "device": rows.DeviceRow,
-    "device_gone": rows.DeviceGone,
-    "notification": rows.NotificationRow,
-    "audit": rows.AuditRow,
-    "result": rows.GameResultRow,
-    "fence": rows.Fence,
-    "heartbeat": rows.Heartbeat,
-    "erased": rows.AccountErased,
-    "seen": rows.AccountSeen,
-}
+#: Every kind of record, by the short name that tags it in a frame (records.KINDS).
+KINDS: dict[str, type[Record]] = {kind.name: kind.record for kind in rows.KINDS}
 NAMES: dict[type[Record], str] = {kind: name for name, kind in KINDS.items()}
 _encode = msgspec.msgpack.Encoder().encode
 _batch = msgspec.msgpack.Decoder(tuple[int, int, list[tuple[str, msgspec.Raw]]])

@@ -23,8 +23,6 @@ only when an answer waits there (parlour.transport.writer).
 from __future__ import annotations
 
 import mmap
-import os
-import signal
 import socket
 import struct
 import sys
@@ -34,9 +32,9 @@ from typing import Any
 
 import msgspec
 
-from parlour.storage.base import StoreError
 from parlour.storage.batches import batch_body, decode_batch
 from parlour.storage.records import Record
+from parlour.storage.writer_process import mapped, run_writer
 
 __all__ = [
     "WORD",
@@ -163,43 +161,15 @@ def _open(location: str, sync: str) -> Any:
     return SQLiteStore(location, sync, autocheckpoint=False, check=False, group_rows=False, redo="skip")
 
 
-def batch_scheduling() -> None:
-    """On Linux, the writer is scheduled as a batch process: woken by a frame, it no longer
-    preempts the task running where it wakes. On a machine with every core busy, that task
-    was often the event loop that had just written the frame: the loop then waited, inside its
-    write, for a whole commit (a socket pair's send took 120-310 us of wall time against 7-38
-    us with the reader batch-scheduled, measured while the machine was at load 11). The writer
-    still gets its fair share of CPU time; it just waits for its turn instead of taking the
-    loop's."""
-    if hasattr(os, "sched_setscheduler") and hasattr(os, "SCHED_BATCH"):
-        with suppress(OSError):
-            os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
-
-
 def main(argv: Sequence[str]) -> int:
     location, sync, fd, *shared = argv
-    # The server stops it by closing its end, after its last commit; a Ctrl-C meant for the
-    # server must not stop it first.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    batch_scheduling()
-    answered = None
-    if shared:  # the server's word of shared memory (a memfd): mapped, its descriptor closed
-        answered = mmap.mmap(int(shared[0]), WORD.size)
-        os.close(int(shared[0]))
-    try:
-        store = _open(location, sync)
-    except StoreError as failure:
-        # The store is away (a database restarting): the server sees this process end, refuses
-        # what it was committing as after any failed commit, and starts another writer.
-        print(f"parlour writer: {failure}", file=sys.stderr)
-        return 1
-    try:
-        with socket.socket(fileno=int(fd)) as sock:
-            serve(sock, store, answered)
-    finally:
-        store.close()
-    return 0
+    answered = mapped(int(shared[0]), WORD.size) if shared else None
+    return run_writer(
+        int(fd),
+        lambda: _open(location, sync),
+        lambda sock, store: serve(sock, store, answered),
+        lambda store: store.close(),
+    )
 
 
 if __name__ == "__main__":

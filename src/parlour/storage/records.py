@@ -10,7 +10,7 @@ moves (GameSnapshotRow), so that a restart replays only the moves after it, howe
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -18,6 +18,7 @@ __all__ = [
     "ADMIN_ROLE",
     "ASYNC_FINISHED_STATUSES",
     "EXPORT_KINDS",
+    "KINDS",
     "RELATION_KINDS",
     "SNAPSHOT_VERSION",
     "STORE_META_KEYS",
@@ -35,6 +36,7 @@ __all__ = [
     "GameRow",
     "GameSnapshotRow",
     "Heartbeat",
+    "Kind",
     "MetaRow",
     "MoveRow",
     "NotificationRow",
@@ -435,25 +437,46 @@ Record = (
 )
 
 
-#: The kinds of rows of an export (``parlour db export``), in the order it gives them, and their
-#: records.
+class Kind(NamedTuple):
+    """A kind of record, declared once: its type, its name in a batch (the store writer's frames
+    and the redo log), and its name in an export (``parlour db export``; None: never exported).
+    Both names are written to disk: never renamed."""
+
+    record: type[Record]
+    name: str
+    export: str | None
+
+
+#: Every kind of record the store takes, in the order an export gives those it exports.
+KINDS: tuple[Kind, ...] = (
+    Kind(PlayerRow, "player", "player"),
+    Kind(PlayerGone, "gone", None),
+    Kind(GameRow, "game", "game"),
+    Kind(MoveRow, "move", "move"),
+    Kind(GameSnapshotRow, "snapshot", "game_snapshot"),
+    Kind(AccountRow, "account", "account"),
+    Kind(AsyncGameRow, "async_game", "async_game"),
+    Kind(AsyncTurnRow, "turn", "async_turn"),
+    Kind(RatingRow, "rating", "rating"),
+    Kind(ChatRow, "chat", "chat"),
+    Kind(RelationRow, "relation", "relation"),
+    Kind(RelationGone, "relation_gone", None),
+    Kind(ReportRow, "report", "report"),
+    Kind(DeviceRow, "device", "device"),
+    Kind(DeviceGone, "device_gone", None),
+    Kind(NotificationRow, "notification", "notification"),
+    Kind(AuditRow, "audit", "audit"),
+    Kind(GameResultRow, "result", "game_result"),
+    Kind(MetaRow, "meta", "meta"),
+    Kind(Fence, "fence", None),
+    Kind(Heartbeat, "heartbeat", None),
+    Kind(AccountErased, "erased", None),
+    Kind(AccountSeen, "seen", None),
+)
+
+#: The kinds of rows of an export, in the order it gives them, and their records.
 EXPORT_KINDS: dict[str, type[Record]] = {
-    "player": PlayerRow,
-    "game": GameRow,
-    "move": MoveRow,
-    "game_snapshot": GameSnapshotRow,
-    "account": AccountRow,
-    "async_game": AsyncGameRow,
-    "async_turn": AsyncTurnRow,
-    "rating": RatingRow,
-    "chat": ChatRow,
-    "relation": RelationRow,
-    "report": ReportRow,
-    "device": DeviceRow,
-    "notification": NotificationRow,
-    "audit": AuditRow,
-    "game_result": GameResultRow,
-    "meta": MetaRow,
+    kind.export: kind.record for kind in KINDS if kind.export is not None
 }
 
 

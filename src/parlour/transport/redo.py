@@ -39,6 +39,9 @@ RESTART_SECONDS = 1.0
 class LogCommitter:
     """Appends each batch to the redo log, and keeps a writer process applying it."""
 
+    #: Its writer applies the log without checkpoints of its own being needed apart.
+    checkpoints_apart = False
+
     def __init__(self, path: str, sync: str, directory: Path, loop: asyncio.AbstractEventLoop) -> None:
         self.location, self.sync, self.directory, self.loop = path, sync, directory, loop
         held = lock(directory)
@@ -204,6 +207,9 @@ class LogCommitter:
             except (OSError, StoreFailure) as error:  # no process could be started: again later
                 log.error("the store's writer process cannot start: %s", error)
                 self.loop.call_later(self.restart_seconds or RESTART_SECONDS, self._restart)
+
+    def poll(self) -> None:
+        """Every batch is answered as it is appended: nothing to look for between inputs."""
 
     async def caught_up(self) -> None:
         """Return once the writer has applied every batch appended so far."""

@@ -20,14 +20,14 @@ from parlour.core.service import Service
 from parlour.storage import Fence, Heartbeat, MetaRow, Record
 from parlour.storage import Store as StoreBackend
 from parlour.storage.base import StoreFailure
+from parlour.transport.committer import Committer, open_committer
 from parlour.transport.delivery import deliver
 from parlour.transport.fanout import SLICE, Fanout
 from parlour.transport.limits import AddressLimits, ConnectionLimits
 from parlour.transport.metering import RuntimeMeter
 from parlour.transport.outbox import Outbox
-from parlour.transport.redo import LogCommitter
+from parlour.transport.store_thread import StoreThread
 from parlour.transport.thinking import Thinker
-from parlour.transport.writer import ProcessCommitter, StoreWriter
 
 __all__ = ["Runtime"]
 
@@ -130,8 +130,8 @@ class Runtime:
         self._idle.set()
         #: The thread that runs reads and housekeeping on the store (and commits, with
         #: ``store_writer="thread"``), and what commits: that thread or a writer process.
-        self._writer: StoreWriter | None = None
-        self._committer: StoreWriter | ProcessCommitter | LogCommitter | None = None
+        self._writer: StoreThread | None = None
+        self._committer: Committer | None = None
         self.store_writer = store_writer
         self._last_beat = self._last_purge = float("-inf")
         #: A cluster (parlour.cluster) sets this: it is handed, after the same commit, the
@@ -164,15 +164,14 @@ class Runtime:
         """For /healthz: "none" (memory only), "ok" or "failing"."""
         if self.store is None:
             return "none"
-        failing = not self.store_ok or (type(self._committer) is LogCommitter and self._committer.failing)
+        failing = not self.store_ok or (self._committer is not None and self._committer.failing)
         return "failing" if failing else "ok"
 
     @property
     def unapplied(self) -> int:
         """Batches acknowledged from the redo log that its writer has not applied to the
         database yet (0 without one)."""
-        committer = self._committer
-        return committer.unapplied if type(committer) is LogCommitter else 0
+        return 0 if self._committer is None else self._committer.unapplied
 
     @property
     def transactions(self) -> int:
@@ -208,11 +207,11 @@ class Runtime:
         ):
             batch = self._hold(effects, service, origin)
             committer = self._committer
-            if type(committer) is ProcessCommitter:
+            if committer is not None:
                 # After each input, not once the loop iteration's inputs are all handled: what
-                # the writer has committed meanwhile is shown now. An iteration may hold a burst
-                # of inputs (a move and its robots' replies: 100 us each); an answer that came
-                # during the first of them waited for the last, and so did its players.
+                # a writer process has committed meanwhile is shown now. An iteration may hold
+                # a burst of inputs (a move and its robots' replies: 100 us each); an answer
+                # that came during the first of them waited for the last, and its players too.
                 committer.poll()
             return batch
         self._send(effects)
@@ -297,37 +296,25 @@ class Runtime:
         records = [*batch.records, *batch.fences, MetaRow(self._mark, str(batch.number))]
         self._store_committer().commit(records, self._generation, partial(self._committed, batch))
 
-    def _store_writer(self) -> StoreWriter:
+    def _store_writer(self) -> StoreThread:
         if self._writer is None:
             assert self.store is not None
-            self._writer = StoreWriter(self.store, asyncio.get_running_loop())
+            self._writer = StoreThread(self.store, asyncio.get_running_loop())
         return self._writer
 
-    def _store_committer(self) -> StoreWriter | ProcessCommitter | LogCommitter:
+    def _store_committer(self) -> Committer:
         if self._committer is None:
-            store = self.store
-            assert store is not None
-            loop = asyncio.get_running_loop()
-            redo = store.redo_log() if self.store_writer == "log" else None
-            if redo is not None:
-                try:
-                    self._committer = LogCommitter(*redo, loop)
-                except (StoreFailure, OSError, AttributeError) as error:  # AttributeError: no memfd
-                    log.error("committing without the redo log: %s", error)
-            if self._committer is None:
-                target = store.process_writer() if self.store_writer in ("log", "process") else None
-                if target is not None:
-                    self._committer = ProcessCommitter(*target, loop)
-                else:
-                    self._committer = self._store_writer()
+            assert self.store is not None
+            self._committer = open_committer(
+                self.store, self.store_writer, self._store_writer(), asyncio.get_running_loop()
+            )
         return self._committer
 
     async def _caught_up(self) -> None:
         """Return once the store holds everything acknowledged (a redo log's writer applies
         it behind the loop: a read must not find an older store than players were shown)."""
-        committer = self._committer
-        if type(committer) is LogCommitter:
-            await committer.caught_up()
+        if self._committer is not None:
+            await self._committer.caught_up()
 
     def _committed(self, batch: _Batch, error: BaseException | None) -> None:
         if batch not in self._queued:
@@ -574,8 +561,8 @@ class Runtime:
                 await self.stored([Store([Heartbeat(now)])])
             except StoreFailure as failure:
                 log.debug("the heartbeat was not stored: %s", failure)
-        if isinstance(self._committer, ProcessCommitter):
-            # The writer process leaves checkpoints out of its commits (storage.pipe): done
+        if self._committer is not None and self._committer.checkpoints_apart:
+            # A writer process leaves checkpoints out of its commits (storage.pipe): done
             # here, on the store thread's own connection, where nobody waits on them.
             await self._in_writer(store.checkpoint)
         if record_retention > 0 and now - self._last_purge >= PURGE_SECONDS:
@@ -594,7 +581,7 @@ class Runtime:
             return
         await self.drain_store(DRAIN_SECONDS)
         store, now = self.store, self.clock()
-        if isinstance(self._committer, ProcessCommitter | LogCommitter):
+        if self._committer is not None:
             await self._committer.close()
         await self._in_writer(lambda: store.heartbeat(now))
         self._store_writer().close()

@@ -10,8 +10,8 @@ from typing import Final
 from parlour.protocols.async_ws.chat import SERVER
 from parlour.protocols.async_ws.games import Games
 from parlour.protocols.async_ws.hub import Hub
+from parlour.protocols.async_ws.lifecycle import LIVE
 from parlour.protocols.async_ws.messages import ClientChatRequest
-from parlour.protocols.async_ws.model import LIVE
 
 __all__ = ["CODE_ABORTED", "UNKNOWN", "abort_here"]
 

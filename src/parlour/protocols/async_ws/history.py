@@ -32,6 +32,7 @@ import msgspec
 from parlour.accounts.moderation import ADMIN
 from parlour.accounts.tokens import TokenError
 from parlour.api import ApiResponse, HttpRequest
+from parlour.protocols.async_ws.lifecycle import PLAYED
 from parlour.protocols.async_ws.model import AsyncGame, decode_game
 from parlour.protocols.async_ws.rules import IllegalAction, ServerGame, start
 from parlour.protocols.async_ws.service import AsyncService
@@ -47,9 +48,6 @@ __all__ = [
 ]
 
 REPLAY_PATH = "/api/async/replay"
-
-#: Statuses of a game whose play is over (the text's OUTCOME and ABORTING wait for confirmations).
-_FINISHED = frozenset({"OUTCOME", "OVER", "ABORTING", "ABORTED"})
 
 #: The largest game id there can be (the store's INTEGER is a signed 64-bit number).
 _MAX_ID = 2**63 - 1
@@ -192,7 +190,7 @@ class ReplayRoutes:
         seated = reader is not None and any(seat.player_id == reader for seat in game.seats)
         if not (seated or is_public(game) or (reader is not None and await self._admin(reader))):
             return _error(HTTPStatus.FORBIDDEN, "only the players of this game may read its replay")
-        if game.status not in _FINISHED:
+        if game.status not in PLAYED:
             return _error(HTTPStatus.CONFLICT, "this game is not finished: watch it instead")
         try:
             body = replay_of(game)

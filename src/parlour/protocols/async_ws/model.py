@@ -21,6 +21,12 @@ from typing import Final, Literal
 
 import msgspec
 
+from parlour.protocols.async_ws.lifecycle import (
+    GameStatus,
+    Phase,
+    check_phase,
+    check_status,
+)
 from parlour.protocols.async_ws.messages import (
     GameConfiguration,
     OutcomeEntry,
@@ -32,11 +38,8 @@ from parlour.protocols.async_ws.messages import (
 )
 
 __all__ = [
-    "FINISHED",
-    "LIVE",
     "AsyncGame",
     "Delegation",
-    "Phase",
     "SeatInfo",
     "SimultaneousSeat",
     "TurnDoc",
@@ -49,12 +52,6 @@ SeatState = Literal["ACTIVE", "FORFEITED", "TIMED_OUT", "LEFT"]
 #: Why a seat is played by someone else (PlayerTimeoutRequest.status); ABSENT: a simultaneous
 #: seat whose player was not connected when the simultaneous turn began.
 Delegation = Literal["IDLE", "FORFEITED", "TIMED_OUT", "LEFT", "ROBOT", "ABSENT"]
-#: What the game waits for (see the module's docstring).
-Phase = Literal["TURN", "SIMULTANEOUS", "INTERRUPTION"]
-
-#: Statuses in which a game still changes; the others are kept only as records.
-LIVE: Final = frozenset({"NOT_STARTED", "RUNNING", "OUTCOME", "ABORTING"})
-FINISHED: Final = frozenset({"OVER", "ABORTED"})
 
 
 class SeatInfo(msgspec.Struct, kw_only=True):
@@ -98,7 +95,8 @@ class SimultaneousSeat(msgspec.Struct, kw_only=True):
 class AsyncGame(msgspec.Struct, kw_only=True):
     id: int
     config: GameConfiguration
-    status: str
+    #: Changed only by ``enter`` (lifecycle.py).
+    status: GameStatus
     #: The account that created the game (or sent the invitation): local id 1 (S19).
     creator: int
     #: Set for invitations: the inviter's global id.
@@ -135,7 +133,8 @@ class AsyncGame(msgspec.Struct, kw_only=True):
     #: Server rules: the game's state after its first actions (ServerGame.snapshot), taken every
     #: SNAPSHOT_EVERY actions, so that a restart replays only the actions after it.
     snapshot: bytes | None = None
-    #: The phase of the turn; the fields below it are empty in the TURN phase but for a merge.
+    #: The phase of the turn, changed only by ``enter_phase`` (lifecycle.py); the fields below
+    #: it are empty in the TURN phase but for a merge.
     phase: Phase = "TURN"
     #: SIMULTANEOUS: the listed seats, in the committer's order.
     simultaneous: list[SimultaneousSeat] = []
@@ -189,9 +188,20 @@ class AsyncGame(msgspec.Struct, kw_only=True):
             return []
         return [entry for entry in self.simultaneous if entry.user_data is None]
 
+    def enter(self, status: GameStatus) -> None:
+        """The one way the game changes status: a move the lifecycle lacks raises."""
+        check_status(self.id, self.status, status)
+        self.status = status
+
+    def enter_phase(self, phase: Phase) -> None:
+        """The one way the turn changes phase: a move the lifecycle lacks raises."""
+        check_phase(self.id, self.phase, phase)
+        self.phase = phase
+
     def end_phase(self) -> None:
         """Back to the TURN phase, with no simultaneous seat, window or merge data left."""
-        self.phase = "TURN"
+        if self.phase != "TURN":
+            self.enter_phase("TURN")
         self.simultaneous = []
         self.window = self.window_pause = 0
         self.interrupters, self.answered, self.interruptions = [], [], []
@@ -280,7 +290,7 @@ class AsyncGame(msgspec.Struct, kw_only=True):
         return StatusReport(
             game_id=self.id,
             configuration=config,
-            status=self.status,  # type: ignore[arg-type]
+            status=self.status,
             invited_by=self.invited_by,
             players=[
                 StatusReportPlayer(

@@ -13,6 +13,7 @@ from typing import Final, Literal
 
 from parlour.core.effects import ConnId
 from parlour.protocols.async_ws.hub import Handler, Hub, Session
+from parlour.protocols.async_ws.lifecycle import WATCHABLE
 from parlour.protocols.async_ws.messages import (
     GameObservedRequest,
     ObservableGame,
@@ -25,9 +26,6 @@ from parlour.protocols.async_ws.messages import (
 from parlour.protocols.async_ws.model import AsyncGame
 
 __all__ = ["HANDLERS", "signed_out", "tick"]
-
-#: Statuses a game can be watched in: started, not yet over.
-WATCHABLE: Final = frozenset({"RUNNING", "OUTCOME", "ABORTING"})
 
 
 def _observable(hub: Hub) -> list[ObservableGame]:

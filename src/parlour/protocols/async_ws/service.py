@@ -27,6 +27,7 @@ from parlour.protocols.async_ws import devices, lobby, observe, phases, play, qu
 from parlour.protocols.async_ws.games import Games
 from parlour.protocols.async_ws.hub import Account, AsyncLimits, Handler, Hub, Session
 from parlour.protocols.async_ws.hubhost import HubHost
+from parlour.protocols.async_ws.lifecycle import LIVE
 from parlour.protocols.async_ws.messages import (
     AsyncAuthRequest,
     AsyncConnectedRequest,
@@ -39,7 +40,6 @@ from parlour.protocols.async_ws.messages import (
     WhatsNewPussycatRequest,
     decode_client,
 )
-from parlour.protocols.async_ws.model import LIVE
 from parlour.protocols.async_ws.placing import Placing, Routed
 from parlour.protocols.async_ws.readback import AsyncReload, read_back, refusal_text
 from parlour.protocols.async_ws.refusals import Unread, answer_if_refused, tell_refused

@@ -26,6 +26,7 @@ from parlour.protocols.async_ws.game.host import Notice
 from parlour.protocols.async_ws.games import Games
 from parlour.protocols.async_ws.hub import AsyncLimits, Handler, Hub, Session
 from parlour.protocols.async_ws.hubhost import HubHost
+from parlour.protocols.async_ws.lifecycle import LIVE, WATCHABLE
 from parlour.protocols.async_ws.messages import (
     ClientMessage,
     ErrorCode,
@@ -36,7 +37,7 @@ from parlour.protocols.async_ws.messages import (
     WhatsNewPussycatRequest,
     decode_client,
 )
-from parlour.protocols.async_ws.model import LIVE, AsyncGame, decode_game
+from parlour.protocols.async_ws.model import AsyncGame, decode_game
 from parlour.protocols.async_ws.placement import (
     EVERYONE,
     HUB,
@@ -382,7 +383,7 @@ class ShardService:
         game = self.games.get(note.game_id)
         if not note.on:
             observe.unwatch(hub, note.conn, note.player, note.game_id, note.request_id)
-        elif game is None or game.status not in observe.WATCHABLE:
+        elif game is None or game.status not in WATCHABLE:
             refused = GameObservedRequest(
                 game_id=note.game_id, status="GAME_NOT_RUNNING", request_id=note.request_id
             )

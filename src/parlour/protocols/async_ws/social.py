@@ -27,6 +27,7 @@ from typing import Any, Final
 from parlour.protocols.async_ws import chat, presence, statistics
 from parlour.protocols.async_ws.chat import LOBBY, MUTES_KEY
 from parlour.protocols.async_ws.hub import Hub, Session
+from parlour.protocols.async_ws.lifecycle import LIVE
 from parlour.protocols.async_ws.messages import (
     AsyncBuddyAddedRequest,
     AsyncBuddyListContentRequest,
@@ -40,7 +41,6 @@ from parlour.protocols.async_ws.messages import (
     AsyncIgnoreRemovedRequest,
     SmallPlayer,
 )
-from parlour.protocols.async_ws.model import LIVE
 from parlour.protocols.async_ws.profanity import ProfanityFilter
 from parlour.protocols.async_ws.social_state import HISTORY
 from parlour.storage import ChatRow, RelationGone, RelationRow, ReportRow

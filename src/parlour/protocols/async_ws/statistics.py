@@ -6,8 +6,8 @@ hub's ``Statistics`` (social_state.py).
 from __future__ import annotations
 
 from parlour.protocols.async_ws.hub import Hub, Session
+from parlour.protocols.async_ws.lifecycle import LIVE
 from parlour.protocols.async_ws.messages import AskServerStatisticsRequest, ServerStatisticsRequest
-from parlour.protocols.async_ws.model import LIVE
 
 __all__ = ["ask_statistics", "push_statistics"]
 

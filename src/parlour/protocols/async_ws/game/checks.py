@@ -22,6 +22,7 @@ from parlour.protocols.async_ws.game.plans import (
     Start,
     UserData,
 )
+from parlour.protocols.async_ws.lifecycle import CLOSED, LIVE
 from parlour.protocols.async_ws.limits import AsyncLimits
 from parlour.protocols.async_ws.messages import (
     AnswerInvitationRequest,
@@ -32,7 +33,7 @@ from parlour.protocols.async_ws.messages import (
     MulticastDataRequest,
     UpdateUserDataRequest,
 )
-from parlour.protocols.async_ws.model import LIVE, AsyncGame, SeatInfo
+from parlour.protocols.async_ws.model import AsyncGame, SeatInfo
 from parlour.protocols.async_ws.rules import ServerGame
 
 __all__ = [
@@ -59,8 +60,6 @@ __all__ = [
 MAX_WINDOW_MS: Final = 60_000
 #: An InterruptActionRequest's refusals that are InterruptActionErrorRequest reasons.
 INTERRUPT_REASONS: Final = frozenset({"WINDOW_CLOSED", "NOT_ALLOWED", "ALREADY_INTERRUPTED"})
-#: A closed game, for the lobby's requests.
-_ENDED: Final = frozenset({"OVER", "ABORTED", "ABORTING"})
 
 
 class WindowDue(Refusal):
@@ -321,7 +320,7 @@ def join(
 ) -> Join | Refusal:
     """A LobbyJoinDeniedRequest's cause, or the seat taken (``playing_games``: the player's live
     games)."""
-    if game.invited_by is not None or game.status in _ENDED:
+    if game.invited_by is not None or game.status in CLOSED:
         return Refusal("UNKNOWN_GAME")
     if game.seat_of(player_id) is not None:
         return Refusal("ALREADY_JOINED")
@@ -350,7 +349,7 @@ def _leaving(game: AsyncGame, player_id: int, request_id: str | None) -> Leave:
 
 def start_early(game: AsyncGame, player_id: int, request_id: str | None) -> Start | Refusal:
     """A LobbyStartGameDeniedRequest's cause, or the start."""
-    if game.invited_by is not None or game.status in _ENDED:
+    if game.invited_by is not None or game.status in CLOSED:
         return Refusal("UNKNOWN_GAME")
     if game.creator != player_id:
         return Refusal("NOT_CREATOR")

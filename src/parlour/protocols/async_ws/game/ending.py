@@ -38,7 +38,7 @@ class Ending(GameBase):
             ]
         if game.status == "RUNNING":  # a game that was played: its seats' results (no ranks)
             self._results(None, rated, now)
-        game.status = "ABORTING"
+        game.enter("ABORTING")
         game.finished = now
         game.turn = game.delegate = game.delegation = None
         game.end_phase()
@@ -72,7 +72,7 @@ class Ending(GameBase):
             scores, {seat.local_id: change for seat, change in zip(game.seats, changes, strict=True)}, now
         )
         game.is_ranked = ranked
-        game.status = "OUTCOME"
+        game.enter("OUTCOME")
         game.finished = now
         game.turn = game.delegate = game.delegation = None
         game.end_phase()
@@ -115,7 +115,7 @@ class Ending(GameBase):
         """OUTCOME -> OVER, ABORTING -> ABORTED: the game leaves every player's live games (the
         registry reads its status after the input)."""
         game = self._record
-        game.status = "OVER" if game.status == "OUTCOME" else "ABORTED"
+        game.enter("OVER" if game.status == "OUTCOME" else "ABORTED")
         if game.finished is None:
             game.finished = now
         self.rules = None

@@ -106,7 +106,7 @@ class Game(Phases):
         """Every seat is taken (or the creator started early): the first turn goes to local id 1
         (or the rules' first mover). The starter's GameCreatedRequest answers its request."""
         game = self._record
-        game.status = "RUNNING"
+        game.enter("RUNNING")
         clock = float(game.config.clock_seconds) or None
         for seat in game.seats:
             seat.remaining = clock
@@ -170,7 +170,7 @@ class Game(Phases):
     def abort_unstarted(self, now: float) -> None:
         """A game that never started ends ABORTED at once: nobody has anything to confirm."""
         game = self._record
-        game.status = "ABORTED"
+        game.enter("ABORTED")
         game.finished = now
         self.context.roster.track(game)
         self.host.lists_changed(game.id)

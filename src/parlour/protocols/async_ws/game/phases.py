@@ -36,7 +36,7 @@ class Phases(Turns):
         """The commit was acknowledged: each listed seat is asked for its user data, its player
         with UserDataUpdateRequiredRequest, or a client playing it. One pause for all clocks."""
         game = self._record
-        game.phase = "SIMULTANEOUS"
+        game.enter_phase("SIMULTANEOUS")
         game.turn = game.delegate = game.delegation = None
         game.simultaneous = [SimultaneousSeat(local_id=local) for local in msg.simultaneous_players]
         game.turn_started = now + msg.pause_time
@@ -217,7 +217,7 @@ class Phases(Turns):
     def open_window(self, acting: SeatInfo, msg: CommitActionRequest, now: float) -> None:
         """The commit was acknowledged: its window opens, on the committer's clock."""
         game = self._record
-        game.phase = "INTERRUPTION"
+        game.enter_phase("INTERRUPTION")
         game.turn = acting.local_id
         game.delegate = game.delegation = None
         game.turn_started = now
