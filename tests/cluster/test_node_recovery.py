@@ -39,6 +39,9 @@ class Runtime:
     async def stored(self, effects: list[Effect], service: Any = None, origin: Any = None) -> None:
         pass
 
+    def show(self, effects: list[Effect]) -> None:
+        pass
+
     def clock(self) -> float:
         return 0.0
 
