@@ -456,7 +456,6 @@ async def _start_cluster(
         )
         service.games.offload = True
         await runtime.in_store_thread(lambda: _restore_async(store, runtime, service, heartbeat))
-        runtime.execute(service.hello(runtime.clock()), service)
         replays = ReplayRoutes(service, runtime.clock)
         replays.stored = _stored_async_games(store, runtime)
         replays.role = _stored_role(store, runtime)
@@ -474,7 +473,12 @@ async def _start_cluster(
             await stop_notifier(notifier)
             await unreport()
 
-        return Owned(service, routes, stop)
+        # The new hub's word that nobody is signed in with it yet: once its tenure is certain.
+        # Said by a takeover given up while restoring, it would clear every node's directory
+        # after players had signed in with the hub that did take over.
+        return Owned(
+            service, routes, stop, begin=lambda: runtime.execute(service.hello(runtime.clock()), service)
+        )
 
     def own_shard(shard: int) -> Factory:
         async def own(heartbeat: float | None) -> Owned:

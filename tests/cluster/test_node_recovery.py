@@ -139,3 +139,33 @@ def test_a_node_that_cannot_read_its_store_as_it_joins_says_why_in_one_line(
     assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stderr, done.stderr
     assert "parlour: cannot join the cluster: the store does not answer" in done.stderr, done.stderr
+
+
+def test_a_service_speaks_only_once_its_tenure_is_certain(redis_url: str) -> None:
+    """A new owner's first words (the /async hub's "nobody is signed in with me yet") come once
+    the takeover is announced, never from a tenure whose lease lapsed while it restored: said
+    late, they would clear every node's directory after players signed in with the real hub."""
+    begun: list[str] = []
+    lapse = [True]
+
+    async def restore(heartbeat: float | None) -> Owned:
+        if lapse[0]:
+            node.leases["async"].drop()  # the lease lapsed while the store was read
+        return Owned(Shard(), begin=lambda: begun.append("hello"))  # type: ignore[arg-type]
+
+    async def scenario() -> None:
+        await node.start()
+        try:
+            assert "async" not in node.owned and begun == []
+            lapse[0] = False
+            for _ in range(50):  # the node's own lease loop may take it first
+                if "async" in node.owned:
+                    break
+                await node._step("async")
+                await asyncio.sleep(0.05)
+            assert "async" in node.owned and begun == ["hello"]
+        finally:
+            await node.stop()
+
+    node = ClusterNode(redis_url, Runtime(), {"async": restore}, ttl=2.0)  # type: ignore[arg-type]
+    asyncio.run(scenario())

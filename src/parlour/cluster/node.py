@@ -82,6 +82,9 @@ class Owned:
     service: Service
     routes: Mapping[str, HttpHandler] = field(default_factory=dict)
     stop: Callable[[], Awaitable[None]] | None = None
+    #: What the service says once its tenure is certain (the lease still held after the
+    #: restore, the takeover announced): a tenure given up while restoring says nothing.
+    begin: Callable[[], None] | None = None
 
 
 #: Builds the owned service; gets when the previous owner was last known alive (wall clock,
@@ -437,6 +440,8 @@ class ClusterNode:
         self._owner_changed(name)
         await self.bus.subscribe(owner_channel(name))
         self.bus.publish(CLUSTER_CHANNEL, encode(Takeover(name, self.node, epoch)))
+        if owned.begin is not None:
+            owned.begin()
         log.info(
             "cluster: node %d owns %s (epoch %d), restored in %.3f s",
             self.node,
