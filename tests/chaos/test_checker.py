@@ -189,3 +189,30 @@ def test_a_request_left_unanswered_fails_unless_sent_while_the_store_was_away() 
     assert "unanswered" not in run("link-loss", "n1-pg")
     assert run("link-delay", "n1-pg")["unanswered"] == ["ann on n1 at 17.0s g1"]
     assert run("redis-pause", "redis")["unanswered"] == ["ann on n1 at 17.0s g1"]
+
+
+def test_an_answer_later_than_the_bound_fails_unless_it_is_the_last_resort_in_time() -> None:
+    """An answer later than a lease and a half (and 2 s) with no fault to delay it breaks the
+    promise; the connection's node telling the outcome is unknown because the owner's answer
+    was lost on its way is the last resort, bound at three leases and a third (and 2 s)."""
+    from parlour.protocols.async_ws.placement import UNKNOWN_OUTCOME
+
+    lost = {
+        "m": {
+            "type": "ErrorRequest",
+            "request_id": "c1",
+            "code": "INTERNAL_ERROR",
+            "message": UNKNOWN_OUTCOME,
+        }
+    }
+    assert _verdict(_history(_commit(1, "c1", 5, 1, "a"), (10.8, "recv", "p", 1, lost)), Stored()) == {}
+    late = _verdict(_history(_commit(1, "c1", 5, 1, "a"), (14.0, "recv", "p", 1, lost)), Stored())
+    assert late["answered later than the bound"] == [
+        "ann on n1: CommitActionRequest c1 sent at 1.0s, answered after 13.0s"
+    ]
+    acked = _verdict(
+        _history(_commit(1, "c1", 5, 1, "a"), _ack(10.8, "c1", 5, 1)), Stored({5: ("OVER", 2)}, {(5, 1): "a"})
+    )
+    assert acked["answered later than the bound"] == [
+        "ann on n1: CommitActionRequest c1 sent at 1.0s, answered after 9.8s"
+    ]
