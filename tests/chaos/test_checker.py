@@ -208,11 +208,11 @@ def test_an_answer_later_than_the_bound_fails_unless_it_is_the_last_resort_in_ti
     assert _verdict(_history(_commit(1, "c1", 5, 1, "a"), (10.8, "recv", "p", 1, lost)), Stored()) == {}
     late = _verdict(_history(_commit(1, "c1", 5, 1, "a"), (14.0, "recv", "p", 1, lost)), Stored())
     assert late["answered later than the bound"] == [
-        "ann on n1: CommitActionRequest c1 sent at 1.0s, answered after 13.0s"
+        "p on n1: CommitActionRequest c1 sent at 1.0s, answered after 13.0s"
     ]
     acked = _verdict(
         _history(_commit(1, "c1", 5, 1, "a"), _ack(10.8, "c1", 5, 1)), Stored({5: ("OVER", 2)}, {(5, 1): "a"})
     )
     assert acked["answered later than the bound"] == [
-        "ann on n1: CommitActionRequest c1 sent at 1.0s, answered after 9.8s"
+        "p on n1: CommitActionRequest c1 sent at 1.0s, answered after 9.8s"
     ]
