@@ -40,6 +40,11 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, default=3.0, help="how long the faults last")
     parser.add_argument("--players", type=int, default=24)
     parser.add_argument("--games", type=int, default=12, help="games kept in play while the faults last")
+    parser.add_argument(
+        "--games-of",
+        default="",
+        help="the game types played, comma-separated (default: fish, tsuro and apologies)",
+    )
     parser.add_argument("--out", type=Path, default=None, help="where the run's files go (var/chaos/seed-N)")
     args = parser.parse_args()
     if args.seed is None:
@@ -50,7 +55,8 @@ def main() -> None:
     folder = args.out or Path("var/chaos") / f"seed-{args.seed}"
     # Stopped from outside (a timeout, ^C in another shell): the run stops what it started.
     signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(128 + number))
-    verdict = chaos(args.seed, args.minutes, folder, args.players, args.games)
+    kinds = [kind for kind in args.games_of.split(",") if kind] or None
+    verdict = chaos(args.seed, args.minutes, folder, args.players, args.games, kinds=kinds)
     print(f"files: {folder}")
     sys.exit(0 if verdict.ok else 1)
 

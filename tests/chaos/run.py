@@ -10,6 +10,7 @@ import random
 import shutil
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -61,7 +62,13 @@ async def _play(agents: list[Agent], director: Director, until: float, history: 
 
 
 async def _run(
-    system: System, seed: int, seconds: float, players: int, games: int, history: History
+    system: System,
+    seed: int,
+    seconds: float,
+    players: int,
+    games: int,
+    history: History,
+    kinds: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     rng = random.Random(seed)
     accounts = await _accounts(system, players, seed)
@@ -80,7 +87,7 @@ async def _run(
         )
         for number, (name, player_id, token) in enumerate(accounts)
     ]
-    director = Director(agents, random.Random(rng.random()), games)
+    director = Director(agents, random.Random(rng.random()), games, kinds)
     spare = system.nodes_count + 1
     faults = schedule(seed, seconds, system.nodes_count, system.lease, spare)
     nemesis = Nemesis(system, faults, history)
@@ -153,6 +160,7 @@ def chaos(
     games: int = 12,
     nodes: int = 3,
     lease: float = 3.0,
+    kinds: Sequence[str] | None = None,
 ) -> Verdict:
     """A whole run; its files go to ``folder`` (history, schedule, store, node logs, report)."""
     if folder.exists():
@@ -164,7 +172,7 @@ def chaos(
     try:
         system.start()
         system.add_node(nodes + 1)  # the spare, started by a node-join fault
-        run = asyncio.run(_run(system, seed, minutes * 60, players, games, history))
+        run = asyncio.run(_run(system, seed, minutes * 60, players, games, history, kinds))
         health: dict[str, Any] = {}
         for node in system.nodes:
             if node.alive():

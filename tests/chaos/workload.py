@@ -17,7 +17,7 @@ import contextlib
 import itertools
 import json
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -433,10 +433,14 @@ class Director:
     """Keeps about ``target`` games in play while the faults last: invitations from players who
     have few games to others who are signed in, some seats robots."""
 
-    def __init__(self, agents: list[Agent], rng: random.Random, target: int) -> None:
+    def __init__(
+        self, agents: list[Agent], rng: random.Random, target: int, kinds: Sequence[str] | None = None
+    ) -> None:
         self.agents = agents
         self.rng = rng
         self.target = target
+        #: The game types it makes (GAME_KINDS'), all by default.
+        self.kinds = [kind for kind in GAME_KINDS if kinds is None or kind[0] in kinds]
         self.active = True
 
     def live_games(self) -> set[int]:
@@ -448,7 +452,7 @@ class Director:
         online = [agent for agent in self.agents if agent.signed_in and len(agent.live) < 4]
         if len(online) < 2:
             return
-        kinds = [(kind, seats) for kind, seats, weight in GAME_KINDS for _ in range(weight)]
+        kinds = [(kind, seats) for kind, seats, weight in self.kinds for _ in range(weight)]
         game_type, seat_counts = self.rng.choice(kinds)
         seats = self.rng.choice(seat_counts)
         creator = self.rng.choice(online)
