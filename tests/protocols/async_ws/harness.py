@@ -90,6 +90,15 @@ class Harness:
         self.names[conn] = name
         return conn, account_id
 
+    def back(self, name: str) -> int:
+        """``name`` signs in again on a new connection (after a restart or a drop)."""
+        account_id = self.service.hub.accounts.named(name).id
+        conn = self.connect()
+        token = self.service.tokens.issue(account_id, name, self.now)[0]
+        self.send(conn, type="AsyncAuthRequest", name=name, sessionToken=token)
+        self.expect(conn, "AsyncConnectedRequest")
+        return conn
+
     def send(self, conn: int, **message: Any) -> None:
         self.run(self.service.received(conn, msgspec.json.encode(message).decode(), self.now))
 

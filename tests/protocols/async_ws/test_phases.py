@@ -55,20 +55,6 @@ def live(h: Harness, game_id: int) -> AsyncGame:
     return h.service.hub.games[game_id]
 
 
-def back(h: Harness, name: str) -> int:
-    """``name`` signs in again (after a restart or a drop)."""
-    account_id = h.service.hub.accounts.named(name).id
-    conn = h.connect()
-    h.send(
-        conn,
-        type="AsyncAuthRequest",
-        name=name,
-        sessionToken=h.service.tokens.issue(account_id, name, h.now)[0],
-    )
-    h.expect(conn, "AsyncConnectedRequest")
-    return conn
-
-
 def simultaneous(h: Harness, conn: int, game_id: int, players: list[int], **fields: Any) -> None:
     fields.setdefault("next_state", "toto")
     h.send(
@@ -190,7 +176,7 @@ def test_an_absent_merger_is_replaced_by_a_present_player_of_the_turn() -> None:
     h.send(b, type="CommitActionRequest", game_id=game_id, next_state="bc")
     h.expect(b, "ActionCommitedRequest", turn_index=3)
     assert live(h, game_id).turn == 1  # the next array is unchanged: A's turn when she returns
-    a2 = back(h, "ann")
+    a2 = h.back("ann")
     h.expect(a2, "ActionRequiredRequest", turn_index=3, state="bc")
 
 
@@ -260,7 +246,7 @@ def test_an_absent_player_is_played_by_another_and_may_still_answer_first() -> N
     h.drop(c)
     simultaneous(h, a, game_id, [1, 3])
     h.expect(a, "PlayerTimeoutRequest", offender_id=3, status="ABSENT", expected="UpdateUserDataRequest")
-    c2 = back(h, "cid")
+    c2 = h.back("cid")
     h.expect(c2, "UserDataUpdateRequiredRequest", turn_index=2, state="toto")
     h.send(c2, type="UpdateUserDataRequest", game_id=game_id, user_data="mine")
     h.expect(c2, "UserDataUpdatedRequest")
@@ -278,7 +264,7 @@ def test_a_player_asked_to_play_a_seat_who_leaves_hands_it_to_a_present_one() ->
     h.expect(a, "PlayerTimeoutRequest", offender_id=3, expected="UpdateUserDataRequest")
     h.drop(a)
     h.expect(b, "PlayerTimeoutRequest", offender_id=3, status="ROBOT", expected="UpdateUserDataRequest")
-    a2 = back(h, "ann")
+    a2 = h.back("ann")
     h.none(a2, "PlayerTimeoutRequest")  # B has it now, and B is here
     h.send(b, type="UpdateUserDataRequest", game_id=game_id, user_data="c", player_id=3)
     h.expect(b, "UserDataUpdatedRequest")
@@ -743,7 +729,7 @@ def test_a_restart_in_the_middle_of_a_simultaneous_turn() -> None:
     restarted = h.restart(downtime=3600)
     stored = decode_game(h.games[game_id].doc)
     assert stored.phase == "SIMULTANEOUS" and [e.user_data for e in stored.simultaneous] == ["a", None]
-    b2 = back(restarted, "bob")
+    b2 = restarted.back("bob")
     restarted.expect(b2, "UserDataUpdateRequiredRequest", turn_index=2, state="toto")
     bob_clock = clocks(restarted, b2, game_id)[1]
     assert bob_clock["armed"] is True and bob_clock["remaining_seconds"] == pytest.approx(585)
@@ -759,7 +745,7 @@ def test_a_restart_in_the_middle_of_an_interruption_window() -> None:
     window(h, a, game_id, [2, 3])
     h.advance(1)
     restarted = h.restart(downtime=600)  # the window does not close while the server is down
-    b2, c2 = back(restarted, "bob"), back(restarted, "cid")
+    b2, c2 = restarted.back("bob"), restarted.back("cid")
     restarted.advance(1)
     restarted.none(b2, "InterruptionOverRequest")
     restarted.send(

@@ -320,14 +320,7 @@ def test_a_late_sign_out_of_an_older_connection_leaves_the_newer_one_standing() 
     h = ClusterHarness(shards=2)
     game_id, ann, _bob = _two_player_game(h)
     ann_id = h.directory.bound[ann]
-    again = h.connect()
-    h.send(
-        again,
-        type="AsyncAuthRequest",
-        name="ann",
-        sessionToken=h.service.tokens.issue(ann_id, "ann", h.now)[0],
-    )
-    h.expect(again, "AsyncConnectedRequest")
+    again = h.back("ann")
     assert h.directory.online[ann_id] == again
     h.clear()
     late = Relay(EVERYONE, encode_note(Online(ann_id, ann, False)))
@@ -390,11 +383,7 @@ def test_a_returning_player_is_asked_again_by_the_shard() -> None:
     game_id, ann, _bob = _two_player_game(h)
     h.drop(ann)
     h.clear()
-    again = h.connect()
-    h.send(
-        again, type="AsyncAuthRequest", name="ann", sessionToken=h.service.tokens.issue(1, "ann", h.now)[0]
-    )
-    h.expect(again, "AsyncConnectedRequest")
+    again = h.back("ann")
     h.expect(again, "ActionRequiredRequest", game_id=game_id, turn_index=1)
 
 
