@@ -73,8 +73,8 @@ def test_a_whole_fish_game_by_invitation(new_page: Any, url: str) -> None:
     for page in (ann, bob):
         rows = page.locator(f"{tid('outcome-rows')} tr")
         assert rows.count() == 2
-        # A ranked game: every row shows its rating change.
-        assert all(re.search(r"[+-]\d", rows.nth(i).inner_text()) for i in range(2))
+        # A ranked game: every row shows its rating change ("±0" after a draw of equals).
+        assert all(re.search(r"[+\-±]\d", rows.nth(i).inner_text()) for i in range(2))
         assert page.locator(tid("confirm-outcome")).is_visible()
         assert page.locator(tid("turn")).inner_text() == "Game over"
         assert page.locator(tid(f"news-{game}")).inner_text() == "Outcome to confirm"
