@@ -4,6 +4,7 @@ everything, play every game to its end, read the store, check and report."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+from redis.exceptions import RedisError
 
 from tests.asyncclient import acreate_account, alogin
 from tests.chaos.checker import Stored, Verdict, check
@@ -61,6 +63,29 @@ async def _play(agents: list[Agent], director: Director, until: float, history: 
     await asyncio.gather(direct(), *(live(agent) for agent in agents))
 
 
+async def _census(system: System, history: History, until: asyncio.Event) -> None:
+    """Twice a second, straight from Redis (not through a node's link): every service channel
+    with more than one subscriber. Only its owner should hear what is published there; another
+    subscriber counts a note heard that nobody takes (the checker lists them)."""
+    import redis.asyncio as aioredis
+
+    assert system.redis is not None
+    client = aioredis.Redis(port=system.redis.port, socket_timeout=0.5, socket_connect_timeout=0.5)
+    try:
+        while not until.is_set():
+            with contextlib.suppress(RedisError, OSError, TimeoutError):
+                channels = await client.pubsub_channels("parlour:*:owner")
+                if channels:
+                    counts = await client.pubsub_numsub(*channels)
+                    crowded = {name.decode(): count for name, count in counts if count > 1}
+                    if crowded:
+                        history.add("note", "census", what="crowded channels", channels=crowded)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(until.wait(), 0.5)
+    finally:
+        await client.aclose()
+
+
 async def _run(
     system: System,
     seed: int,
@@ -95,6 +120,8 @@ async def _run(
     history.add("note", "run", what="faults begin", at=began)
     play = asyncio.ensure_future(_play(agents, director, began + seconds, history))
     _say(f"{len(agents)} players signed in; {len(faults)} faults for {seconds:.0f} s")
+    done = asyncio.Event()
+    census = asyncio.ensure_future(_census(system, history, done))
     await nemesis.run(began)
     await asyncio.to_thread(nemesis.heal)
     healed = history.now()
@@ -110,9 +137,10 @@ async def _run(
     deadline = history.now() + FINISH_SECONDS
     while history.now() < deadline:
         await _play(agents, director, min(deadline, history.now() + 5.0), history)
-        if not any(agent.live or agent.probing for agent in agents):
+        if not any(agent.playing or agent.probing for agent in agents):
             break
-    _say(f"finished at {history.now():.0f} s; {len(director.live_games())} games still live")
+    playing = set().union(*(agent.playing for agent in agents))
+    _say(f"finished at {history.now():.0f} s; {len(playing)} games still played")
     # The last view of every client.
     for agent in agents:
         if agent.ws is None:
@@ -120,6 +148,8 @@ async def _run(
         agent._last_report = -1e9
         await agent.step(agents)
     await asyncio.sleep(2.0)
+    done.set()
+    await census
     for agent in agents:
         await agent.close()
     return {

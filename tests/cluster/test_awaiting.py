@@ -22,6 +22,7 @@ from parlour.protocols.async_ws.placement import (
     Online,
     Routed,
     Router,
+    Watch,
     answer_keys,
     awaited,
     encode_note,
@@ -365,6 +366,63 @@ def test_a_gather_this_node_takes_or_sends_on_is_awaited_once() -> None:
     node._deliver("parlour:cluster", encode(Takeover(SHARD, OTHER, 6)))
     published[-1][2]()  # and Redis says, late, that nobody heard it
     assert runtime.executed == [refused(c, "w1")]
+
+
+def watching(rid: str, game_id: int = 29, on: bool = True) -> str:
+    kind = "StartObserveGameRequest" if on else "StopObserveGameRequest"
+    return f'{{"type":"{kind}","game_id":{game_id},"request_id":"{rid}"}}'
+
+
+def test_a_watch_is_awaited_whole_by_the_node_of_its_connection() -> None:
+    """Starting or stopping to watch a game goes to the hub, which answers it or sends it on to
+    the game's shard from its own node: the connection's node sees none of that hop, which may
+    reach a channel whose listener does not take it (an owner handing the shard over, frozen, or
+    a subscription left behind). It waits for the answer all the same: answered by the hub or
+    the shard, the wait ends; not answered within a lease, its client is told TRY_AGAIN,
+    once."""
+    node, runtime, _, router = node_of_a_connection()
+    c = conn(ME, 1)
+    assert router.route(c, watching("o1"), 0.0) is None  # to the hub, as before
+    assert router.route(c, watching("o2", on=False), 0.0) is None
+    assert router.route(c, '{"type":"StartObserveGameRequest","game_id":29}', 0.0) is None
+    assert sorted(node.awaiting.whole) == [(c, "o1"), (c, "o2")]  # no request_id: nothing to tell
+    answer = f'{{"type":"GameObservedRequest","request_id":"o1","game_id":29,"status":"OK"}}'
+    node._deliver("parlour:node:1", encode(Output([WireSend(c, answer.encode())])))
+    runtime.executed.clear()
+    runtime.now = 3.5
+    node._give_up()
+    error = ErrorRequest(
+        code="TRY_AGAIN",
+        message="the game is moving to another node; send it again",
+        request_type="StopObserveGameRequest",
+        request_id="o2",
+        game_id=29,
+    )
+    assert runtime.executed == [Send(c, encode_message(error))] and not node.awaiting
+
+
+def test_a_watch_this_nodes_shard_takes_is_not_awaited_any_more() -> None:
+    """The hub's node sends the watch on to a shard of this node: taken here, answered here."""
+
+    @dataclass
+    class Shard:
+        taken: list[bytes] = field(default_factory=list)
+
+        def noted(self, data: bytes, now: float) -> list[Effect]:
+            self.taken.append(data)
+            return []
+
+    node, runtime, _, router = node_of_a_connection()
+    shard = Shard()
+    node.services[NEXT].promote(shard, 2)  # type: ignore[arg-type]
+    c = conn(ME, 1)
+    router.route(c, watching("o1"), 0.0)
+    note = encode_note(Watch(29, c, 7, True, "o1"))
+    node._deliver("parlour:async/6:owner", encode(Note(NEXT, note, OTHER)))
+    assert shard.taken == [note] and not node.awaiting
+    runtime.now = 10.0
+    node._give_up()
+    assert runtime.executed == []
 
 
 def test_a_hop_for_a_shard_without_owner_is_answered_at_once_whoever_the_connection_is() -> None:

@@ -363,6 +363,9 @@ def unheard(data: bytes) -> list[Effect]:
     return []
 
 
+#: The requests to start and stop watching a game: the hub checks them, the game's shard
+#: answers those it passes on (a Watch note).
+WATCHING: Final = frozenset({"StartObserveGameRequest", "StopObserveGameRequest"})
 #: Requests routed to a shard that change nothing: asked again, they are answered anew.
 READS: Final = frozenset({"WhatsNewPussycatRequest", "GetClocksRequest"})
 #: The requests routed to a game's owner that always get an answer of their own, echoing their
@@ -405,9 +408,10 @@ def awaited(data: bytes) -> tuple[ConnId, Hashable, bool, bool] | None:
     """Whose answer a note is, how that answer is recognised, whether the request passes
     through several owners, and whether it always has an answer of its own: a request routed
     for a connection (Routed, Gather, Watch) and the ``request_id`` its reply echoes (S2), or
-    its game when it has none; True for a Gather (its sender waits for it whole:
-    cluster/awaiting.py); True for a request of REPLIED, a watch and a Gather. None for a note
-    that answers nobody, or whose answer cannot be told."""
+    its game when it has none; True for a Gather and a watch with a ``request_id`` (both pass
+    through the hub first: their connection's node waits for them whole, cluster/awaiting.py);
+    True for a request of REPLIED, a watch and a Gather. None for a note that answers nobody,
+    or whose answer cannot be told."""
     try:
         note = decode_note(data)
     except (msgspec.DecodeError, msgspec.ValidationError):
@@ -419,7 +423,9 @@ def awaited(data: bytes) -> tuple[ConnId, Hashable, bool, bool] | None:
         conn, key = note.conn, request_id if request_id is not None else _game_key(game_id)
         replies = kind in REPLIED
     elif type(note) is Watch:
-        conn, key = note.conn, note.request_id if note.request_id is not None else _game_key(note.game_id)
+        if note.request_id is not None:
+            return note.conn, note.request_id, True, True
+        conn, key = note.conn, _game_key(note.game_id)
     elif type(note) is Gather:
         return None if note.request_id is None else (note.conn, note.request_id, True, True)
     return None if key is None else (conn, key, False, replies)
@@ -507,6 +513,13 @@ class Router:
         if player is None and self.waits is None:
             return None
         kind, request_id, game_id = head(data)
+        if kind in WATCHING:
+            # To the hub, which answers it or sends it on to the game's shard: waited for whole
+            # here, like a Gather (its hop to the shard is sent by the hub's node).
+            if player is not None and request_id is not None and game_id is not None and self.waits is not None:
+                watch = Watch(game_id, conn, player, kind == "StartObserveGameRequest", request_id)
+                self.waits(conn, request_id, encode_note(watch))
+            return None
         if kind not in IN_GAME:
             return None
         if game_id is None:
