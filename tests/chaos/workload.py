@@ -77,6 +77,8 @@ class Agent:
     refused: bool = False
     seats: dict[int, int] = field(default_factory=dict)
     live: set[int] = field(default_factory=set)
+    #: Games known to have started (a prompt, or a report of one running).
+    started: set[int] = field(default_factory=set)
     ended: set[int] = field(default_factory=set)
     #: game id -> (turn index, legal actions) of the prompt for this player's seat.
     prompts: dict[int, tuple[int, list[str]]] = field(default_factory=dict)
@@ -210,6 +212,7 @@ class Agent:
                 self.prompts[game_id] = (message["turn_index"], list(message.get("legal_actions") or []))
                 self.stale.pop(game_id, None)
                 self.live.add(game_id)
+                self.started.add(game_id)
         elif kind == "GameCreatedRequest":
             self.in_lobby = False  # a game that starts takes its players out of the lobby
             self._learn(message["status_report"])
@@ -271,11 +274,14 @@ class Agent:
         if game_id in self.ended:
             return
         self.live.add(game_id)
+        if status in ("RUNNING", "ABORTING"):
+            self.started.add(game_id)
         if status == "RUNNING":
             self.watchable.add(game_id)
         invited_by = report.get("invited_by")
         if (
             status == "NOT_STARTED"
+            and self.busy  # after the faults, no game starts: those started are played out
             and invited_by not in (None, self.player_id)
             and game_id not in self.answered_invitations
         ):
@@ -294,6 +300,12 @@ class Agent:
             and not any(p.kind == "commit" and p.message["game_id"] == game_id for p in self.pending.values())
         ):
             self.stale.setdefault(game_id, self.history.now())
+
+    @property
+    def playing(self) -> set[int]:
+        """The live games known to have started: those the run plays to their end (a game whose
+        invitations are still open waits for nobody once the faults are over)."""
+        return self.live & self.started
 
     def _over(self, game_id: int, confirmation: str) -> None:
         self.live.discard(game_id)
