@@ -386,7 +386,7 @@ def test_a_watch_is_awaited_whole_by_the_node_of_its_connection() -> None:
     assert router.route(c, watching("o2", on=False), 0.0) is None
     assert router.route(c, '{"type":"StartObserveGameRequest","game_id":29}', 0.0) is None
     assert sorted(node.awaiting.whole) == [(c, "o1"), (c, "o2")]  # no request_id: nothing to tell
-    answer = f'{{"type":"GameObservedRequest","request_id":"o1","game_id":29,"status":"OK"}}'
+    answer = '{"type":"GameObservedRequest","request_id":"o1","game_id":29,"status":"OK"}'
     node._deliver("parlour:node:1", encode(Output([WireSend(c, answer.encode())])))
     runtime.executed.clear()
     runtime.now = 3.5

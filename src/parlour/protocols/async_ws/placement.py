@@ -516,7 +516,12 @@ class Router:
         if kind in WATCHING:
             # To the hub, which answers it or sends it on to the game's shard: waited for whole
             # here, like a Gather (its hop to the shard is sent by the hub's node).
-            if player is not None and request_id is not None and game_id is not None and self.waits is not None:
+            if (
+                player is not None
+                and request_id is not None
+                and game_id is not None
+                and self.waits is not None
+            ):
                 watch = Watch(game_id, conn, player, kind == "StartObserveGameRequest", request_id)
                 self.waits(conn, request_id, encode_note(watch))
             return None
