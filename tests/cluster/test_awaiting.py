@@ -14,8 +14,6 @@ from parlour.cluster.node import ClusterNode
 from parlour.cluster.redisbus import Bus
 from parlour.cluster.wire import Note, Output, Released, Takeover, WireSend, decode, encode
 from parlour.core.effects import ConnId, Effect, Send
-from parlour.protocols.async_ws.messages import ErrorRequest
-from parlour.protocols.async_ws.messages import encode as encode_message
 from parlour.protocols.async_ws.placement import (
     Directory,
     Gather,
@@ -30,6 +28,8 @@ from parlour.protocols.async_ws.placement import (
     unanswered,
     unheard,
 )
+from parlour.protocols.async_ws.wire.messages import ErrorRequest
+from parlour.protocols.async_ws.wire.messages import encode as encode_message
 
 ME, OWNER, OTHER = 1, 2, 3
 SHARD, NEXT, HUB = "async/5", "async/6", "async"

@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 
 from parlour.protocols.apologies_ws.service import HANDLERS as APOLOGIES_HANDLERS
-from parlour.protocols.async_ws.messages import ClientMessage
+from parlour.protocols.async_ws.wire.messages import ClientMessage
 
 __all__ = ["INVALID", "STREAM", "apologies_kind", "async_kind", "stream_kind"]
 

@@ -10,9 +10,9 @@ import msgspec
 
 from parlour.api import ApiResponse, HttpRequest
 from parlour.games.registry import plugin
-from parlour.protocols.async_ws import messages
 from parlour.protocols.async_ws.catalogue import CATALOGUE_PATH, catalogue_routes
 from parlour.protocols.async_ws.rules import RULES
+from parlour.protocols.async_ws.wire import messages
 
 
 def ask(method: str = "GET") -> ApiResponse:

@@ -26,8 +26,9 @@ from parlour.protocols.async_ws.game.plans import (
     Start,
 )
 from parlour.protocols.async_ws.games import Games
-from parlour.protocols.async_ws.limits import AsyncLimits
-from parlour.protocols.async_ws.messages import (
+from parlour.protocols.async_ws.model import encode_game
+from parlour.protocols.async_ws.wire.limits import AsyncLimits
+from parlour.protocols.async_ws.wire.messages import (
     AnswerInvitationRequest,
     CommitActionRequest,
     EngageGameWithFriendsRequest,
@@ -39,7 +40,6 @@ from parlour.protocols.async_ws.messages import (
     ServerMessage,
     ShownRating,
 )
-from parlour.protocols.async_ws.model import encode_game
 from parlour.storage import AsyncGameRow, AsyncTurnRow, GameResultRow
 
 NOW = 1_000.0

@@ -25,8 +25,8 @@ from parlour.protocols.async_ws.lifecycle import (
     IllegalTransition,
     Phase,
 )
-from parlour.protocols.async_ws.messages import GameConfiguration
 from parlour.protocols.async_ws.model import AsyncGame
+from parlour.protocols.async_ws.wire.messages import GameConfiguration
 
 SOURCE = Path(lifecycle.__file__).parent
 

@@ -11,7 +11,7 @@ import msgspec
 import pytest
 
 from parlour.protocols.async_ws import ClientMessage, ServerMessage, decode_client, encode
-from parlour.protocols.async_ws import messages as m
+from parlour.protocols.async_ws.wire import messages as m
 
 ROOT = Path(__file__).resolve().parents[3]
 DECISIONS = ROOT / "docs" / "async-decisions.md"

@@ -18,13 +18,13 @@ from parlour.protocols.async_ws.devices import (
 )
 from parlour.protocols.async_ws.game.machine import Game
 from parlour.protocols.async_ws.hub import Hub
-from parlour.protocols.async_ws.messages import (
+from parlour.protocols.async_ws.model import AsyncGame, SeatInfo
+from parlour.protocols.async_ws.wire.messages import (
     AsyncDeviceUnlinkedRequest,
     AsyncUnlinkDeviceRequest,
     Device,
     GameConfiguration,
 )
-from parlour.protocols.async_ws.model import AsyncGame, SeatInfo
 from parlour.storage.records import DeviceGone, DeviceRow, NotificationRow
 from tests.protocols.async_ws.harness import Harness
 

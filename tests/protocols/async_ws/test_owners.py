@@ -6,7 +6,6 @@ from __future__ import annotations
 from parlour.core.effects import Broadcast, Close, Send
 from parlour.core.ratelimit import TokenBucket
 from parlour.protocols.async_ws.lobby_members import Lobby
-from parlour.protocols.async_ws.messages import GameConfiguration, ObservableGame, PingRequest, PresenceUpdate
 from parlour.protocols.async_ws.observers import Observers
 from parlour.protocols.async_ws.output import Output
 from parlour.protocols.async_ws.sessions import Session, Sessions
@@ -19,6 +18,12 @@ from parlour.protocols.async_ws.social_state import (
     Presence,
     Relations,
     Statistics,
+)
+from parlour.protocols.async_ws.wire.messages import (
+    GameConfiguration,
+    ObservableGame,
+    PingRequest,
+    PresenceUpdate,
 )
 from parlour.storage import ChatRow, DeviceGone, DeviceRow, RelationRow
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from parlour.protocols.async_ws import messages as m
 from parlour.protocols.async_ws.schema import REGENERATE, markdown, schema
+from parlour.protocols.async_ws.wire import messages as m
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "async-protocol.md"
 

@@ -705,8 +705,8 @@ def test_an_ignored_players_invitation_never_reaches_the_ignorer() -> None:
 def test_a_failed_commit_returns_lists_chat_reports_devices_and_ratings_to_the_store() -> None:
     from parlour.core.effects import Store
     from parlour.protocols.async_ws import devices
-    from parlour.protocols.async_ws.messages import Device
     from parlour.protocols.async_ws.readback import AsyncReload
+    from parlour.protocols.async_ws.wire.messages import Device
 
     h = Harness()
     (ann, ann_id), (bob, bob_id) = in_lobby(h, "ann", "bob")

@@ -6,7 +6,7 @@ runs as ``python -m parlour.protocols.async_ws.schema``, and a package that impo
 make runpy warn.
 """
 
-from parlour.protocols.async_ws.messages import (
+from parlour.protocols.async_ws.wire.messages import (
     MESSAGES,
     ClientMessage,
     ErrorCode,

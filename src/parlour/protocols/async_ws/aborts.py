@@ -11,7 +11,7 @@ from parlour.protocols.async_ws.chat import SERVER
 from parlour.protocols.async_ws.games import Games
 from parlour.protocols.async_ws.hub import Hub
 from parlour.protocols.async_ws.lifecycle import LIVE
-from parlour.protocols.async_ws.messages import ClientChatRequest
+from parlour.protocols.async_ws.wire.messages import ClientChatRequest
 
 __all__ = ["CODE_ABORTED", "UNKNOWN", "abort_here"]
 

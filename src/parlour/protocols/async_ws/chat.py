@@ -25,7 +25,8 @@ import msgspec
 
 from parlour.protocols.async_ws.hub import Hub, Session
 from parlour.protocols.async_ws.lifecycle import LIVE
-from parlour.protocols.async_ws.messages import (
+from parlour.protocols.async_ws.model import AsyncGame
+from parlour.protocols.async_ws.wire.messages import (
     ChatEntry,
     ClientChatBlockedRequest,
     ClientChatHistoryRequest,
@@ -34,7 +35,6 @@ from parlour.protocols.async_ws.messages import (
     MulticastChatRequest,
     encode,
 )
-from parlour.protocols.async_ws.model import AsyncGame
 from parlour.storage import ChatRow, MetaRow, ReportRow
 
 __all__ = ["CODE_WELCOME_LOBBY", "LOBBY", "MAX_CHAT_CHARS", "MUTES_KEY", "SERVER", "chat", "chat_history"]

@@ -21,8 +21,12 @@ from typing import Final
 
 from parlour.core.effects import ConnId
 from parlour.protocols.async_ws.hub import Hub, Session
-from parlour.protocols.async_ws.messages import AsyncDeviceUnlinkedRequest, AsyncUnlinkDeviceRequest, Device
 from parlour.protocols.async_ws.social_state import MAX_DEVICES, REFUSED
+from parlour.protocols.async_ws.wire.messages import (
+    AsyncDeviceUnlinkedRequest,
+    AsyncUnlinkDeviceRequest,
+    Device,
+)
 from parlour.storage.records import DeviceGone, DeviceRow
 
 __all__ = ["HANDLERS", "MAX_DEVICES", "link_device", "linked", "restore_devices", "unlink_device"]

@@ -19,16 +19,16 @@ from parlour.protocols.async_ws.game.host import GameHost
 from parlour.protocols.async_ws.game.machine import Game
 from parlour.protocols.async_ws.game.plans import Create, Invite, Matched, Refusal, Start
 from parlour.protocols.async_ws.lifecycle import LIVE
-from parlour.protocols.async_ws.limits import AsyncLimits
-from parlour.protocols.async_ws.messages import (
+from parlour.protocols.async_ws.model import AsyncGame, SeatInfo, decode_game
+from parlour.protocols.async_ws.rules import check_options, replay, seat_range
+from parlour.protocols.async_ws.wire.limits import AsyncLimits
+from parlour.protocols.async_ws.wire.messages import (
     EngageGameWithFriendsRequest,
     GameConfiguration,
     LobbyCreateGameRequest,
     LobbyGameCreatedRequest,
     StatusReport,
 )
-from parlour.protocols.async_ws.model import AsyncGame, SeatInfo, decode_game
-from parlour.protocols.async_ws.rules import check_options, replay, seat_range
 from parlour.storage import AsyncGameRow, Record
 
 __all__ = ["Games", "public"]

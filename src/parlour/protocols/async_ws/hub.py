@@ -22,19 +22,19 @@ from parlour.core.effects import ConnId, Effect, Store
 from parlour.protocols.async_ws.accounts import Account, Accounts
 from parlour.protocols.async_ws.game.ledger import NEXT_GAME_KEY
 from parlour.protocols.async_ws.games import Games, public
-from parlour.protocols.async_ws.limits import AsyncLimits
 from parlour.protocols.async_ws.lobby_members import Lobby
 from parlour.protocols.async_ws.matchmaking import Matchmaker
-from parlour.protocols.async_ws.messages import (
+from parlour.protocols.async_ws.observers import Observers
+from parlour.protocols.async_ws.output import Output
+from parlour.protocols.async_ws.sessions import Session, Sessions
+from parlour.protocols.async_ws.social_state import ChatLog, Devices, Presence, Relations, Statistics
+from parlour.protocols.async_ws.wire.limits import AsyncLimits
+from parlour.protocols.async_ws.wire.messages import (
     GameConfiguration,
     ServerMessage,
     SmallPlayer,
     encode,
 )
-from parlour.protocols.async_ws.observers import Observers
-from parlour.protocols.async_ws.output import Output
-from parlour.protocols.async_ws.sessions import Session, Sessions
-from parlour.protocols.async_ws.social_state import ChatLog, Devices, Presence, Relations, Statistics
 
 __all__ = ["NEXT_GAME_KEY", "Account", "AsyncLimits", "Handler", "Hub", "Session", "deflated"]
 

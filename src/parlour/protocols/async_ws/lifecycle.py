@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final, Literal, TypeAlias
 
-from parlour.protocols.async_ws.messages import GameStatus
+from parlour.protocols.async_ws.wire.messages import GameStatus
 
 __all__ = [
     "CLOSED",

@@ -20,7 +20,8 @@ from parlour.protocols.async_ws import ratings
 from parlour.protocols.async_ws.chat import CODE_WELCOME_LOBBY, SERVER
 from parlour.protocols.async_ws.game.plans import Refusal
 from parlour.protocols.async_ws.hub import Hub, Session, deflated
-from parlour.protocols.async_ws.messages import (
+from parlour.protocols.async_ws.play import refuse
+from parlour.protocols.async_ws.wire.messages import (
     AnswerInvitationRequest,
     AskPlayerInfoRequest,
     ClientChatRequest,
@@ -44,7 +45,6 @@ from parlour.protocols.async_ws.messages import (
     SmallPlayer,
     encode,
 )
-from parlour.protocols.async_ws.play import refuse
 
 #: Encodes a member's entry in the lists (the fragments lists are joined from).
 encode_value = msgspec.json.Encoder().encode

@@ -27,7 +27,7 @@ from parlour.protocols.async_ws.lifecycle import (
     check_phase,
     check_status,
 )
-from parlour.protocols.async_ws.messages import (
+from parlour.protocols.async_ws.wire.messages import (
     GameConfiguration,
     OutcomeEntry,
     Penalty,

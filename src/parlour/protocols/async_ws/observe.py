@@ -14,7 +14,8 @@ from typing import Final, Literal
 from parlour.core.effects import ConnId
 from parlour.protocols.async_ws.hub import Handler, Hub, Session
 from parlour.protocols.async_ws.lifecycle import WATCHABLE
-from parlour.protocols.async_ws.messages import (
+from parlour.protocols.async_ws.model import AsyncGame
+from parlour.protocols.async_ws.wire.messages import (
     GameObservedRequest,
     ObservableGame,
     ObservableGameListRequest,
@@ -23,7 +24,6 @@ from parlour.protocols.async_ws.messages import (
     SubscribedToObservableGameListRequest,
     SubscribeToObservableGameListRequest,
 )
-from parlour.protocols.async_ws.model import AsyncGame
 
 __all__ = ["HANDLERS", "signed_out", "tick"]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterator
 
-from parlour.protocols.async_ws.messages import ObservableGame
+from parlour.protocols.async_ws.wire.messages import ObservableGame
 
 __all__ = ["Observers"]
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from parlour.core.effects import Broadcast, Close, ConnId, Effect, Relay, Send
-from parlour.protocols.async_ws.messages import ErrorCode, ErrorRequest, ServerMessage, encode
+from parlour.protocols.async_ws.wire.messages import ErrorCode, ErrorRequest, ServerMessage, encode
 from parlour.storage import Record
 
 __all__ = ["Output"]

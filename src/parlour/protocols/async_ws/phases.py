@@ -57,13 +57,13 @@ from typing import Final
 from parlour.protocols.async_ws.game.checks import INTERRUPT_REASONS, MAX_WINDOW_MS, WindowDue
 from parlour.protocols.async_ws.game.plans import Refusal
 from parlour.protocols.async_ws.hub import Handler, Hub, Session
-from parlour.protocols.async_ws.messages import (
+from parlour.protocols.async_ws.play import refuse, running
+from parlour.protocols.async_ws.wire.messages import (
     InterruptActionErrorRequest,
     InterruptActionRequest,
     MulticastDataRequest,
     UpdateUserDataRequest,
 )
-from parlour.protocols.async_ws.play import refuse, running
 
 __all__ = ["MAX_WINDOW_MS", "PHASE_HANDLERS", "interrupt", "multicast", "update_user_data"]
 

@@ -26,7 +26,7 @@ from parlour.core.effects import Close, ConnId, Effect, Relay, Send
 from parlour.core.ratelimit import TokenBucket
 from parlour.protocols.async_ws.accounts import Accounts
 from parlour.protocols.async_ws.game.host import Notice
-from parlour.protocols.async_ws.messages import ErrorRequest, StatusReport, encode
+from parlour.protocols.async_ws.wire.messages import ErrorRequest, StatusReport, encode
 from parlour.storage import AccountRow, RatingRow
 
 __all__ = [

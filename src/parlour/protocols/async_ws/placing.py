@@ -19,7 +19,6 @@ from parlour.core.effects import Effect, Relay, Store
 from parlour.protocols.async_ws import notify
 from parlour.protocols.async_ws.hub import Hub, Session
 from parlour.protocols.async_ws.lifecycle import LIVE
-from parlour.protocols.async_ws.messages import ClientMessage, WhatsNewPussycatRequest
 from parlour.protocols.async_ws.model import AsyncGame, decode_game
 from parlour.protocols.async_ws.placement import (
     EVERYONE,
@@ -45,6 +44,7 @@ from parlour.protocols.async_ws.placement import (
     shard_name,
     shard_of,
 )
+from parlour.protocols.async_ws.wire.messages import ClientMessage, WhatsNewPussycatRequest
 from parlour.storage import AsyncGameRow
 
 __all__ = ["Placing", "Routed"]

@@ -19,7 +19,8 @@ from functools import partial
 from typing import Final
 
 from parlour.protocols.async_ws.hub import Hub, Session
-from parlour.protocols.async_ws.messages import (
+from parlour.protocols.async_ws.model import AsyncGame
+from parlour.protocols.async_ws.wire.messages import (
     AsyncBuddyPresencePartialUpdateRequest,
     PlayerPresenceUpdateRequest,
     PresenceUpdate,
@@ -27,7 +28,6 @@ from parlour.protocols.async_ws.messages import (
     SubscribePresenceServiceRequest,
     SwitchedToGameRequest,
 )
-from parlour.protocols.async_ws.model import AsyncGame
 
 __all__ = [
     "PRESENCE_INTERVAL",

@@ -23,7 +23,8 @@ from parlour.core.rating_scale import shown_rating
 from parlour.protocols.async_ws.game.plans import Refusal
 from parlour.protocols.async_ws.hub import Handler, Hub, Session
 from parlour.protocols.async_ws.matchmaking import Match, QueueKey, Ticket
-from parlour.protocols.async_ws.messages import (
+from parlour.protocols.async_ws.rules import RULES, seat_range
+from parlour.protocols.async_ws.wire.messages import (
     GameConfiguration,
     QueueEntry,
     QuickPlayJoinRequest,
@@ -31,7 +32,6 @@ from parlour.protocols.async_ws.messages import (
     QuickPlayMatchedRequest,
     QuickPlayStatusRequest,
 )
-from parlour.protocols.async_ws.rules import RULES, seat_range
 
 __all__ = ["HANDLERS", "STATUS_EVERY", "join_queue", "leave_queue", "signed_out", "stopping", "tick"]
 

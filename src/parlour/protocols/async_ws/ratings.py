@@ -18,7 +18,7 @@ from parlour.core.rating_scale import shown_change, shown_rating
 from parlour.protocols.async_ws.accounts import Account
 from parlour.protocols.async_ws.game.host import SeatRating
 from parlour.protocols.async_ws.hub import Hub
-from parlour.protocols.async_ws.messages import Player, Presence, ShownRating
+from parlour.protocols.async_ws.wire.messages import Player, Presence, ShownRating
 from parlour.storage import RatingRow
 
 __all__ = ["ordinal", "penalise", "player", "rate", "shown"]

@@ -16,7 +16,7 @@ from typing import Any, Final
 
 import msgspec
 
-from parlour.protocols.async_ws.messages import EXTENSION, EXTENSIONS, ClientMessage, ServerMessage
+from parlour.protocols.async_ws.wire.messages import EXTENSION, EXTENSIONS, ClientMessage, ServerMessage
 
 __all__ = ["REGENERATE", "main", "markdown", "schema"]
 
@@ -29,7 +29,7 @@ _EXTENSIONS: Final = frozenset(cls.__name__ for cls in EXTENSIONS)
 _HEADER: Final = f"""\
 # The Parlour async protocol (Scalable Server workflows)
 
-<!-- Generated from src/parlour/protocols/async_ws/messages.py: do not edit by hand.
+<!-- Generated from src/parlour/protocols/async_ws/wire/messages.py: do not edit by hand.
      Regenerate with: {REGENERATE} -->
 
 Parlour offers every workflow of the Scalable Server text with its message names, field names,

@@ -28,7 +28,10 @@ from parlour.protocols.async_ws.games import Games
 from parlour.protocols.async_ws.hub import Account, AsyncLimits, Handler, Hub, Session
 from parlour.protocols.async_ws.hubhost import HubHost
 from parlour.protocols.async_ws.lifecycle import LIVE
-from parlour.protocols.async_ws.messages import (
+from parlour.protocols.async_ws.placing import Placing, Routed
+from parlour.protocols.async_ws.readback import AsyncReload, read_back, refusal_text
+from parlour.protocols.async_ws.refusals import Unread, answer_if_refused, tell_refused
+from parlour.protocols.async_ws.wire.messages import (
     AsyncAuthRequest,
     AsyncConnectedRequest,
     AsyncConnectionErrorRequest,
@@ -40,9 +43,6 @@ from parlour.protocols.async_ws.messages import (
     WhatsNewPussycatRequest,
     decode_client,
 )
-from parlour.protocols.async_ws.placing import Placing, Routed
-from parlour.protocols.async_ws.readback import AsyncReload, read_back, refusal_text
-from parlour.protocols.async_ws.refusals import Unread, answer_if_refused, tell_refused
 from parlour.protocols.jsonlimits import MAX_DEPTH, too_deep
 from parlour.storage import AccountRow, AsyncGameRow, RatingRow, Record, Store
 

@@ -27,16 +27,6 @@ from parlour.protocols.async_ws.games import Games
 from parlour.protocols.async_ws.hub import AsyncLimits, Handler, Hub, Session
 from parlour.protocols.async_ws.hubhost import HubHost
 from parlour.protocols.async_ws.lifecycle import LIVE, WATCHABLE
-from parlour.protocols.async_ws.messages import (
-    ClientMessage,
-    ErrorCode,
-    GameObservedRequest,
-    GameStatusReportRequest,
-    StartObserveGameRequest,
-    StopObserveGameRequest,
-    WhatsNewPussycatRequest,
-    decode_client,
-)
 from parlour.protocols.async_ws.model import AsyncGame, decode_game
 from parlour.protocols.async_ws.placement import (
     EVERYONE,
@@ -65,6 +55,16 @@ from parlour.protocols.async_ws.placement import (
 )
 from parlour.protocols.async_ws.readback import AsyncReload, read_back, refusal_text
 from parlour.protocols.async_ws.refusals import Unread, answer_if_refused, tell_refused
+from parlour.protocols.async_ws.wire.messages import (
+    ClientMessage,
+    ErrorCode,
+    GameObservedRequest,
+    GameStatusReportRequest,
+    StartObserveGameRequest,
+    StopObserveGameRequest,
+    WhatsNewPussycatRequest,
+    decode_client,
+)
 from parlour.storage import AsyncGameRow, RatingRow, Record, Store
 
 __all__ = ["ShardService"]

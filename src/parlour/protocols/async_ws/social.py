@@ -28,7 +28,9 @@ from parlour.protocols.async_ws import chat, presence, statistics
 from parlour.protocols.async_ws.chat import LOBBY, MUTES_KEY
 from parlour.protocols.async_ws.hub import Hub, Session
 from parlour.protocols.async_ws.lifecycle import LIVE
-from parlour.protocols.async_ws.messages import (
+from parlour.protocols.async_ws.profanity import ProfanityFilter
+from parlour.protocols.async_ws.social_state import HISTORY
+from parlour.protocols.async_ws.wire.messages import (
     AsyncBuddyAddedRequest,
     AsyncBuddyListContentRequest,
     AsyncBuddyListRequest,
@@ -41,8 +43,6 @@ from parlour.protocols.async_ws.messages import (
     AsyncIgnoreRemovedRequest,
     SmallPlayer,
 )
-from parlour.protocols.async_ws.profanity import ProfanityFilter
-from parlour.protocols.async_ws.social_state import HISTORY
 from parlour.storage import ChatRow, RelationGone, RelationRow, ReportRow
 
 __all__ = [

@@ -17,8 +17,8 @@ from typing import Final, Literal
 
 import msgspec
 
-from parlour.protocols.async_ws.messages import PresenceUpdate
 from parlour.protocols.async_ws.profanity import ProfanityFilter, default_filter
+from parlour.protocols.async_ws.wire.messages import PresenceUpdate
 from parlour.storage import ChatRow, DeviceGone, DeviceRow, RelationRow, ReportRow
 
 __all__ = [

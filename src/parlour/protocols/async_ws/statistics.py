@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from parlour.protocols.async_ws.hub import Hub, Session
 from parlour.protocols.async_ws.lifecycle import LIVE
-from parlour.protocols.async_ws.messages import AskServerStatisticsRequest, ServerStatisticsRequest
+from parlour.protocols.async_ws.wire.messages import AskServerStatisticsRequest, ServerStatisticsRequest
 
 __all__ = ["ask_statistics", "push_statistics"]
 

@@ -23,8 +23,10 @@ from parlour.protocols.async_ws.game.plans import (
     UserData,
 )
 from parlour.protocols.async_ws.lifecycle import CLOSED, LIVE
-from parlour.protocols.async_ws.limits import AsyncLimits
-from parlour.protocols.async_ws.messages import (
+from parlour.protocols.async_ws.model import AsyncGame, SeatInfo
+from parlour.protocols.async_ws.rules import ServerGame
+from parlour.protocols.async_ws.wire.limits import AsyncLimits
+from parlour.protocols.async_ws.wire.messages import (
     AnswerInvitationRequest,
     CommitActionRequest,
     GameOverRequest,
@@ -33,8 +35,6 @@ from parlour.protocols.async_ws.messages import (
     MulticastDataRequest,
     UpdateUserDataRequest,
 )
-from parlour.protocols.async_ws.model import AsyncGame, SeatInfo
-from parlour.protocols.async_ws.rules import ServerGame
 
 __all__ = [
     "INTERRUPT_REASONS",

@@ -7,7 +7,12 @@ from collections.abc import Sequence
 
 from parlour.protocols.async_ws.game.base import GameBase
 from parlour.protocols.async_ws.game.host import SeatRating
-from parlour.protocols.async_ws.messages import GameAbortedRequest, GameOutcomeRequest, OutcomeEntry, Penalty
+from parlour.protocols.async_ws.wire.messages import (
+    GameAbortedRequest,
+    GameOutcomeRequest,
+    OutcomeEntry,
+    Penalty,
+)
 from parlour.storage import GameResultRow
 
 __all__ = ["Ending"]

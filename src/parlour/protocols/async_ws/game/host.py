@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal, NamedTuple, Protocol
 
-from parlour.protocols.async_ws.messages import ServerMessage, ShownRating
+from parlour.protocols.async_ws.wire.messages import ServerMessage, ShownRating
 from parlour.storage import GameResultRow
 
 __all__ = ["GameHost", "Notice", "SeatRating"]

@@ -30,7 +30,9 @@ from parlour.protocols.async_ws.game.plans import (
     Start,
     UserData,
 )
-from parlour.protocols.async_ws.messages import (
+from parlour.protocols.async_ws.model import AsyncGame, SeatInfo, TurnDoc
+from parlour.protocols.async_ws.rules import ServerGame, start
+from parlour.protocols.async_ws.wire.messages import (
     ActionCommitedRequest,
     ActionInterruptedRequest,
     AnswerInvitationRequest,
@@ -57,8 +59,6 @@ from parlour.protocols.async_ws.messages import (
     UpdateUserDataRequest,
     UserDataUpdatedRequest,
 )
-from parlour.protocols.async_ws.model import AsyncGame, SeatInfo, TurnDoc
-from parlour.protocols.async_ws.rules import ServerGame, start
 
 __all__ = ["WELCOME_GAME", "Game"]
 

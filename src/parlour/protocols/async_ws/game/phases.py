@@ -8,7 +8,8 @@ from __future__ import annotations
 from typing import Final
 
 from parlour.protocols.async_ws.game.turns import Turns
-from parlour.protocols.async_ws.messages import (
+from parlour.protocols.async_ws.model import Delegation, SeatInfo, SimultaneousSeat
+from parlour.protocols.async_ws.wire.messages import (
     ClockPausedRequest,
     CommitActionRequest,
     GameStateUpdatedRequest,
@@ -19,7 +20,6 @@ from parlour.protocols.async_ws.messages import (
     PlayerTimeoutRequest,
     UserDataUpdateRequiredRequest,
 )
-from parlour.protocols.async_ws.model import Delegation, SeatInfo, SimultaneousSeat
 
 __all__ = ["IDLE_STEPS", "Phases"]
 

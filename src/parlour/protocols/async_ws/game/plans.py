@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal, NamedTuple
 
-from parlour.protocols.async_ws.messages import CommitActionRequest, GameConfiguration
+from parlour.protocols.async_ws.wire.messages import CommitActionRequest, GameConfiguration
 
 __all__ = [
     "Action",

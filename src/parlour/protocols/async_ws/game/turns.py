@@ -9,16 +9,16 @@ from typing import Final
 import msgspec
 
 from parlour.protocols.async_ws.game.ending import Ending
-from parlour.protocols.async_ws.messages import (
+from parlour.protocols.async_ws.model import Delegation, SeatInfo, TurnDoc
+from parlour.protocols.async_ws.rules import ServerGame
+from parlour.protocols.async_ws.server_game import SNAPSHOT_EVERY
+from parlour.protocols.async_ws.wire.messages import (
     ActionRequiredRequest,
     ClockPausedRequest,
     GameStateUpdatedRequest,
     PlayerReplacedRequest,
     PlayerTimeoutRequest,
 )
-from parlour.protocols.async_ws.model import Delegation, SeatInfo, TurnDoc
-from parlour.protocols.async_ws.rules import ServerGame
-from parlour.protocols.async_ws.server_game import SNAPSHOT_EVERY
 
 __all__ = ["ROBOT_TURNS", "Turns"]
 
