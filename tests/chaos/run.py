@@ -167,7 +167,7 @@ def _say(text: str) -> None:
 
 
 def _stored(url: str) -> Stored:
-    from parlour.protocols.async_ws.model import decode_game
+    from parlour.protocols.async_ws.game.model import decode_game
 
     stored = Stored()
     with psycopg.connect(url) as db:

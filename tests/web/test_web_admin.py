@@ -17,7 +17,7 @@ import pytest
 from websockets.sync.client import connect
 
 from parlour.cli import main
-from parlour.protocols.async_ws.model import decode_game, encode_game
+from parlour.protocols.async_ws.game.model import decode_game, encode_game
 from parlour.storage import AsyncGameRow
 from parlour.storage.sqlite import SQLiteStore
 from tests.asyncclient import PASSWORD, create_account, login

@@ -8,7 +8,7 @@ import json
 import urllib.request
 from typing import Any
 
-from parlour.protocols.async_ws.rules import RULES, seat_range
+from parlour.protocols.async_ws.game.rules import RULES, seat_range
 
 from .browser_steps import tid
 from .play_steps import no_errors, open_create_form, sign_up

@@ -11,7 +11,7 @@ import msgspec
 from parlour.api import ApiResponse, HttpRequest
 from parlour.games.registry import plugin
 from parlour.protocols.async_ws.catalogue import CATALOGUE_PATH, catalogue_routes
-from parlour.protocols.async_ws.rules import RULES
+from parlour.protocols.async_ws.game.rules import RULES
 from parlour.protocols.async_ws.wire import messages
 
 

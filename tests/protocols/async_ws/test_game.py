@@ -12,8 +12,10 @@ import pytest
 
 from parlour.core.ids import IdSource
 from parlour.protocols.async_ws.game.checks import WindowDue
+from parlour.protocols.async_ws.game.game_registry import Games
 from parlour.protocols.async_ws.game.host import GameHost, Notice, SeatRating
 from parlour.protocols.async_ws.game.machine import Game
+from parlour.protocols.async_ws.game.model import encode_game
 from parlour.protocols.async_ws.game.plans import (
     Action,
     Commit,
@@ -25,8 +27,6 @@ from parlour.protocols.async_ws.game.plans import (
     Refusal,
     Start,
 )
-from parlour.protocols.async_ws.games import Games
-from parlour.protocols.async_ws.model import encode_game
 from parlour.protocols.async_ws.wire.limits import AsyncLimits
 from parlour.protocols.async_ws.wire.messages import (
     AnswerInvitationRequest,

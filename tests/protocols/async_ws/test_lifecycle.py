@@ -11,8 +11,8 @@ from typing import get_args
 
 import pytest
 
-from parlour.protocols.async_ws import lifecycle
-from parlour.protocols.async_ws.lifecycle import (
+from parlour.protocols import async_ws
+from parlour.protocols.async_ws.game.lifecycle import (
     CLOSED,
     FINISHED,
     LIVE,
@@ -25,10 +25,10 @@ from parlour.protocols.async_ws.lifecycle import (
     IllegalTransition,
     Phase,
 )
-from parlour.protocols.async_ws.model import AsyncGame
+from parlour.protocols.async_ws.game.model import AsyncGame
 from parlour.protocols.async_ws.wire.messages import GameConfiguration
 
-SOURCE = Path(lifecycle.__file__).parent
+SOURCE = Path(async_ws.__file__).parent  # every package of /async
 
 
 def game(status: GameStatus = "NOT_STARTED", phase: Phase = "TURN") -> AsyncGame:

@@ -17,8 +17,8 @@ from parlour.protocols.async_ws.devices import (
     unlink_device,
 )
 from parlour.protocols.async_ws.game.machine import Game
+from parlour.protocols.async_ws.game.model import AsyncGame, SeatInfo
 from parlour.protocols.async_ws.hub import Hub
-from parlour.protocols.async_ws.model import AsyncGame, SeatInfo
 from parlour.protocols.async_ws.wire.messages import (
     AsyncDeviceUnlinkedRequest,
     AsyncUnlinkDeviceRequest,

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from parlour.protocols.async_ws import service
-from parlour.protocols.async_ws.model import AsyncGame, decode_game
+from parlour.protocols.async_ws.game.model import AsyncGame, decode_game
 from parlour.protocols.async_ws.phases import PHASE_HANDLERS
 from tests.protocols.async_ws.harness import Harness
 

@@ -1,4 +1,4 @@
-"""Server-side rules of /async (docs/async-decisions.md S9): parlour.protocols.async_ws.rules."""
+"""Server-side rules of /async (docs/async-decisions.md S9): parlour.protocols.async_ws.game.rules."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from parlour.games.registry import plugin
-from parlour.protocols.async_ws import rules as r
-from parlour.protocols.async_ws.rules import IllegalAction, ServerGame, replay, seat_range, start
-from parlour.protocols.async_ws.server_game import SNAPSHOT_EVERY, PluginGame
+from parlour.protocols.async_ws.game import rules as r
+from parlour.protocols.async_ws.game.rules import IllegalAction, ServerGame, replay, seat_range, start
+from parlour.protocols.async_ws.game.server_game import SNAPSHOT_EVERY, PluginGame
 from parlour.storage import SNAPSHOT_VERSION
 
 #: (rules, options) of every variant played below: both Apologies modes, both Tsuro deals.

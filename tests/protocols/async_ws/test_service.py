@@ -12,10 +12,10 @@ from typing import Any
 import msgspec
 import pytest
 
+from parlour.protocols.async_ws.game.model import decode_game
+from parlour.protocols.async_ws.game.rules import ServerGame
+from parlour.protocols.async_ws.game.server_game import SNAPSHOT_EVERY, PluginGame
 from parlour.protocols.async_ws.hub import AsyncLimits, deflated
-from parlour.protocols.async_ws.model import decode_game
-from parlour.protocols.async_ws.rules import ServerGame
-from parlour.protocols.async_ws.server_game import SNAPSHOT_EVERY, PluginGame
 from parlour.storage import GameResultRow
 from tests.protocols.async_ws.failing import FailingCommit
 from tests.protocols.async_ws.harness import Harness

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from parlour.core.effects import Effect, Think
+from parlour.protocols.async_ws.game.rules import ServerGame
 from parlour.protocols.async_ws.readback import AsyncReload
-from parlour.protocols.async_ws.rules import ServerGame
 from tests.protocols.async_ws.harness import Harness
 
 

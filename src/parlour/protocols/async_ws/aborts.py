@@ -8,9 +8,9 @@ from __future__ import annotations
 from typing import Final
 
 from parlour.protocols.async_ws.chat import SERVER
-from parlour.protocols.async_ws.games import Games
+from parlour.protocols.async_ws.game.game_registry import Games
+from parlour.protocols.async_ws.game.lifecycle import LIVE
 from parlour.protocols.async_ws.hub import Hub
-from parlour.protocols.async_ws.lifecycle import LIVE
 from parlour.protocols.async_ws.wire.messages import ClientChatRequest
 
 __all__ = ["CODE_ABORTED", "UNKNOWN", "abort_here"]

@@ -15,7 +15,7 @@ from parlour.protocols.async_ws.account_http import error, json_reply, only
 from parlour.protocols.async_ws.accounts import Account
 from parlour.protocols.async_ws.admin_desk import Abort, AdminDesk, action, query_of, whole_number
 from parlour.protocols.async_ws.finished_games import PROTOCOLS, BadCursor, Cursor, decode_cursor, read_page
-from parlour.protocols.async_ws.lifecycle import LIVE
+from parlour.protocols.async_ws.game.lifecycle import LIVE
 from parlour.protocols.async_ws.placement import MOVING, NOT_SAVED
 from parlour.protocols.async_ws.placing import Placing
 from parlour.storage.base import StoreFailure

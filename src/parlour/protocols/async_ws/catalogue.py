@@ -23,7 +23,7 @@ from typing import Any, Final
 import msgspec
 
 from parlour.api import ApiResponse, HttpRequest
-from parlour.protocols.async_ws.rules import RULES, seat_range
+from parlour.protocols.async_ws.game.rules import RULES, seat_range
 
 __all__ = [
     "CATALOGUE_PATH",

@@ -23,9 +23,9 @@ from typing import Final
 
 import msgspec
 
+from parlour.protocols.async_ws.game.lifecycle import LIVE
+from parlour.protocols.async_ws.game.model import AsyncGame
 from parlour.protocols.async_ws.hub import Hub, Session
-from parlour.protocols.async_ws.lifecycle import LIVE
-from parlour.protocols.async_ws.model import AsyncGame
 from parlour.protocols.async_ws.wire.messages import (
     ChatEntry,
     ClientChatBlockedRequest,

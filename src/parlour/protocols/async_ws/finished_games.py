@@ -20,7 +20,7 @@ from typing import Annotated, Any, Final
 
 import msgspec
 
-from parlour.protocols.async_ws.model import decode_game
+from parlour.protocols.async_ws.game.model import decode_game
 from parlour.storage import AsyncGameRow, GameRow, Store
 
 __all__ = ["OTHER_PROTOCOLS", "PROTOCOLS", "BadCursor", "Cursor", "decode_cursor", "read_page"]

@@ -32,9 +32,9 @@ import msgspec
 from parlour.accounts.moderation import ADMIN
 from parlour.accounts.tokens import TokenError
 from parlour.api import ApiResponse, HttpRequest
-from parlour.protocols.async_ws.lifecycle import PLAYED
-from parlour.protocols.async_ws.model import AsyncGame, decode_game
-from parlour.protocols.async_ws.rules import IllegalAction, ServerGame, start
+from parlour.protocols.async_ws.game.lifecycle import PLAYED
+from parlour.protocols.async_ws.game.model import AsyncGame, decode_game
+from parlour.protocols.async_ws.game.rules import IllegalAction, ServerGame, start
 from parlour.protocols.async_ws.service import AsyncService
 
 __all__ = [

@@ -20,8 +20,8 @@ import msgspec
 
 from parlour.core.effects import ConnId, Effect, Store
 from parlour.protocols.async_ws.accounts import Account, Accounts
-from parlour.protocols.async_ws.game.ledger import NEXT_GAME_KEY
-from parlour.protocols.async_ws.games import Games, public
+from parlour.protocols.async_ws.game.game_registry import Games, public
+from parlour.protocols.async_ws.game.store_ledger import NEXT_GAME_KEY
 from parlour.protocols.async_ws.lobby_members import Lobby
 from parlour.protocols.async_ws.matchmaking import Matchmaker
 from parlour.protocols.async_ws.observers import Observers

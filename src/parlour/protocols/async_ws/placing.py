@@ -17,9 +17,9 @@ import msgspec
 
 from parlour.core.effects import Effect, Relay, Store
 from parlour.protocols.async_ws import notify
+from parlour.protocols.async_ws.game.lifecycle import LIVE
+from parlour.protocols.async_ws.game.model import AsyncGame, decode_game
 from parlour.protocols.async_ws.hub import Hub, Session
-from parlour.protocols.async_ws.lifecycle import LIVE
-from parlour.protocols.async_ws.model import AsyncGame, decode_game
 from parlour.protocols.async_ws.placement import (
     EVERYONE,
     IN_GAME,

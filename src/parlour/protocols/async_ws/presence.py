@@ -18,8 +18,8 @@ from __future__ import annotations
 from functools import partial
 from typing import Final
 
+from parlour.protocols.async_ws.game.model import AsyncGame
 from parlour.protocols.async_ws.hub import Hub, Session
-from parlour.protocols.async_ws.model import AsyncGame
 from parlour.protocols.async_ws.wire.messages import (
     AsyncBuddyPresencePartialUpdateRequest,
     PlayerPresenceUpdateRequest,

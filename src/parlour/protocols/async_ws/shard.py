@@ -22,12 +22,12 @@ from parlour.core.effects import Store as StoreEffect
 from parlour.core.ids import IdSource
 from parlour.protocols.async_ws import observe, phases, play
 from parlour.protocols.async_ws.aborts import abort_here
+from parlour.protocols.async_ws.game.game_registry import Games
 from parlour.protocols.async_ws.game.host import Notice
-from parlour.protocols.async_ws.games import Games
+from parlour.protocols.async_ws.game.lifecycle import LIVE, WATCHABLE
+from parlour.protocols.async_ws.game.model import AsyncGame, decode_game
 from parlour.protocols.async_ws.hub import AsyncLimits, Handler, Hub, Session
 from parlour.protocols.async_ws.hubhost import HubHost
-from parlour.protocols.async_ws.lifecycle import LIVE, WATCHABLE
-from parlour.protocols.async_ws.model import AsyncGame, decode_game
 from parlour.protocols.async_ws.placement import (
     EVERYONE,
     HUB,

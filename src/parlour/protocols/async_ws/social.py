@@ -26,8 +26,8 @@ from typing import Any, Final
 
 from parlour.protocols.async_ws import chat, presence, statistics
 from parlour.protocols.async_ws.chat import LOBBY, MUTES_KEY
+from parlour.protocols.async_ws.game.lifecycle import LIVE
 from parlour.protocols.async_ws.hub import Hub, Session
-from parlour.protocols.async_ws.lifecycle import LIVE
 from parlour.protocols.async_ws.profanity import ProfanityFilter
 from parlour.protocols.async_ws.social_state import HISTORY
 from parlour.protocols.async_ws.wire.messages import (

@@ -14,10 +14,10 @@ from functools import partial
 from parlour.core.effects import Think
 from parlour.core.ids import IdSource
 from parlour.protocols.async_ws.game.host import GameHost, Notice
-from parlour.protocols.async_ws.game.ledger import Ledger
+from parlour.protocols.async_ws.game.model import AsyncGame, SeatInfo, TurnDoc
 from parlour.protocols.async_ws.game.roster import Roster
-from parlour.protocols.async_ws.model import AsyncGame, SeatInfo, TurnDoc
-from parlour.protocols.async_ws.rules import ServerGame
+from parlour.protocols.async_ws.game.rules import ServerGame
+from parlour.protocols.async_ws.game.store_ledger import Ledger
 from parlour.protocols.async_ws.wire.limits import AsyncLimits
 from parlour.protocols.async_ws.wire.messages import ServerMessage, StatusReport
 

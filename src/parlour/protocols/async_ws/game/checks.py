@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from parlour.protocols.async_ws.game.lifecycle import CLOSED, LIVE
+from parlour.protocols.async_ws.game.model import AsyncGame, SeatInfo
 from parlour.protocols.async_ws.game.plans import (
     Action,
     Answer,
@@ -22,9 +24,7 @@ from parlour.protocols.async_ws.game.plans import (
     Start,
     UserData,
 )
-from parlour.protocols.async_ws.lifecycle import CLOSED, LIVE
-from parlour.protocols.async_ws.model import AsyncGame, SeatInfo
-from parlour.protocols.async_ws.rules import ServerGame
+from parlour.protocols.async_ws.game.rules import ServerGame
 from parlour.protocols.async_ws.wire.limits import AsyncLimits
 from parlour.protocols.async_ws.wire.messages import (
     AnswerInvitationRequest,

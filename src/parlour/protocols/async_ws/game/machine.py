@@ -14,6 +14,7 @@ import msgspec
 
 from parlour.protocols.async_ws.game import checks
 from parlour.protocols.async_ws.game.base import GameContext
+from parlour.protocols.async_ws.game.model import AsyncGame, SeatInfo, TurnDoc
 from parlour.protocols.async_ws.game.phases import IDLE_STEPS, Phases
 from parlour.protocols.async_ws.game.plans import (
     Action,
@@ -30,8 +31,7 @@ from parlour.protocols.async_ws.game.plans import (
     Start,
     UserData,
 )
-from parlour.protocols.async_ws.model import AsyncGame, SeatInfo, TurnDoc
-from parlour.protocols.async_ws.rules import ServerGame, start
+from parlour.protocols.async_ws.game.rules import ServerGame, start
 from parlour.protocols.async_ws.wire.messages import (
     ActionCommitedRequest,
     ActionInterruptedRequest,

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from parlour.protocols.async_ws.game.model import Delegation, SeatInfo, SimultaneousSeat
 from parlour.protocols.async_ws.game.turns import Turns
-from parlour.protocols.async_ws.model import Delegation, SeatInfo, SimultaneousSeat
 from parlour.protocols.async_ws.wire.messages import (
     ClockPausedRequest,
     CommitActionRequest,

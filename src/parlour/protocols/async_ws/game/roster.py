@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from parlour.protocols.async_ws.lifecycle import LIVE
-from parlour.protocols.async_ws.model import AsyncGame
+from parlour.protocols.async_ws.game.lifecycle import LIVE
+from parlour.protocols.async_ws.game.model import AsyncGame
 
 __all__ = ["Roster"]
 

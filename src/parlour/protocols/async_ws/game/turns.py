@@ -9,9 +9,9 @@ from typing import Final
 import msgspec
 
 from parlour.protocols.async_ws.game.ending import Ending
-from parlour.protocols.async_ws.model import Delegation, SeatInfo, TurnDoc
-from parlour.protocols.async_ws.rules import ServerGame
-from parlour.protocols.async_ws.server_game import SNAPSHOT_EVERY
+from parlour.protocols.async_ws.game.model import Delegation, SeatInfo, TurnDoc
+from parlour.protocols.async_ws.game.rules import ServerGame
+from parlour.protocols.async_ws.game.server_game import SNAPSHOT_EVERY
 from parlour.protocols.async_ws.wire.messages import (
     ActionRequiredRequest,
     ClockPausedRequest,

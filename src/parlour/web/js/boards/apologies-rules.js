@@ -1,4 +1,4 @@
-// Apologies under server rules (src/parlour/protocols/async_ws/rules.py): the classic page's
+// Apologies under server rules (src/parlour/protocols/async_ws/game/rules.py): the classic page's
 // ApologiesBoard, fed from the server-rules view (pawn positions as "start", "square N",
 // "safe N", "home") and actions ("play 5: Red0 square 4->square 9[, ...]", "forfeit 10"),
 // translated into the shapes apologies-moves.js indexes. Implements the server-rules board

@@ -1,4 +1,4 @@
-// The Fish board (server rules, src/parlour/protocols/async_ws/rules.py): a hex grid of
+// The Fish board (server rules, src/parlour/protocols/async_ws/game/rules.py): a hex grid of
 // `rows` x `columns` tiles, `fish[y][x]` fish on each (0 = a hole), odd rows drawn half a tile to
 // the right; each player's penguins stand on tiles ([x, y]). Actions: "place X,Y" and
 // "move X1,Y1 X2,Y2". Click a tile to place; click one of your penguins, then a tile it reaches.

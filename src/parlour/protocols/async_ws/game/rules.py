@@ -100,7 +100,7 @@ from parlour.games.tsuro.rules import (
     ranking,
 )
 from parlour.games.tsuro.tiles import PORTS, SIDE_STEP, TILES, exit_port, port_side
-from parlour.protocols.async_ws.server_game import IllegalAction, PluginGame, ServerGame
+from parlour.protocols.async_ws.game.server_game import IllegalAction, PluginGame, ServerGame
 from parlour.robots.fish import FishSearchRobot
 from parlour.robots.levels import LEVELS
 from parlour.robots.registry import robot

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from parlour.protocols.async_ws.model import AsyncGame, TurnDoc, encode_game, encode_turn
+from parlour.protocols.async_ws.game.model import AsyncGame, TurnDoc, encode_game, encode_turn
 from parlour.storage import AsyncGameRow, AsyncTurnRow, MetaRow, Record
 
 __all__ = ["NEXT_GAME_KEY", "Ledger"]

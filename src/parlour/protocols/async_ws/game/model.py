@@ -21,7 +21,7 @@ from typing import Final, Literal
 
 import msgspec
 
-from parlour.protocols.async_ws.lifecycle import (
+from parlour.protocols.async_ws.game.lifecycle import (
     GameStatus,
     Phase,
     check_phase,

@@ -16,11 +16,11 @@ from parlour.core.effects import Think
 from parlour.core.ids import IdSource
 from parlour.protocols.async_ws.game.base import GameContext, RobotTimer
 from parlour.protocols.async_ws.game.host import GameHost
+from parlour.protocols.async_ws.game.lifecycle import LIVE
 from parlour.protocols.async_ws.game.machine import Game
+from parlour.protocols.async_ws.game.model import AsyncGame, SeatInfo, decode_game
 from parlour.protocols.async_ws.game.plans import Create, Invite, Matched, Refusal, Start
-from parlour.protocols.async_ws.lifecycle import LIVE
-from parlour.protocols.async_ws.model import AsyncGame, SeatInfo, decode_game
-from parlour.protocols.async_ws.rules import check_options, replay, seat_range
+from parlour.protocols.async_ws.game.rules import check_options, replay, seat_range
 from parlour.protocols.async_ws.wire.limits import AsyncLimits
 from parlour.protocols.async_ws.wire.messages import (
     EngageGameWithFriendsRequest,
