@@ -48,8 +48,8 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from parlour.accounts.tokens import SessionTokens  # noqa: E402
 from parlour.core.effects import Broadcast, Effect, Send  # noqa: E402
-from parlour.protocols.async_ws.hub import AsyncLimits  # noqa: E402
 from parlour.protocols.async_ws.service import AsyncService  # noqa: E402
+from parlour.protocols.async_ws.state.hub import AsyncLimits  # noqa: E402
 
 LISTS = (b'"LobbyPlayerListRequest"', b'"LobbyGameListRequest"', b'"LobbyListDeltaRequest"')
 MODES = ("whole", "capped", "deltas")

@@ -47,8 +47,8 @@ import msgspec
 from parlour.accounts.tokens import SessionTokens
 from parlour.cli import GC_THRESHOLDS
 from parlour.core.effects import Broadcast, Effect, Send
-from parlour.protocols.async_ws.hub import AsyncLimits
 from parlour.protocols.async_ws.service import AsyncService
+from parlour.protocols.async_ws.state.hub import AsyncLimits
 from parlour.storage import RatingRow
 
 MATCHED = b'{"type":"QuickPlayMatchedRequest"'

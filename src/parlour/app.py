@@ -31,7 +31,6 @@ from parlour.protocols.async_ws.admin_http import AdminRoutes
 from parlour.protocols.async_ws.catalogue import catalogue_routes
 from parlour.protocols.async_ws.history import ReplayRoutes, StoredGame, StoredRole, stored_games
 from parlour.protocols.async_ws.http import AccountRoutes
-from parlour.protocols.async_ws.hub import NEXT_GAME_KEY, AsyncLimits
 from parlour.protocols.async_ws.placement import (
     Directory,
     Router,
@@ -47,6 +46,7 @@ from parlour.protocols.async_ws.placement import (
 from parlour.protocols.async_ws.profile_http import ProfileRoutes, stored_profiles
 from parlour.protocols.async_ws.service import AsyncService
 from parlour.protocols.async_ws.shard import ShardService
+from parlour.protocols.async_ws.state.hub import NEXT_GAME_KEY, AsyncLimits
 from parlour.protocols.fish_tcp import FishService
 from parlour.protocols.streamed import aborted_tables
 from parlour.protocols.tsuro_tcp import TsuroService

@@ -237,7 +237,7 @@ def test_when_the_writer_process_dies_changes_are_refused_and_a_new_one_takes_ov
 def test_the_read_back_after_a_failed_commit_covers_ratings_relations_devices_and_chat(
     tmp_path: Path,
 ) -> None:
-    from parlour.protocols.async_ws.readback import read_back
+    from parlour.protocols.async_ws.state.readback import read_back
     from parlour.storage import (
         ChatRow,
         DeviceGone,

@@ -13,7 +13,6 @@ import msgspec
 
 from parlour.accounts.tokens import SessionTokens
 from parlour.core.effects import Effect, Relay
-from parlour.protocols.async_ws.hub import AsyncLimits
 from parlour.protocols.async_ws.placement import (
     EVERYONE,
     HUB,
@@ -25,6 +24,7 @@ from parlour.protocols.async_ws.placement import (
 )
 from parlour.protocols.async_ws.service import AsyncService
 from parlour.protocols.async_ws.shard import ShardService
+from parlour.protocols.async_ws.state.hub import AsyncLimits
 from tests.protocols.async_ws.harness import SECRET, Harness
 
 

@@ -12,8 +12,8 @@ import msgspec
 
 from parlour.accounts.tokens import SessionTokens
 from parlour.core.effects import Broadcast, Close, Effect, Send, Store
-from parlour.protocols.async_ws.hub import AsyncLimits
 from parlour.protocols.async_ws.service import AsyncService
+from parlour.protocols.async_ws.state.hub import AsyncLimits
 from parlour.storage import AccountRow, AsyncGameRow, AsyncTurnRow, MetaRow, RatingRow, Record
 
 SECRET = b"k" * 32

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from parlour.protocols.async_ws.hub import AsyncLimits
+from parlour.protocols.async_ws.state.hub import AsyncLimits
 from tests.protocols.async_ws.harness import Harness
 
 

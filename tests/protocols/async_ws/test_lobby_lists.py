@@ -17,7 +17,7 @@ import msgspec
 import pytest
 
 from parlour.core.effects import Broadcast, Send
-from parlour.protocols.async_ws.hub import AsyncLimits
+from parlour.protocols.async_ws.state.hub import AsyncLimits
 from tests.protocols.async_ws.harness import Harness
 
 INTERVAL = 2.0

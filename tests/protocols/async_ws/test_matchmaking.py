@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from parlour.protocols.async_ws.matchmaking import MAX_QUEUES, Matchmaker, QueueKey, Widening
+from parlour.protocols.async_ws.state.matchmaking import MAX_QUEUES, Matchmaker, QueueKey, Widening
 
 FISH = QueueKey("fish", 2, False)
 TSURO = QueueKey("tsuro", 2, False)

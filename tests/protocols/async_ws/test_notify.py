@@ -18,7 +18,7 @@ from parlour.protocols.async_ws.devices import (
 )
 from parlour.protocols.async_ws.game.machine import Game
 from parlour.protocols.async_ws.game.model import AsyncGame, SeatInfo
-from parlour.protocols.async_ws.hub import Hub
+from parlour.protocols.async_ws.state.hub import Hub
 from parlour.protocols.async_ws.wire.messages import (
     AsyncDeviceUnlinkedRequest,
     AsyncUnlinkDeviceRequest,

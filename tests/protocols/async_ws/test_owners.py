@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from parlour.core.effects import Broadcast, Close, Send
 from parlour.core.ratelimit import TokenBucket
-from parlour.protocols.async_ws.lobby_members import Lobby
-from parlour.protocols.async_ws.observers import Observers
-from parlour.protocols.async_ws.output import Output
-from parlour.protocols.async_ws.sessions import Session, Sessions
-from parlour.protocols.async_ws.social_state import (
+from parlour.protocols.async_ws.state.lobby_members import Lobby
+from parlour.protocols.async_ws.state.observers import Observers
+from parlour.protocols.async_ws.state.output import Output
+from parlour.protocols.async_ws.state.sessions import Session, Sessions
+from parlour.protocols.async_ws.state.social_state import (
     BLOCKS_TO_MUTE,
     HISTORY,
     MAX_DEVICES,

@@ -120,7 +120,7 @@ def test_a_shard_refuses_a_commit_it_could_not_store_once_echoing_its_request_id
     (called by the runtime, with store_failed after it) answers the player who sent it, through
     whichever node holds the connection, echoing its request_id; the game stays as stored."""
     from parlour.core.effects import Store
-    from parlour.protocols.async_ws.readback import AsyncReload
+    from parlour.protocols.async_ws.state.readback import AsyncReload
 
     h = ClusterHarness(shards=3)
     game_id, ann, bob = _two_player_game(h)
@@ -155,7 +155,7 @@ def test_a_commit_refused_after_its_shard_was_handed_over_is_still_answered() ->
     else of that tenure goes out (its games are the next owner's, read from the store)."""
     from parlour.cluster.gateway import ClusterService
     from parlour.core.effects import Effect, Send, Store
-    from parlour.protocols.async_ws.readback import AsyncReload
+    from parlour.protocols.async_ws.state.readback import AsyncReload
 
     h = ClusterHarness(shards=3)
     game_id, ann, _bob = _two_player_game(h)
@@ -240,7 +240,7 @@ def test_a_watch_and_a_request_sent_on_are_told_try_again_if_refused() -> None:
     the hub sends on to the shard (whose note is dropped with the hub's refused commit)."""
     from parlour.core.effects import Relay, Store
     from parlour.protocols.async_ws.placement import Watch, encode_note
-    from parlour.protocols.async_ws.readback import AsyncReload
+    from parlour.protocols.async_ws.state.readback import AsyncReload
 
     h = ClusterHarness(shards=3)
     game_id, ann, _bob = _two_player_game(h)
@@ -427,7 +427,7 @@ def test_a_quick_play_game_is_placed_on_its_shard_like_any_game_that_starts() ->
 def test_an_abort_its_owner_could_not_store_is_answered_so_and_changes_nothing() -> None:
     from parlour.core.effects import Relay, Store
     from parlour.protocols.async_ws.placement import NOT_SAVED, AbortDone, AbortGame, decode_note, encode_note
-    from parlour.protocols.async_ws.readback import AsyncReload
+    from parlour.protocols.async_ws.state.readback import AsyncReload
 
     h = ClusterHarness(shards=3)
     game_id, _ann, _bob = _two_player_game(h)
@@ -462,7 +462,7 @@ def test_a_game_the_store_lost_is_unknown_after_the_read_back_never_moving() -> 
     the shard drops it and tells the hub, which drops its copy. Every request for the game is
     then answered UNKNOWN_GAME, whichever way it comes (routed to the shard, or through the hub
     for a connection the router does not know yet), never TRY_AGAIN."""
-    from parlour.protocols.async_ws.readback import AsyncReload
+    from parlour.protocols.async_ws.state.readback import AsyncReload
 
     h = ClusterHarness(shards=3)
     game_id, ann, bob = _two_player_game(h)

@@ -15,7 +15,7 @@ import pytest
 from parlour.protocols.async_ws.game.model import decode_game
 from parlour.protocols.async_ws.game.rules import ServerGame
 from parlour.protocols.async_ws.game.server_game import SNAPSHOT_EVERY, PluginGame
-from parlour.protocols.async_ws.hub import AsyncLimits, deflated
+from parlour.protocols.async_ws.state.hub import AsyncLimits, deflated
 from parlour.storage import GameResultRow
 from tests.protocols.async_ws.failing import FailingCommit
 from tests.protocols.async_ws.harness import Harness
@@ -684,7 +684,7 @@ def test_a_restart_resumes_every_game_where_it_was() -> None:
 
 
 def test_store_failure_returns_the_game_to_what_is_stored() -> None:
-    from parlour.protocols.async_ws.readback import AsyncReload
+    from parlour.protocols.async_ws.state.readback import AsyncReload
 
     h = Harness()
     ann, _ = h.player("ann")
@@ -710,7 +710,7 @@ def test_a_refused_commit_is_answered_once_echoing_its_request_id() -> None:
     """The runtime calls the Store's ``refused`` (the request's own answer) and leaves that
     connection out of store_failed's: one INTERNAL_ERROR, with the request's id and game."""
     from parlour.core.effects import Store
-    from parlour.protocols.async_ws.readback import AsyncReload
+    from parlour.protocols.async_ws.state.readback import AsyncReload
 
     h = Harness()
     ann, _ = h.player("ann")

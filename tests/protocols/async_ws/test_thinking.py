@@ -10,7 +10,7 @@ import pytest
 
 from parlour.core.effects import Effect, Think
 from parlour.protocols.async_ws.game.rules import ServerGame
-from parlour.protocols.async_ws.readback import AsyncReload
+from parlour.protocols.async_ws.state.readback import AsyncReload
 from tests.protocols.async_ws.harness import Harness
 
 

@@ -10,7 +10,7 @@ from typing import Final
 from parlour.protocols.async_ws.chat import SERVER
 from parlour.protocols.async_ws.game.game_registry import Games
 from parlour.protocols.async_ws.game.lifecycle import LIVE
-from parlour.protocols.async_ws.hub import Hub
+from parlour.protocols.async_ws.state.hub import Hub
 from parlour.protocols.async_ws.wire.messages import ClientChatRequest
 
 __all__ = ["CODE_ABORTED", "UNKNOWN", "abort_here"]

@@ -30,8 +30,8 @@ from parlour.accounts.names import password_problem
 from parlour.accounts.tokens import TokenError
 from parlour.api import ApiResponse, HttpRequest
 from parlour.protocols.async_ws import moderation
-from parlour.protocols.async_ws.accounts import Account
 from parlour.protocols.async_ws.http import BoundRoutes, Commits
+from parlour.protocols.async_ws.state.known_accounts import Account
 from parlour.protocols.jsonlimits import MAX_DEPTH, too_deep
 from parlour.storage.base import Store, StoreFailure
 

@@ -17,8 +17,8 @@ from parlour.accounts.tokens import SessionTokens
 from parlour.api import ApiResponse, HttpRequest
 from parlour.core.effects import Store as Remember
 from parlour.protocols.async_ws.account_http import AccountSelfRoutes, StoreRuntime, error, posted
-from parlour.protocols.async_ws.accounts import Account
 from parlour.protocols.async_ws.service import AsyncService
+from parlour.protocols.async_ws.state.known_accounts import Account
 from parlour.storage import AuditRow
 from parlour.storage.base import StoreFailure
 

@@ -33,7 +33,6 @@ from parlour.protocols.async_ws.account_http import (
     json_reply,
     only,
 )
-from parlour.protocols.async_ws.accounts import Account
 from parlour.protocols.async_ws.admin_desk import (
     Act,
     AdminRuntime,
@@ -46,6 +45,7 @@ from parlour.protocols.async_ws.admin_desk import (
 )
 from parlour.protocols.async_ws.admin_games import AdminGames
 from parlour.protocols.async_ws.ratings import ordinal
+from parlour.protocols.async_ws.state.known_accounts import Account
 from parlour.storage import AuditRow, ChatRow, ReportRow
 
 __all__ = ["REPORTS_READ", "RESET_TTL", "AdminRoutes", "AdminRuntime", "OtherGames", "report_id"]

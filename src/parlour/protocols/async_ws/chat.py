@@ -25,7 +25,7 @@ import msgspec
 
 from parlour.protocols.async_ws.game.lifecycle import LIVE
 from parlour.protocols.async_ws.game.model import AsyncGame
-from parlour.protocols.async_ws.hub import Hub, Session
+from parlour.protocols.async_ws.state.hub import Hub, Session
 from parlour.protocols.async_ws.wire.messages import (
     ChatEntry,
     ClientChatBlockedRequest,

@@ -20,8 +20,8 @@ from collections.abc import Iterable, Mapping
 from typing import Final
 
 from parlour.core.effects import ConnId
-from parlour.protocols.async_ws.hub import Hub, Session
-from parlour.protocols.async_ws.social_state import MAX_DEVICES, REFUSED
+from parlour.protocols.async_ws.state.hub import Hub, Session
+from parlour.protocols.async_ws.state.social_state import MAX_DEVICES, REFUSED
 from parlour.protocols.async_ws.wire.messages import (
     AsyncDeviceUnlinkedRequest,
     AsyncUnlinkDeviceRequest,

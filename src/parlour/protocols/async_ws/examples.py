@@ -18,8 +18,8 @@ import msgspec
 from parlour.accounts.tokens import SessionTokens
 from parlour.core.effects import Broadcast, Close, Effect, Send
 from parlour.core.ids import IdSource
-from parlour.protocols.async_ws.hub import AsyncLimits
 from parlour.protocols.async_ws.service import AsyncService
+from parlour.protocols.async_ws.state.hub import AsyncLimits
 
 __all__ = ["EXAMPLES", "render"]
 

@@ -38,7 +38,7 @@ import msgspec
 
 from parlour.protocols.async_ws.devices import linked
 from parlour.protocols.async_ws.game.host import Notice
-from parlour.protocols.async_ws.hub import Hub
+from parlour.protocols.async_ws.state.hub import Hub
 from parlour.storage.records import NotificationRow
 
 __all__ = [

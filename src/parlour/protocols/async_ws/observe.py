@@ -14,7 +14,7 @@ from typing import Final, Literal
 from parlour.core.effects import ConnId
 from parlour.protocols.async_ws.game.lifecycle import WATCHABLE
 from parlour.protocols.async_ws.game.model import AsyncGame
-from parlour.protocols.async_ws.hub import Handler, Hub, Session
+from parlour.protocols.async_ws.state.hub import Handler, Hub, Session
 from parlour.protocols.async_ws.wire.messages import (
     GameObservedRequest,
     ObservableGame,

@@ -24,8 +24,8 @@ import msgspec
 
 from parlour.core.effects import Close, ConnId, Effect, Relay, Send
 from parlour.core.ratelimit import TokenBucket
-from parlour.protocols.async_ws.accounts import Accounts
 from parlour.protocols.async_ws.game.host import Notice
+from parlour.protocols.async_ws.state.known_accounts import Accounts
 from parlour.protocols.async_ws.wire.messages import ErrorRequest, StatusReport, encode
 from parlour.storage import AccountRow, RatingRow
 

@@ -19,7 +19,6 @@ from parlour.core.effects import Effect, Relay, Store
 from parlour.protocols.async_ws import notify
 from parlour.protocols.async_ws.game.lifecycle import LIVE
 from parlour.protocols.async_ws.game.model import AsyncGame, decode_game
-from parlour.protocols.async_ws.hub import Hub, Session
 from parlour.protocols.async_ws.placement import (
     EVERYONE,
     IN_GAME,
@@ -44,6 +43,7 @@ from parlour.protocols.async_ws.placement import (
     shard_name,
     shard_of,
 )
+from parlour.protocols.async_ws.state.hub import Hub, Session
 from parlour.protocols.async_ws.wire.messages import ClientMessage, WhatsNewPussycatRequest
 from parlour.storage import AsyncGameRow
 

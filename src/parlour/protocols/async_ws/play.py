@@ -18,7 +18,7 @@ from typing import Final
 
 from parlour.protocols.async_ws.game.machine import Game
 from parlour.protocols.async_ws.game.plans import Action, Leave, Refusal
-from parlour.protocols.async_ws.hub import Handler, Hub, Session
+from parlour.protocols.async_ws.state.hub import Handler, Hub, Session
 from parlour.protocols.async_ws.wire.messages import (
     ClocksStatusRequest,
     CommitActionRequest,

@@ -19,7 +19,7 @@ from functools import partial
 from typing import Final
 
 from parlour.protocols.async_ws.game.model import AsyncGame
-from parlour.protocols.async_ws.hub import Hub, Session
+from parlour.protocols.async_ws.state.hub import Hub, Session
 from parlour.protocols.async_ws.wire.messages import (
     AsyncBuddyPresencePartialUpdateRequest,
     PlayerPresenceUpdateRequest,

@@ -22,8 +22,8 @@ from openskill.models import PlackettLuce
 from parlour.core.rating_scale import shown_rating
 from parlour.protocols.async_ws.game.plans import Refusal
 from parlour.protocols.async_ws.game.rules import RULES, seat_range
-from parlour.protocols.async_ws.hub import Handler, Hub, Session
-from parlour.protocols.async_ws.matchmaking import Match, QueueKey, Ticket
+from parlour.protocols.async_ws.state.hub import Handler, Hub, Session
+from parlour.protocols.async_ws.state.matchmaking import Match, QueueKey, Ticket
 from parlour.protocols.async_ws.wire.messages import (
     GameConfiguration,
     QueueEntry,

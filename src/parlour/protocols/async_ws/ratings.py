@@ -15,9 +15,9 @@ from typing import Final
 from openskill.models import PlackettLuce, PlackettLuceRating
 
 from parlour.core.rating_scale import shown_change, shown_rating
-from parlour.protocols.async_ws.accounts import Account
 from parlour.protocols.async_ws.game.host import SeatRating
-from parlour.protocols.async_ws.hub import Hub
+from parlour.protocols.async_ws.state.hub import Hub
+from parlour.protocols.async_ws.state.known_accounts import Account
 from parlour.protocols.async_ws.wire.messages import Player, Presence, ShownRating
 from parlour.storage import RatingRow
 

@@ -27,9 +27,9 @@ from typing import Any, Final
 from parlour.protocols.async_ws import chat, presence, statistics
 from parlour.protocols.async_ws.chat import LOBBY, MUTES_KEY
 from parlour.protocols.async_ws.game.lifecycle import LIVE
-from parlour.protocols.async_ws.hub import Hub, Session
-from parlour.protocols.async_ws.profanity import ProfanityFilter
-from parlour.protocols.async_ws.social_state import HISTORY
+from parlour.protocols.async_ws.state.hub import Hub, Session
+from parlour.protocols.async_ws.state.profanity import ProfanityFilter
+from parlour.protocols.async_ws.state.social_state import HISTORY
 from parlour.protocols.async_ws.wire.messages import (
     AsyncBuddyAddedRequest,
     AsyncBuddyListContentRequest,

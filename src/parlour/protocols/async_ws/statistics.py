@@ -6,7 +6,7 @@ hub's ``Statistics`` (social_state.py).
 from __future__ import annotations
 
 from parlour.protocols.async_ws.game.lifecycle import LIVE
-from parlour.protocols.async_ws.hub import Hub, Session
+from parlour.protocols.async_ws.state.hub import Hub, Session
 from parlour.protocols.async_ws.wire.messages import AskServerStatisticsRequest, ServerStatisticsRequest
 
 __all__ = ["ask_statistics", "push_statistics"]

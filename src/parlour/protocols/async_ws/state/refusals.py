@@ -17,8 +17,8 @@ from functools import partial
 from typing import Final, NamedTuple
 
 from parlour.core.effects import ConnId, Effect, Store
-from parlour.protocols.async_ws.hub import Hub
-from parlour.protocols.async_ws.readback import refusal_text
+from parlour.protocols.async_ws.state.hub import Hub
+from parlour.protocols.async_ws.state.readback import refusal_text
 from parlour.protocols.async_ws.wire.messages import ClientMessage, ErrorCode
 
 __all__ = ["STORE_FAILED", "Unread", "answer_if_refused", "tell_refused"]

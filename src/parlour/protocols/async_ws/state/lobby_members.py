@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator, ValuesView
 from itertools import islice
 
 from parlour.core.effects import ConnId
-from parlour.protocols.async_ws.sessions import Session
+from parlour.protocols.async_ws.state.sessions import Session
 from parlour.protocols.async_ws.wire.messages import ObservableGame
 
 __all__ = ["Lobby"]

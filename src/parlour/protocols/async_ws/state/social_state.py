@@ -17,7 +17,7 @@ from typing import Final, Literal
 
 import msgspec
 
-from parlour.protocols.async_ws.profanity import ProfanityFilter, default_filter
+from parlour.protocols.async_ws.state.profanity import ProfanityFilter, default_filter
 from parlour.protocols.async_ws.wire.messages import PresenceUpdate
 from parlour.storage import ChatRow, DeviceGone, DeviceRow, RelationRow, ReportRow
 

@@ -19,15 +19,15 @@ from typing import Any, Protocol
 import msgspec
 
 from parlour.core.effects import ConnId, Effect, Store
-from parlour.protocols.async_ws.accounts import Account, Accounts
 from parlour.protocols.async_ws.game.game_registry import Games, public
 from parlour.protocols.async_ws.game.store_ledger import NEXT_GAME_KEY
-from parlour.protocols.async_ws.lobby_members import Lobby
-from parlour.protocols.async_ws.matchmaking import Matchmaker
-from parlour.protocols.async_ws.observers import Observers
-from parlour.protocols.async_ws.output import Output
-from parlour.protocols.async_ws.sessions import Session, Sessions
-from parlour.protocols.async_ws.social_state import ChatLog, Devices, Presence, Relations, Statistics
+from parlour.protocols.async_ws.state.known_accounts import Account, Accounts
+from parlour.protocols.async_ws.state.lobby_members import Lobby
+from parlour.protocols.async_ws.state.matchmaking import Matchmaker
+from parlour.protocols.async_ws.state.observers import Observers
+from parlour.protocols.async_ws.state.output import Output
+from parlour.protocols.async_ws.state.sessions import Session, Sessions
+from parlour.protocols.async_ws.state.social_state import ChatLog, Devices, Presence, Relations, Statistics
 from parlour.protocols.async_ws.wire.limits import AsyncLimits
 from parlour.protocols.async_ws.wire.messages import (
     GameConfiguration,

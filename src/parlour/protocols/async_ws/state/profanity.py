@@ -44,7 +44,9 @@ _RUN2: Final = re.compile(r"([^\W\d_])\1+")
 def load_words(path: str | Path | None = None) -> list[str]:
     """The words of a list file (``None``: the one shipped with Parlour)."""
     if path is None:
-        text = resources.files("parlour.protocols.async_ws").joinpath("profanity.txt").read_text("utf-8")
+        text = (
+            resources.files("parlour.protocols.async_ws.state").joinpath("profanity.txt").read_text("utf-8")
+        )
     else:
         text = Path(path).read_text("utf-8")
     return [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
