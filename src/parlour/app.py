@@ -25,7 +25,6 @@ from parlour.metrics.history import SAMPLE_SECONDS, History
 from parlour.metrics.tally import Meter, TimedRobot, robot_timer
 from parlour.node_games import ClusterGames, LocalGames, node_game_routes
 from parlour.protocols.apologies_ws import ApologiesService
-from parlour.protocols.async_ws import devices, social
 from parlour.protocols.async_ws.account_http import AccountSelfRoutes
 from parlour.protocols.async_ws.admin_http import AdminRoutes
 from parlour.protocols.async_ws.catalogue import catalogue_routes
@@ -43,6 +42,7 @@ from parlour.protocols.async_ws.placement import (
     unanswered,
     unheard,
 )
+from parlour.protocols.async_ws.players import devices, social
 from parlour.protocols.async_ws.profile_http import ProfileRoutes, stored_profiles
 from parlour.protocols.async_ws.service import AsyncService
 from parlour.protocols.async_ws.shard import ShardService

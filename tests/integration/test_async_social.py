@@ -3,7 +3,7 @@ Chat (with chat codes and commands), Presence and Switching to a Game, Buddy Lis
 Server Statistics, Observing a Game, and Multicast.
 
 One test per sequence diagram or workflow of the text, on the decisions of docs/async-decisions.md
-(S8, S13-S17, S20) and the choices documented in the docstrings of async_ws/chat.py, presence.py,
+(S8, S13-S17, S20) and the choices documented in the docstrings of async_ws/players/chat.py, presence.py,
 social.py, observe.py and phases.py. The server, its fresh store and the ``Table``/``play`` harness are those of
 test_async_workflows.py: every test makes its own accounts (unique names and unique chat texts), so
 they share one server process.

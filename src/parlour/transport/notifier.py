@@ -1,7 +1,7 @@
 """Delivery of push notifications to a deployment's webhook (docs/async-decisions.md S16).
 
 The /async service stores every notification it produces as a ``NotificationRow`` with the rest
-of its input (protocols/async_ws/notify.py): the store's table is the outbox. This task reads the
+of its input (protocols/async_ws/players/notify.py): the store's table is the outbox. This task reads the
 rows that are due, on the store's thread, POSTs each one's payload as JSON to ``notify_webhook_url``
 with the header ``Idempotency-Key: <id>``, and writes back what became of it, on the store's
 thread again: delivered (any 2xx answer), or tried again later, after ``backoff`` seconds doubling

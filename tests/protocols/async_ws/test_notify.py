@@ -8,16 +8,16 @@ import msgspec
 import pytest
 
 from parlour.core.effects import Store
-from parlour.protocols.async_ws import devices
-from parlour.protocols.async_ws.devices import (
+from parlour.protocols.async_ws.game.machine import Game
+from parlour.protocols.async_ws.game.model import AsyncGame, SeatInfo
+from parlour.protocols.async_ws.players import devices
+from parlour.protocols.async_ws.players.devices import (
     MAX_DEVICES,
     link_device,
     linked,
     restore_devices,
     unlink_device,
 )
-from parlour.protocols.async_ws.game.machine import Game
-from parlour.protocols.async_ws.game.model import AsyncGame, SeatInfo
 from parlour.protocols.async_ws.state.hub import Hub
 from parlour.protocols.async_ws.wire.messages import (
     AsyncDeviceUnlinkedRequest,

@@ -10,7 +10,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from parlour.protocols.async_ws import chat, presence, social
+from parlour.protocols.async_ws.players import chat, presence, social
 from parlour.protocols.async_ws.state.hub import AsyncLimits
 from parlour.protocols.async_ws.state.profanity import ProfanityFilter, default_filter, load_words
 from parlour.storage import ChatRow, RelationGone, RelationRow, ReportRow
@@ -704,7 +704,7 @@ def test_an_ignored_players_invitation_never_reaches_the_ignorer() -> None:
 
 def test_a_failed_commit_returns_lists_chat_reports_devices_and_ratings_to_the_store() -> None:
     from parlour.core.effects import Store
-    from parlour.protocols.async_ws import devices
+    from parlour.protocols.async_ws.players import devices
     from parlour.protocols.async_ws.state.readback import AsyncReload
     from parlour.protocols.async_ws.wire.messages import Device
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Final
 
-from parlour.protocols.async_ws.chat import SERVER
 from parlour.protocols.async_ws.game.game_registry import Games
 from parlour.protocols.async_ws.game.lifecycle import LIVE
+from parlour.protocols.async_ws.players.chat import SERVER
 from parlour.protocols.async_ws.state.hub import Hub
 from parlour.protocols.async_ws.wire.messages import ClientChatRequest
 

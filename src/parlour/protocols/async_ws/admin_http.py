@@ -44,7 +44,7 @@ from parlour.protocols.async_ws.admin_desk import (
     whole_number,
 )
 from parlour.protocols.async_ws.admin_games import AdminGames
-from parlour.protocols.async_ws.ratings import ordinal
+from parlour.protocols.async_ws.players.ratings import ordinal
 from parlour.protocols.async_ws.state.known_accounts import Account
 from parlour.storage import AuditRow, ChatRow, ReportRow
 

@@ -41,7 +41,7 @@ from parlour.api import ApiResponse, HttpRequest
 from parlour.core.effects import ConnId, Effect
 from parlour.core.rating_scale import shown_rating
 from parlour.core.service import Service
-from parlour.protocols.async_ws.ratings import ordinal
+from parlour.protocols.async_ws.players.ratings import ordinal
 from parlour.protocols.async_ws.service import AsyncService
 from parlour.protocols.async_ws.state.known_accounts import Account
 from parlour.protocols.jsonlimits import MAX_DEPTH, too_deep

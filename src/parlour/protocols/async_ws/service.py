@@ -23,11 +23,12 @@ from parlour.accounts.tokens import ExternalJwt, SessionTokens, TokenExpired, To
 from parlour.core.effects import ConnId, Effect
 from parlour.core.ids import IdSource
 from parlour.core.ratelimit import TokenBucket
-from parlour.protocols.async_ws import devices, lobby, observe, phases, play, quickplay, ratings, social
+from parlour.protocols.async_ws import lobby, observe, phases, play, quickplay
 from parlour.protocols.async_ws.game.game_registry import Games
 from parlour.protocols.async_ws.game.lifecycle import LIVE
-from parlour.protocols.async_ws.hubhost import HubHost
 from parlour.protocols.async_ws.placing import Placing, Routed
+from parlour.protocols.async_ws.players import devices, ratings, social
+from parlour.protocols.async_ws.players.hubhost import HubHost
 from parlour.protocols.async_ws.state.hub import Account, AsyncLimits, Handler, Hub, Session
 from parlour.protocols.async_ws.state.readback import AsyncReload, read_back, refusal_text
 from parlour.protocols.async_ws.state.refusals import Unread, answer_if_refused, tell_refused

@@ -26,7 +26,6 @@ from parlour.protocols.async_ws.game.game_registry import Games
 from parlour.protocols.async_ws.game.host import Notice
 from parlour.protocols.async_ws.game.lifecycle import LIVE, WATCHABLE
 from parlour.protocols.async_ws.game.model import AsyncGame, decode_game
-from parlour.protocols.async_ws.hubhost import HubHost
 from parlour.protocols.async_ws.placement import (
     EVERYONE,
     HUB,
@@ -52,6 +51,7 @@ from parlour.protocols.async_ws.placement import (
     shard_name,
     shard_of,
 )
+from parlour.protocols.async_ws.players.hubhost import HubHost
 from parlour.protocols.async_ws.state.hub import AsyncLimits, Handler, Hub, Session
 from parlour.protocols.async_ws.state.readback import AsyncReload, read_back, refusal_text
 from parlour.protocols.async_ws.state.refusals import Unread, answer_if_refused, tell_refused

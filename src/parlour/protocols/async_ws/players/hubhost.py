@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from parlour.core.effects import ConnId
-from parlour.protocols.async_ws import notify, ratings
 from parlour.protocols.async_ws.game.host import Notice, SeatRating
+from parlour.protocols.async_ws.players import notify, ratings
 from parlour.protocols.async_ws.state.hub import Hub
 from parlour.protocols.async_ws.wire.messages import ServerMessage, encode
 from parlour.storage import GameResultRow, RatingRow

@@ -24,9 +24,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
-from parlour.protocols.async_ws import chat, presence, statistics
-from parlour.protocols.async_ws.chat import LOBBY, MUTES_KEY
 from parlour.protocols.async_ws.game.lifecycle import LIVE
+from parlour.protocols.async_ws.players import chat, presence, statistics
+from parlour.protocols.async_ws.players.chat import LOBBY, MUTES_KEY
 from parlour.protocols.async_ws.state.hub import Hub, Session
 from parlour.protocols.async_ws.state.profanity import ProfanityFilter
 from parlour.protocols.async_ws.state.social_state import HISTORY

@@ -36,8 +36,8 @@ from typing import Final
 
 import msgspec
 
-from parlour.protocols.async_ws.devices import linked
 from parlour.protocols.async_ws.game.host import Notice
+from parlour.protocols.async_ws.players.devices import linked
 from parlour.protocols.async_ws.state.hub import Hub
 from parlour.storage.records import NotificationRow
 
