@@ -2,7 +2,7 @@
 "Interruptions") over the wire, against a real ``parlour serve``.
 
 One test per sequence diagram, on docs/async-decisions.md (S19, S20) and the choices documented
-in async_ws/phases.py: a robot's simultaneous seat is asked of a client with
+in async_ws/ingame/phase_requests.py: a robot's simultaneous seat is asked of a client with
 ``PlayerTimeoutRequest(expected="UpdateUserDataRequest")``; the merger is the first of
 ``next_players`` if present (else the first present player of the phase); the merge keeps the turn
 index of the commit that opened the phase (``ActionCommitedRequest.turn_index``); the window closes

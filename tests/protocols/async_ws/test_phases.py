@@ -12,7 +12,7 @@ import pytest
 from parlour.protocols.async_ws import service
 from parlour.protocols.async_ws.game.machine import Game
 from parlour.protocols.async_ws.game.model import AsyncGame, decode_game
-from parlour.protocols.async_ws.phases import MAX_WINDOW_MS, PHASE_HANDLERS
+from parlour.protocols.async_ws.ingame.phase_requests import MAX_WINDOW_MS, PHASE_HANDLERS
 from tests.protocols.async_ws.harness import Harness
 
 

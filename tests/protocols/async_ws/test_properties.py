@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from parlour.protocols.async_ws import service
 from parlour.protocols.async_ws.game.model import AsyncGame, decode_game
-from parlour.protocols.async_ws.phases import PHASE_HANDLERS
+from parlour.protocols.async_ws.ingame.phase_requests import PHASE_HANDLERS
 from tests.protocols.async_ws.harness import Harness
 
 CLIENTS = 4

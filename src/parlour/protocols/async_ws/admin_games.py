@@ -10,11 +10,11 @@ from typing import Any, Final
 from parlour.api import ApiResponse, HttpRequest
 from parlour.core.effects import Store as Remember
 from parlour.protocols.async_ws import moderation
-from parlour.protocols.async_ws.aborts import UNKNOWN
 from parlour.protocols.async_ws.account_http import error, json_reply, only
 from parlour.protocols.async_ws.admin_desk import Abort, AdminDesk, action, query_of, whole_number
 from parlour.protocols.async_ws.finished_games import PROTOCOLS, BadCursor, Cursor, decode_cursor, read_page
 from parlour.protocols.async_ws.game.lifecycle import LIVE
+from parlour.protocols.async_ws.ingame.aborts import UNKNOWN
 from parlour.protocols.async_ws.placement import MOVING, NOT_SAVED
 from parlour.protocols.async_ws.placing import Placing
 from parlour.protocols.async_ws.state.known_accounts import Account

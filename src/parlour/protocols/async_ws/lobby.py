@@ -17,7 +17,7 @@ import msgspec
 
 from parlour.core.effects import ConnId
 from parlour.protocols.async_ws.game.plans import Refusal
-from parlour.protocols.async_ws.play import refuse
+from parlour.protocols.async_ws.ingame.play import refuse
 from parlour.protocols.async_ws.players import ratings
 from parlour.protocols.async_ws.players.chat import CODE_WELCOME_LOBBY, SERVER
 from parlour.protocols.async_ws.state.hub import Hub, Session, deflated

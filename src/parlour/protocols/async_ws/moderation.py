@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from parlour.accounts.moderation import Ban, ban_words
-from parlour.protocols.async_ws.aborts import CODE_ABORTED, abort_here
 from parlour.protocols.async_ws.game.model import decode_game, encode_game
+from parlour.protocols.async_ws.ingame.aborts import CODE_ABORTED, abort_here
 from parlour.protocols.async_ws.players.chat import MUTES_KEY
 from parlour.protocols.async_ws.service import AsyncService
 from parlour.protocols.async_ws.state.known_accounts import Account

@@ -23,9 +23,10 @@ from parlour.accounts.tokens import ExternalJwt, SessionTokens, TokenExpired, To
 from parlour.core.effects import ConnId, Effect
 from parlour.core.ids import IdSource
 from parlour.core.ratelimit import TokenBucket
-from parlour.protocols.async_ws import lobby, observe, phases, play, quickplay
+from parlour.protocols.async_ws import lobby, observe, quickplay
 from parlour.protocols.async_ws.game.game_registry import Games
 from parlour.protocols.async_ws.game.lifecycle import LIVE
+from parlour.protocols.async_ws.ingame import phase_requests, play
 from parlour.protocols.async_ws.placing import Placing, Routed
 from parlour.protocols.async_ws.players import devices, ratings, social
 from parlour.protocols.async_ws.players.hubhost import HubHost
@@ -65,7 +66,7 @@ HANDLERS: Final[dict[str, Handler]] = {
     "AnswerInvitationRequest": lobby.answer_invitation,
     **play.HANDLERS,
     **devices.HANDLERS,
-    **phases.PHASE_HANDLERS,
+    **phase_requests.PHASE_HANDLERS,
     **observe.HANDLERS,
     **social.HANDLERS,
     **quickplay.HANDLERS,

@@ -20,12 +20,13 @@ import msgspec
 from parlour.core.effects import ConnId, Effect, Relay
 from parlour.core.effects import Store as StoreEffect
 from parlour.core.ids import IdSource
-from parlour.protocols.async_ws import observe, phases, play
-from parlour.protocols.async_ws.aborts import abort_here
+from parlour.protocols.async_ws import observe
 from parlour.protocols.async_ws.game.game_registry import Games
 from parlour.protocols.async_ws.game.host import Notice
 from parlour.protocols.async_ws.game.lifecycle import LIVE, WATCHABLE
 from parlour.protocols.async_ws.game.model import AsyncGame, decode_game
+from parlour.protocols.async_ws.ingame import phase_requests, play
+from parlour.protocols.async_ws.ingame.aborts import abort_here
 from parlour.protocols.async_ws.placement import (
     EVERYONE,
     HUB,
@@ -72,7 +73,7 @@ __all__ = ["ShardService"]
 log = logging.getLogger("parlour.async")
 
 #: The requests a shard answers (placement.IN_GAME but WhatsNewPussycatRequest, answered apart).
-HANDLERS: Final[dict[str, Handler]] = {**play.HANDLERS, **phases.PHASE_HANDLERS}
+HANDLERS: Final[dict[str, Handler]] = {**play.HANDLERS, **phase_requests.PHASE_HANDLERS}
 
 
 class ShardHost(HubHost):

@@ -1,5 +1,5 @@
 """Simultaneous turns and interruption windows as a game lives them (the rules Parlour follows
-where the text is silent are in the handlers' module, async_ws/phases.py): asking seats for
+where the text is silent are in the handlers' module, async_ws/ingame/phase_requests.py): asking seats for
 their user data, handing a seat to someone else, the merge, the window's close, and their
 clocks and idle timer."""
 
@@ -117,7 +117,7 @@ class Phases(Turns):
         self.begin_turn(now, pause=0)  # cancels a resume still pending
 
     def merger(self, involved: list[int]) -> int:
-        """Who merges: see the handlers' module (async_ws/phases.py)."""
+        """Who merges: see the handlers' module (async_ws/ingame/phase_requests.py)."""
         game, online = self._record, self.host.online
         first = game.seat(game.next_players[0]) if game.next_players else None
         if first is not None and (

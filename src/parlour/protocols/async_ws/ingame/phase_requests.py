@@ -56,7 +56,7 @@ from typing import Final
 
 from parlour.protocols.async_ws.game.checks import INTERRUPT_REASONS, MAX_WINDOW_MS, WindowDue
 from parlour.protocols.async_ws.game.plans import Refusal
-from parlour.protocols.async_ws.play import refuse, running
+from parlour.protocols.async_ws.ingame.play import refuse, running
 from parlour.protocols.async_ws.state.hub import Handler, Hub, Session
 from parlour.protocols.async_ws.wire.messages import (
     InterruptActionErrorRequest,
