@@ -3,7 +3,7 @@ games they make, robots after the wait, status pushes on the ticker, sign-out an
 
 from __future__ import annotations
 
-from parlour.protocols.async_ws.quickplay import STATUS_EVERY
+from parlour.protocols.async_ws.lobby.quickplay import STATUS_EVERY
 from parlour.protocols.async_ws.state.hub import AsyncLimits
 from parlour.storage import RatingRow
 from tests.protocols.async_ws.harness import Harness

@@ -2,7 +2,7 @@
 (the Scalable Server text; docs/async-decisions.md S1-S20).
 
 Frames are decoded against the declared messages (messages.py), checked (authentication, rate
-limit, size), and handed to the handlers of lobby.py and play.py, which change the hub and say
+limit, size), and handed to the handlers of lobby_requests.py and play.py, which change the hub and say
 what to send and what to store first. Connections are only a way to reach an account: games live
 on without them (S5), and a player who comes back gets the turns that wait for them.
 """
@@ -23,10 +23,10 @@ from parlour.accounts.tokens import ExternalJwt, SessionTokens, TokenExpired, To
 from parlour.core.effects import ConnId, Effect
 from parlour.core.ids import IdSource
 from parlour.core.ratelimit import TokenBucket
-from parlour.protocols.async_ws import lobby, observe, quickplay
 from parlour.protocols.async_ws.game.game_registry import Games
 from parlour.protocols.async_ws.game.lifecycle import LIVE
 from parlour.protocols.async_ws.ingame import phase_requests, play
+from parlour.protocols.async_ws.lobby import lobby_requests, observe, quickplay
 from parlour.protocols.async_ws.placing import Placing, Routed
 from parlour.protocols.async_ws.players import devices, ratings, social
 from parlour.protocols.async_ws.players.hubhost import HubHost
@@ -54,16 +54,16 @@ log = logging.getLogger("parlour.async")
 
 #: The handler of each request the service answers itself, by message name.
 HANDLERS: Final[dict[str, Handler]] = {
-    "EnterLobbyRequest": lobby.enter_lobby,
-    "ExitLobbyRequest": lobby.exit_lobby,
-    "GetLobbyListsRequest": lobby.get_lobby_lists,
-    "AskPlayerInfoRequest": lobby.ask_player_info,
-    "LobbyCreateGameRequest": lobby.create_game,
-    "LobbyJoinGameRequest": lobby.join_game,
-    "LobbyLeaveGameRequest": lobby.leave_game,
-    "LobbyStartGameRequest": lobby.start_early,
-    "EngageGameWithFriendsRequest": lobby.engage_friends,
-    "AnswerInvitationRequest": lobby.answer_invitation,
+    "EnterLobbyRequest": lobby_requests.enter_lobby,
+    "ExitLobbyRequest": lobby_requests.exit_lobby,
+    "GetLobbyListsRequest": lobby_requests.get_lobby_lists,
+    "AskPlayerInfoRequest": lobby_requests.ask_player_info,
+    "LobbyCreateGameRequest": lobby_requests.create_game,
+    "LobbyJoinGameRequest": lobby_requests.join_game,
+    "LobbyLeaveGameRequest": lobby_requests.leave_game,
+    "LobbyStartGameRequest": lobby_requests.start_early,
+    "EngageGameWithFriendsRequest": lobby_requests.engage_friends,
+    "AnswerInvitationRequest": lobby_requests.answer_invitation,
     **play.HANDLERS,
     **devices.HANDLERS,
     **phase_requests.PHASE_HANDLERS,
@@ -151,7 +151,7 @@ class AsyncService:
         for session in list(hub.sessions.values()):
             if now - session.last_seen > timeout:
                 hub.close(session.conn, GOING_AWAY, f"nothing received for {timeout:.0f} s")
-        lobby.push_lists(hub, now)
+        lobby_requests.push_lists(hub, now)
         for game_id in self.games.tick(now):
             hub.observers.forget(game_id)  # a forgotten game has nothing more to show
         observe.tick(hub, now)

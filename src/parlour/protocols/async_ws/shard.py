@@ -20,13 +20,13 @@ import msgspec
 from parlour.core.effects import ConnId, Effect, Relay
 from parlour.core.effects import Store as StoreEffect
 from parlour.core.ids import IdSource
-from parlour.protocols.async_ws import observe
 from parlour.protocols.async_ws.game.game_registry import Games
 from parlour.protocols.async_ws.game.host import Notice
 from parlour.protocols.async_ws.game.lifecycle import LIVE, WATCHABLE
 from parlour.protocols.async_ws.game.model import AsyncGame, decode_game
 from parlour.protocols.async_ws.ingame import phase_requests, play
 from parlour.protocols.async_ws.ingame.aborts import abort_here
+from parlour.protocols.async_ws.lobby import observe
 from parlour.protocols.async_ws.placement import (
     EVERYONE,
     HUB,
