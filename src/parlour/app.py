@@ -30,7 +30,10 @@ from parlour.protocols.async_ws.admin_http import AdminRoutes
 from parlour.protocols.async_ws.catalogue import catalogue_routes
 from parlour.protocols.async_ws.history import ReplayRoutes, StoredGame, StoredRole, stored_games
 from parlour.protocols.async_ws.http import AccountRoutes
-from parlour.protocols.async_ws.placement import (
+from parlour.protocols.async_ws.players import devices, social
+from parlour.protocols.async_ws.profile_http import ProfileRoutes, stored_profiles
+from parlour.protocols.async_ws.service import AsyncService
+from parlour.protocols.async_ws.shards.placement import (
     Directory,
     Router,
     WantOnline,
@@ -42,10 +45,7 @@ from parlour.protocols.async_ws.placement import (
     unanswered,
     unheard,
 )
-from parlour.protocols.async_ws.players import devices, social
-from parlour.protocols.async_ws.profile_http import ProfileRoutes, stored_profiles
-from parlour.protocols.async_ws.service import AsyncService
-from parlour.protocols.async_ws.shard import ShardService
+from parlour.protocols.async_ws.shards.shard import ShardService
 from parlour.protocols.async_ws.state.hub import NEXT_GAME_KEY, AsyncLimits
 from parlour.protocols.fish_tcp import FishService
 from parlour.protocols.streamed import aborted_tables

@@ -195,7 +195,7 @@ def test_an_answer_later_than_the_bound_fails_unless_it_is_the_last_resort_in_ti
     """An answer later than a lease and a half (and 2 s) with no fault to delay it breaks the
     promise; the connection's node telling the outcome is unknown because the owner's answer
     was lost on its way is the last resort, bound at three leases and a third (and 2 s)."""
-    from parlour.protocols.async_ws.placement import UNKNOWN_OUTCOME
+    from parlour.protocols.async_ws.shards.placement import UNKNOWN_OUTCOME
 
     lost = {
         "m": {

@@ -14,7 +14,7 @@ from parlour.cluster.node import ClusterNode
 from parlour.cluster.redisbus import Bus
 from parlour.cluster.wire import Note, Output, Released, Takeover, WireSend, decode, encode
 from parlour.core.effects import ConnId, Effect, Send
-from parlour.protocols.async_ws.placement import (
+from parlour.protocols.async_ws.shards.placement import (
     Directory,
     Gather,
     Online,

@@ -27,7 +27,7 @@ from parlour.metrics.history import Reading, merged
 from parlour.metrics.tally import Meter, Tally
 from parlour.protocols.apologies_ws import ApologiesService
 from parlour.protocols.async_ws.service import AsyncService
-from parlour.protocols.async_ws.shard import ShardService
+from parlour.protocols.async_ws.shards.shard import ShardService
 from parlour.protocols.streamed import StreamedService
 from parlour.transport.runtime import Runtime
 

@@ -13,7 +13,8 @@ import msgspec
 
 from parlour.accounts.tokens import SessionTokens
 from parlour.core.effects import Effect, Relay
-from parlour.protocols.async_ws.placement import (
+from parlour.protocols.async_ws.service import AsyncService
+from parlour.protocols.async_ws.shards.placement import (
     EVERYONE,
     HUB,
     Directory,
@@ -22,8 +23,7 @@ from parlour.protocols.async_ws.placement import (
     shard_name,
     unheard,
 )
-from parlour.protocols.async_ws.service import AsyncService
-from parlour.protocols.async_ws.shard import ShardService
+from parlour.protocols.async_ws.shards.shard import ShardService
 from parlour.protocols.async_ws.state.hub import AsyncLimits
 from tests.protocols.async_ws.harness import SECRET, Harness
 

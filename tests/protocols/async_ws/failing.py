@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 
 from parlour.core.effects import Effect
-from parlour.protocols.async_ws.shard import ShardService
+from parlour.protocols.async_ws.shards.shard import ShardService
 from parlour.storage import AsyncGameRow
 from parlour.transport.runtime import Runtime
 from tests.protocols.async_ws.harness import Harness

@@ -14,8 +14,8 @@ from types import ModuleType
 import msgspec
 import pytest
 
-from parlour.protocols.async_ws.placement import shard_name
-from parlour.protocols.async_ws.shard import ShardService
+from parlour.protocols.async_ws.shards.placement import shard_name
+from parlour.protocols.async_ws.shards.shard import ShardService
 from tests.protocols.async_ws import (
     test_forget,
     test_lobby,
@@ -239,7 +239,7 @@ def test_a_watch_and_a_request_sent_on_are_told_try_again_if_refused() -> None:
     effects away (a Store of no records, first): a watch on the shard's owner, and a request
     the hub sends on to the shard (whose note is dropped with the hub's refused commit)."""
     from parlour.core.effects import Relay, Store
-    from parlour.protocols.async_ws.placement import Watch, encode_note
+    from parlour.protocols.async_ws.shards.placement import Watch, encode_note
     from parlour.protocols.async_ws.state.readback import AsyncReload
 
     h = ClusterHarness(shards=3)
@@ -315,7 +315,7 @@ def test_a_late_sign_out_of_an_older_connection_leaves_the_newer_one_standing() 
     one that B signed in (held up on its way). Every node's directory keeps B: the player's
     games still send there, and the shard does not hand the player's turns to others."""
     from parlour.core.effects import Relay
-    from parlour.protocols.async_ws.placement import EVERYONE, Online, encode_note
+    from parlour.protocols.async_ws.shards.placement import EVERYONE, Online, encode_note
 
     h = ClusterHarness(shards=2)
     game_id, ann, _bob = _two_player_game(h)
@@ -426,7 +426,13 @@ def test_a_quick_play_game_is_placed_on_its_shard_like_any_game_that_starts() ->
 
 def test_an_abort_its_owner_could_not_store_is_answered_so_and_changes_nothing() -> None:
     from parlour.core.effects import Relay, Store
-    from parlour.protocols.async_ws.placement import NOT_SAVED, AbortDone, AbortGame, decode_note, encode_note
+    from parlour.protocols.async_ws.shards.placement import (
+        NOT_SAVED,
+        AbortDone,
+        AbortGame,
+        decode_note,
+        encode_note,
+    )
     from parlour.protocols.async_ws.state.readback import AsyncReload
 
     h = ClusterHarness(shards=3)

@@ -15,8 +15,8 @@ from parlour.protocols.async_ws.admin_desk import Abort, AdminDesk, action, quer
 from parlour.protocols.async_ws.finished_games import PROTOCOLS, BadCursor, Cursor, decode_cursor, read_page
 from parlour.protocols.async_ws.game.lifecycle import LIVE
 from parlour.protocols.async_ws.ingame.aborts import UNKNOWN
-from parlour.protocols.async_ws.placement import MOVING, NOT_SAVED
-from parlour.protocols.async_ws.placing import Placing
+from parlour.protocols.async_ws.shards.hub_placement import Placing
+from parlour.protocols.async_ws.shards.placement import MOVING, NOT_SAVED
 from parlour.protocols.async_ws.state.known_accounts import Account
 from parlour.storage.base import StoreFailure
 

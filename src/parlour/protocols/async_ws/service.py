@@ -27,9 +27,9 @@ from parlour.protocols.async_ws.game.game_registry import Games
 from parlour.protocols.async_ws.game.lifecycle import LIVE
 from parlour.protocols.async_ws.ingame import phase_requests, play
 from parlour.protocols.async_ws.lobby import lobby_requests, observe, quickplay
-from parlour.protocols.async_ws.placing import Placing, Routed
 from parlour.protocols.async_ws.players import devices, ratings, social
 from parlour.protocols.async_ws.players.hubhost import HubHost
+from parlour.protocols.async_ws.shards.hub_placement import Placing, Routed
 from parlour.protocols.async_ws.state.hub import Account, AsyncLimits, Handler, Hub, Session
 from parlour.protocols.async_ws.state.readback import AsyncReload, read_back, refusal_text
 from parlour.protocols.async_ws.state.refusals import Unread, answer_if_refused, tell_refused

@@ -18,7 +18,8 @@ import msgspec
 from parlour.core.effects import Effect, Relay, Store
 from parlour.protocols.async_ws.game.lifecycle import LIVE
 from parlour.protocols.async_ws.game.model import AsyncGame, decode_game
-from parlour.protocols.async_ws.placement import (
+from parlour.protocols.async_ws.players import notify
+from parlour.protocols.async_ws.shards.placement import (
     EVERYONE,
     IN_GAME,
     MAX_HOPS,
@@ -42,7 +43,6 @@ from parlour.protocols.async_ws.placement import (
     shard_name,
     shard_of,
 )
-from parlour.protocols.async_ws.players import notify
 from parlour.protocols.async_ws.state.hub import Hub, Session
 from parlour.protocols.async_ws.wire.messages import ClientMessage, WhatsNewPussycatRequest
 from parlour.storage import AsyncGameRow

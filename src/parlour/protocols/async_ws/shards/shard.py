@@ -27,7 +27,8 @@ from parlour.protocols.async_ws.game.model import AsyncGame, decode_game
 from parlour.protocols.async_ws.ingame import phase_requests, play
 from parlour.protocols.async_ws.ingame.aborts import abort_here
 from parlour.protocols.async_ws.lobby import observe
-from parlour.protocols.async_ws.placement import (
+from parlour.protocols.async_ws.players.hubhost import HubHost
+from parlour.protocols.async_ws.shards.placement import (
     EVERYONE,
     HUB,
     MAX_HOPS,
@@ -52,7 +53,6 @@ from parlour.protocols.async_ws.placement import (
     shard_name,
     shard_of,
 )
-from parlour.protocols.async_ws.players.hubhost import HubHost
 from parlour.protocols.async_ws.state.hub import AsyncLimits, Handler, Hub, Session
 from parlour.protocols.async_ws.state.readback import AsyncReload, read_back, refusal_text
 from parlour.protocols.async_ws.state.refusals import Unread, answer_if_refused, tell_refused
