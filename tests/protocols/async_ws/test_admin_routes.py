@@ -17,9 +17,9 @@ from parlour.accounts.limits import LoginLimiter
 from parlour.api import ApiResponse, HttpRequest
 from parlour.core.effects import ConnId, Effect, Store
 from parlour.core.service import Service
-from parlour.protocols.async_ws.account_http import AccountSelfRoutes
-from parlour.protocols.async_ws.admin_http import AdminRoutes
 from parlour.protocols.async_ws.game.model import decode_game
+from parlour.protocols.async_ws.http.account_http import AccountSelfRoutes
+from parlour.protocols.async_ws.http.admin_http import AdminRoutes
 from parlour.storage import AccountErased, AuditRow, Record, StoreFailure
 from parlour.storage.sqlite import SQLiteStore
 from tests.protocols.async_ws.cluster_harness import ClusterHarness

@@ -12,7 +12,7 @@ import msgspec
 import pytest
 
 from parlour.api import ApiResponse, HttpRequest
-from parlour.protocols.async_ws.history import REPLAY_PATH, ReplayRoutes, stored_games
+from parlour.protocols.async_ws.http.replay_http import REPLAY_PATH, ReplayRoutes, stored_games
 from parlour.storage.sqlite import SQLiteStore
 
 from .harness import Harness

@@ -1,4 +1,4 @@
-"""The HTTP routes of /async (protocols/async_ws/http.py) need of the runtime only what they
+"""The HTTP routes of /async (protocols/async_ws/http/account_routes.py) need of the runtime only what they
 declare (``Commits``: the time, and a commit to wait for): here a stand-in plays the runtime."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from parlour.accounts.limits import LoginLimiter
 from parlour.api import HttpRequest
 from parlour.core.effects import ConnId, Effect, Store
 from parlour.core.service import Service
-from parlour.protocols.async_ws.http import AccountRoutes
+from parlour.protocols.async_ws.http.account_routes import AccountRoutes
 from parlour.storage import AccountRow, StoreFailure
 from tests.protocols.async_ws.harness import Harness
 

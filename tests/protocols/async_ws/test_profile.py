@@ -1,4 +1,4 @@
-"""GET /api/profile (protocols/async_ws/profile_http.py): the body made of the store's rows, and
+"""GET /api/profile (protocols/async_ws/http/profile_http.py): the body made of the store's rows, and
 the refusals. Over the wire, against a real server: tests/integration/test_async_workflows.py."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from parlour.api import HttpRequest
-from parlour.protocols.async_ws.profile_http import PROFILE_PATH, ProfileRoutes, ProfileRows, profile_of
+from parlour.protocols.async_ws.http.profile_http import PROFILE_PATH, ProfileRoutes, ProfileRows, profile_of
 from parlour.storage import GameResultRow, Opponent, RatingRow
 from tests.protocols.async_ws.harness import Harness
 

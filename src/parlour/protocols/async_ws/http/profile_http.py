@@ -35,7 +35,7 @@ import msgspec
 
 from parlour.api import ApiResponse, HttpRequest
 from parlour.core.rating_scale import MU0, shown_rating
-from parlour.protocols.async_ws.http import named_account
+from parlour.protocols.async_ws.http.account_routes import named_account
 from parlour.protocols.async_ws.service import AsyncService
 from parlour.protocols.async_ws.state.known_accounts import Account
 from parlour.storage import GameResultRow, Opponent, Store

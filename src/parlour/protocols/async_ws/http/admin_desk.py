@@ -16,7 +16,7 @@ from parlour.accounts.moderation import ADMIN, MAX_REASON, acting_on_admin, audi
 from parlour.accounts.tokens import SessionTokens
 from parlour.api import ApiResponse, HttpRequest
 from parlour.core.effects import Store as Remember
-from parlour.protocols.async_ws.account_http import AccountSelfRoutes, StoreRuntime, error, posted
+from parlour.protocols.async_ws.http.account_http import AccountSelfRoutes, StoreRuntime, error, posted
 from parlour.protocols.async_ws.service import AsyncService
 from parlour.protocols.async_ws.state.known_accounts import Account
 from parlour.storage import AuditRow

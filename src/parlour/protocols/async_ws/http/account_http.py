@@ -6,7 +6,7 @@
 - ``POST /api/account/sign-out {}`` (signed in) -> 200 ``{"signed_out": true}``: every token
   of the account is refused from now on, this one included, and its connection is closed.
 - ``POST /api/account/delete {"password"}`` (signed in) -> 200 ``{"deleted": true}``: the
-  account's personal data is removed and its name freed (moderation.delete_account).
+  account's personal data is removed and its name freed (account_actions.delete_account).
 - ``POST /api/account/reset {"name", "reset_token", "new_password"}`` -> 200 ``{"token",
   "expires"}``: sets a password with the one-time token an admin handed over
   (``POST /api/admin/reset``); it is refused once used.
@@ -29,8 +29,8 @@ import msgspec
 from parlour.accounts.names import password_problem
 from parlour.accounts.tokens import TokenError
 from parlour.api import ApiResponse, HttpRequest
-from parlour.protocols.async_ws import moderation
-from parlour.protocols.async_ws.http import BoundRoutes, Commits
+from parlour.protocols.async_ws.http import account_actions
+from parlour.protocols.async_ws.http.account_routes import BoundRoutes, Commits
 from parlour.protocols.async_ws.state.known_accounts import Account
 from parlour.protocols.jsonlimits import MAX_DEPTH, too_deep
 from parlour.storage.base import Store, StoreFailure
@@ -200,7 +200,7 @@ class AccountSelfRoutes(BoundRoutes[StoreRuntime]):
             return wrong
         new_hash = await asyncio.to_thread(self.hash, body.new_password)
         before = _copy(account)
-        moderation.set_password(
+        account_actions.set_password(
             self.service, account, new_hash, "the password was changed: sign in again", self.runtime.clock()
         )
         failed = await self._commit(account, before)
@@ -212,7 +212,7 @@ class AccountSelfRoutes(BoundRoutes[StoreRuntime]):
             return posted
         account, _ = posted
         before = _copy(account)
-        moderation.end_sessions(self.service, account, "signed out everywhere", self.runtime.clock())
+        account_actions.end_sessions(self.service, account, "signed out everywhere", self.runtime.clock())
         failed = await self._commit(account, before)
         return failed or json_reply(HTTPStatus.OK, {"signed_out": True})
 
@@ -228,7 +228,7 @@ class AccountSelfRoutes(BoundRoutes[StoreRuntime]):
         # The finished games only the store holds, read and rewritten first (the one commit
         # below then erases everything at once); those in memory are the hub's to rename.
         in_memory = set(self.service.games)
-        rewrite = moderation.seats_renamed(account.id, moderation.alias_of(account.id))
+        rewrite = account_actions.seats_renamed(account.id, account_actions.alias_of(account.id))
         store = self.runtime.store
         games: list[tuple[int, bytes]] = []
         if store is not None:
@@ -247,7 +247,7 @@ class AccountSelfRoutes(BoundRoutes[StoreRuntime]):
         if account.revision != revision:  # deleted, signed out or banned while this waited
             return error(HTTPStatus.UNAUTHORIZED, "this session ended meanwhile; nothing was deleted")
         before = _copy(account)
-        moderation.delete_account(self.service, account, self.runtime.clock(), games)
+        account_actions.delete_account(self.service, account, self.runtime.clock(), games)
         failed = await self._commit(account, before)
         return failed or json_reply(HTTPStatus.OK, {"deleted": True})
 
@@ -276,7 +276,9 @@ class AccountSelfRoutes(BoundRoutes[StoreRuntime]):
                 HTTPStatus.UNAUTHORIZED, "the reset token was used already, or replaced by a newer one"
             )
         before = _copy(account)
-        moderation.set_password(self.service, account, new_hash, "the password was reset: sign in again", now)
+        account_actions.set_password(
+            self.service, account, new_hash, "the password was reset: sign in again", now
+        )
         failed = await self._commit(account, before)
         return failed or self._new_session(account)
 

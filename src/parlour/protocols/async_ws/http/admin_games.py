@@ -9,11 +9,17 @@ from typing import Any, Final
 
 from parlour.api import ApiResponse, HttpRequest
 from parlour.core.effects import Store as Remember
-from parlour.protocols.async_ws import moderation
-from parlour.protocols.async_ws.account_http import error, json_reply, only
-from parlour.protocols.async_ws.admin_desk import Abort, AdminDesk, action, query_of, whole_number
-from parlour.protocols.async_ws.finished_games import PROTOCOLS, BadCursor, Cursor, decode_cursor, read_page
 from parlour.protocols.async_ws.game.lifecycle import LIVE
+from parlour.protocols.async_ws.http import account_actions
+from parlour.protocols.async_ws.http.account_http import error, json_reply, only
+from parlour.protocols.async_ws.http.admin_desk import Abort, AdminDesk, action, query_of, whole_number
+from parlour.protocols.async_ws.http.finished_games import (
+    PROTOCOLS,
+    BadCursor,
+    Cursor,
+    decode_cursor,
+    read_page,
+)
 from parlour.protocols.async_ws.ingame.aborts import UNKNOWN
 from parlour.protocols.async_ws.shards.hub_placement import Placing
 from parlour.protocols.async_ws.shards.placement import MOVING, NOT_SAVED
@@ -129,7 +135,7 @@ class AdminGames(AdminDesk):
             if placing is not None and self.service.games.is_placed(game_id):
                 problem = await self._abort_on_shard(placing, game_id, body.reason)
             else:
-                problem = moderation.abort_game(self.service, game_id, body.reason, self.runtime.clock())
+                problem = account_actions.abort_game(self.service, game_id, body.reason, self.runtime.clock())
             if problem is not None:
                 self.service.effects(self.runtime.clock())  # nothing was changed: nothing to keep
                 return _refused(problem)

@@ -8,7 +8,7 @@ is answered 403 on every route. Each admin request writes an audit record (who, 
 why, to whom) in the same transaction as the change it makes; a refused one (403) is audited
 too. A change is answered once it is stored; a store that refuses it leaves nothing changed.
 
-The rule for an admin acting on an admin: refused (``moderation.acting_on_admin``, 403).
+The rule for an admin acting on an admin: refused (``parlour.accounts.moderation.acting_on_admin``, 403).
 
 Routes that need the accounts, sessions and games are the /async hub's: in a cluster they are
 forwarded to its owner like the other account routes (docs/cluster.md), so a ban there closes
@@ -26,14 +26,14 @@ import msgspec
 
 from parlour.api import ApiResponse, HttpRequest
 from parlour.core.rating_scale import shown_rating
-from parlour.protocols.async_ws import moderation
-from parlour.protocols.async_ws.account_http import (
+from parlour.protocols.async_ws.http import account_actions
+from parlour.protocols.async_ws.http.account_http import (
     RESET,
     error,
     json_reply,
     only,
 )
-from parlour.protocols.async_ws.admin_desk import (
+from parlour.protocols.async_ws.http.admin_desk import (
     Act,
     AdminRuntime,
     Named,
@@ -43,7 +43,7 @@ from parlour.protocols.async_ws.admin_desk import (
     query_of,
     whole_number,
 )
-from parlour.protocols.async_ws.admin_games import AdminGames
+from parlour.protocols.async_ws.http.admin_games import AdminGames
 from parlour.protocols.async_ws.players.ratings import ordinal
 from parlour.protocols.async_ws.state.known_accounts import Account
 from parlour.storage import AuditRow, ChatRow, ReportRow
@@ -231,7 +231,7 @@ class AdminRoutes(AdminGames):
     ) -> ApiResponse:
         now = self.runtime.clock()
         until = now + minutes * 60.0
-        moderation.mute(self.service, account, until, now)
+        account_actions.mute(self.service, account, until, now)
         record = self._audit(admin, action, target, reason, {**detail, "name": account.name, "until": until})
         failed = await self._commit(record)
         return failed or json_reply(
@@ -265,7 +265,7 @@ class AdminRoutes(AdminGames):
         now = self.runtime.clock()
         until = None if minutes is None else now + minutes * 60.0
         before = (account.ban, account.revision)
-        moderation.ban(self.service, account, reason, until, now)
+        account_actions.ban(self.service, account, reason, until, now)
         record = self._audit(admin, action, target, reason, {**detail, "name": account.name, "until": until})
         failed = await self._commit(record)
         if failed is not None:
@@ -283,7 +283,7 @@ class AdminRoutes(AdminGames):
         if account.ban is None or not account.ban.active(self.runtime.clock()):
             return error(HTTPStatus.CONFLICT, f"{account.name} is not banned")
         before = account.ban
-        moderation.unban(self.service, account)
+        account_actions.unban(self.service, account)
         failed = await self._commit(
             self._audit(admin, "unban", account.name, body.reason, {"was": list(before)})
         )
@@ -301,7 +301,7 @@ class AdminRoutes(AdminGames):
             return account
         now = self.runtime.clock()
         before = (account.password_hash, account.revision)
-        moderation.set_password(self.service, account, "", "an admin asked for a new password", now)
+        account_actions.set_password(self.service, account, "", "an admin asked for a new password", now)
         failed = await self._commit(self._audit(admin, "reset", account.name, body.reason, {}))
         if failed is not None:
             account.password_hash, account.revision = before
