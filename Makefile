@@ -83,7 +83,7 @@ soak: install
 # failing generator leaves the old file in place.
 docs: install
 	$(BIN)/python -m parlour.settings_doc > docs/settings.md.tmp && mv docs/settings.md.tmp docs/settings.md
-	$(BIN)/python -m parlour.protocols.async_ws.schema > docs/async-protocol.md.tmp \
+	$(BIN)/python -m parlour.protocols.async_ws.reference.schema > docs/async-protocol.md.tmp \
 	  && mv docs/async-protocol.md.tmp docs/async-protocol.md
 
 clean:

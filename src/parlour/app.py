@@ -25,13 +25,13 @@ from parlour.metrics.history import SAMPLE_SECONDS, History
 from parlour.metrics.tally import Meter, TimedRobot, robot_timer
 from parlour.node_games import ClusterGames, LocalGames, node_game_routes
 from parlour.protocols.apologies_ws import ApologiesService
-from parlour.protocols.async_ws.catalogue import catalogue_routes
 from parlour.protocols.async_ws.http.account_http import AccountSelfRoutes
 from parlour.protocols.async_ws.http.account_routes import AccountRoutes
 from parlour.protocols.async_ws.http.admin_http import AdminRoutes
 from parlour.protocols.async_ws.http.profile_http import ProfileRoutes, stored_profiles
 from parlour.protocols.async_ws.http.replay_http import ReplayRoutes, StoredGame, StoredRole, stored_games
 from parlour.protocols.async_ws.players import devices, social
+from parlour.protocols.async_ws.reference.catalogue import catalogue_routes
 from parlour.protocols.async_ws.service import AsyncService
 from parlour.protocols.async_ws.shards.placement import (
     Directory,

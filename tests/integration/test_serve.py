@@ -12,7 +12,7 @@ from pathlib import Path
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from parlour.protocols.async_ws.schema import schema
+from parlour.protocols.async_ws.reference.schema import schema
 from tests.processes import BIN, clean_env, free_port, serve_command, wait_for_port
 
 

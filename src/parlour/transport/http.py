@@ -183,7 +183,7 @@ class HttpSite:
 @cache
 def _async_schema() -> bytes:
     """The JSON Schema of every /async message (docs/async-decisions.md S2), built once."""
-    from parlour.protocols.async_ws.schema import schema
+    from parlour.protocols.async_ws.reference.schema import schema
 
     return json.dumps(schema()).encode()
 

@@ -10,8 +10,8 @@ import msgspec
 
 from parlour.api import ApiResponse, HttpRequest
 from parlour.games.registry import plugin
-from parlour.protocols.async_ws.catalogue import CATALOGUE_PATH, catalogue_routes
 from parlour.protocols.async_ws.game.rules import RULES
+from parlour.protocols.async_ws.reference.catalogue import CATALOGUE_PATH, catalogue_routes
 from parlour.protocols.async_ws.wire import messages
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from parlour.protocols.async_ws.schema import REGENERATE, markdown, schema
+from parlour.protocols.async_ws.reference.schema import REGENERATE, markdown, schema
 from parlour.protocols.async_ws.wire import messages as m
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "async-protocol.md"

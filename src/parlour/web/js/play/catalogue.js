@@ -1,5 +1,5 @@
 // What the server says about itself before the page plays (GET api/async/catalogue, served by
-// src/parlour/protocols/async_ws/catalogue.py): the games with their names and seat ranges, and the
+// src/parlour/protocols/async_ws/reference/catalogue.py): the games with their names and seat ranges, and the
 // words for every code its messages carry. The page keeps no copy of these: a game added to the
 // server, or a code, shows up here without touching the client.
 

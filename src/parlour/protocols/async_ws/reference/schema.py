@@ -4,7 +4,7 @@
 docs/async-protocol.md, so the declarations in messages.py, the schema and the document cannot drift
 (a test compares the file with ``markdown()``). Regenerate the document with::
 
-    python -m parlour.protocols.async_ws.schema > docs/async-protocol.md
+    python -m parlour.protocols.async_ws.reference.schema > docs/async-protocol.md
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from parlour.protocols.async_ws.wire.messages import EXTENSION, EXTENSIONS, Clie
 
 __all__ = ["REGENERATE", "main", "markdown", "schema"]
 
-REGENERATE: Final = "python -m parlour.protocols.async_ws.schema > docs/async-protocol.md"
+REGENERATE: Final = "python -m parlour.protocols.async_ws.reference.schema > docs/async-protocol.md"
 _DEFS: Final = "#/$defs/"
 _EXTENSIONS: Final = frozenset(cls.__name__ for cls in EXTENSIONS)
 
@@ -251,7 +251,7 @@ def markdown() -> str:
     for name in structures:
         lines += _section(name, defs[name], None)
     # Imported here: the examples run the service, which the schema alone does not need.
-    from parlour.protocols.async_ws.examples import render
+    from parlour.protocols.async_ws.reference.examples import render
 
     lines += [render()]
     return "\n".join(lines).rstrip("\n") + "\n"
