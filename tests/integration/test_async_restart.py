@@ -238,7 +238,7 @@ def test_sigkill_in_the_middle_of_a_simultaneous_turn(server: Server) -> None:
         assert (report["status"], report["turn_index"], report.get("state")) == ("RUNNING", index, "toto"), (
             report
         )
-        # B still owes its data: coming back, it is asked for it (phases.py, resend).
+        # B still owes its data: coming back, it is asked for it (game/phases.py, resend_data).
         asked = await b.client.expect("UserDataUpdateRequiredRequest", game_id=game_id)
         assert (asked["state"], asked["turn_index"]) == ("toto", index), asked
         await a.client.no_message("ActionRequiredRequest")

@@ -3,10 +3,10 @@ Chat (with chat codes and commands), Presence and Switching to a Game, Buddy Lis
 Server Statistics, Observing a Game, and Multicast.
 
 One test per sequence diagram or workflow of the text, on the decisions of docs/async-decisions.md
-(S8, S13-S17, S20) and the choices documented in the docstrings of async_ws/players/chat.py, presence.py,
-social.py, observe.py and phases.py. The server, its fresh store and the ``Table``/``play`` harness are those of
-test_async_workflows.py: every test makes its own accounts (unique names and unique chat texts), so
-they share one server process.
+(S8, S13-S17, S20) and the choices documented in the docstrings of async_ws/players/chat.py,
+presence.py and social.py, lobby/observe.py and ingame/phase_requests.py. The server, its fresh
+store and the ``Table``/``play`` harness are those of test_async_workflows.py: every test makes its
+own accounts (unique names and unique chat texts), so they share one server process.
 
 Pushes come on the server's own rhythm (lists at most every 2 s, presence batches at most every
 second, S8, S15): the tests wait for the message with a bounded timeout and never sleep for it.
@@ -930,7 +930,7 @@ def test_observing_refusals(port: int) -> None:
 
 def test_multicast_to_all_present_players(port: int) -> None:
     """The Multicast diagram: MulticastDataRequest(data=A) -> ClientDataRequest(data=A) to A, B, C.
-    Observers get nothing (phases.py: the data is the players')."""
+    Observers get nothing (ingame/phase_requests.py: the data is the players')."""
 
     async def scenario(table: Table) -> None:
         a, b, c = (await table.player("mcA")), (await table.player("mcB")), (await table.player("mcC"))
@@ -997,7 +997,7 @@ def test_multicast_to_recipients(port: int) -> None:
         for player in (a, b, c):
             await player.client.no_message("ClientDataRequest", data="x")
 
-        # Only active players multicast (phases.py): not one who forfeited.
+        # Only active players multicast (ingame/phase_requests.py): not one who forfeited.
         await c.client.send({"type": "GameForfeitRequest", "game_id": game_id})
         await c.client.expect("GameForfeitedRequest", game_id=game_id, player_id=3)
         rid = request_id("forfeited")

@@ -1,13 +1,13 @@
 """Delivery of push notifications to a deployment's webhook (docs/async-decisions.md S16).
 
-The /async service stores every notification it produces as a ``NotificationRow`` with the rest
-of its input (protocols/async_ws/players/notify.py): the store's table is the outbox. This task reads the
-rows that are due, on the store's thread, POSTs each one's payload as JSON to ``notify_webhook_url``
-with the header ``Idempotency-Key: <id>``, and writes back what became of it, on the store's
-thread again: delivered (any 2xx answer), or tried again later, after ``backoff`` seconds doubling
-at each failure up to ``max_backoff``. After ``1 + retries`` attempts (or an answer that says a
-retry cannot help: a 4xx other than 408, 425 and 429) it gives up: the row is kept, with its next
-attempt set far in the future, and one WARNING says so.
+The /async service stores every notification it produces as a ``NotificationRow`` with the rest of
+its input (protocols/async_ws/players/notify.py): the store's table is the outbox. This task reads
+the rows that are due, on the store's thread, POSTs each one's payload as JSON to
+``notify_webhook_url`` with the header ``Idempotency-Key: <id>``, and writes back what became of it,
+on the store's thread again: delivered (any 2xx answer), or tried again later, after ``backoff``
+seconds doubling at each failure up to ``max_backoff``. After ``1 + retries`` attempts (or an answer
+that says a retry cannot help: a 4xx other than 408, 425 and 429) it gives up: the row is kept, with
+its next attempt set far in the future, and one WARNING says so.
 
 At least once: a row is marked only after its POST, so a crash (or a stop) in between sends it
 again; the id is the same, so the receiver can drop the duplicate.

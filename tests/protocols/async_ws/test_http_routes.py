@@ -1,5 +1,6 @@
-"""The HTTP routes of /async (protocols/async_ws/http/account_routes.py) need of the runtime only what they
-declare (``Commits``: the time, and a commit to wait for): here a stand-in plays the runtime."""
+"""The HTTP routes of /async (protocols/async_ws/http/account_routes.py) need of the runtime only
+what they declare (``Commits``: the time, and a commit to wait for): here a stand-in plays the
+runtime."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Games placed on shards (placement.py, placing.py, shard.py): the /async scenarios of one
-server, played again through a cluster's hub, shard owners, directory and router
+"""Games placed on shards (shards/: placement.py, hub_placement.py, shard.py): the /async scenarios
+of one server, played again through a cluster's hub, shard owners, directory and router
 (cluster_harness.py), and what only a cluster does."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""GET /api/profile (protocols/async_ws/http/profile_http.py): the body made of the store's rows, and
-the refusals. Over the wire, against a real server: tests/integration/test_async_workflows.py."""
+"""GET /api/profile (protocols/async_ws/http/profile_http.py): the body made of the store's rows,
+and the refusals. Over the wire, against a real server: tests/integration/test_async_workflows.py."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Server-side rules of /async (docs/async-decisions.md S9): parlour.protocols.async_ws.game.rules."""
+"""Server-side rules of /async (docs/async-decisions.md S9):
+parlour.protocols.async_ws.game.rules."""
 
 from __future__ import annotations
 

@@ -1,10 +1,10 @@
 """The /async service: the sans-I/O side of the Scalable Server workflows
 (the Scalable Server text; docs/async-decisions.md S1-S20).
 
-Frames are decoded against the declared messages (messages.py), checked (authentication, rate
-limit, size), and handed to the handlers of lobby_requests.py and play.py, which change the hub and say
-what to send and what to store first. Connections are only a way to reach an account: games live
-on without them (S5), and a player who comes back gets the turns that wait for them.
+Frames are decoded against the declared messages (wire/messages.py), checked (authentication, rate
+limit, size), and handed to the handlers (lobby/, ingame/, players/), which change the hub and say
+what to send and what to store first. Connections are only a way to reach an account: games live on
+without them (S5), and a player who comes back gets the turns that wait for them.
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ class AsyncService:
         #: The games: one registry, speaking to the rest of /async through one adapter.
         self.games = Games(HubHost(self.hub), self.hub.limits, ids)
         self.hub.games = self.games
-        #: The hub of a cluster (placement.py): started games run on the owners of their
+        #: The hub of a cluster (shards/placement.py): started games run on the owners of their
         #: ``shards``; 0: every game runs here (one server).
         self.placing = Placing(self.hub, shards) if shards else None
         self.tokens = tokens
@@ -196,7 +196,7 @@ class AsyncService:
         }
 
     def noted(self, data: bytes, now: float) -> list[Effect]:
-        """A note from a shard's owner or a node (a cluster's hub only; placement.py)."""
+        """A note from a shard's owner or a node (a cluster's hub only; shards/placement.py)."""
         placing = self.placing
         if placing is None:
             return []
@@ -336,7 +336,7 @@ class AsyncService:
     def _refused(
         self, conn: ConnId, request: ClientMessage | Unread, code: ErrorCode, confirmed: bool
     ) -> None:
-        """The effects of ``request`` were refused (refusals.py): its error, echoing its
+        """The effects of ``request`` were refused (state/refusals.py): its error, echoing its
         request_id, goes out with the effects of ``store_failed``, which the runtime calls
         next (unless its connection is gone)."""
         if conn in self.hub.sessions:
@@ -471,8 +471,8 @@ class AsyncService:
         return found
 
     def end_session(self, session: Session, now: float) -> None:
-        """Sign a session out now, its connection being closed (moderation.py): nothing it sends
-        before the socket is gone counts as the account's."""
+        """Sign a session out now, its connection being closed (http/account_actions.py): nothing
+        it sends before the socket is gone counts as the account's."""
         if session.player_id is not None:
             self._sign_out(session, now)
 

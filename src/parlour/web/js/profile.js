@@ -1,7 +1,8 @@
-// A player's profile (profile.html?name=NAME): GET api/profile (src/parlour/protocols/async_ws/
-// profile_http.py) drawn as the ratings now, their history per game (uPlot, vendored for the admin
-// page), the recent games with their replays (GET api/async/replay, stepped through on the boards
-// of the play page) and the record against each opponent. Every player's name links to theirs.
+// A player's profile (profile.html?name=NAME): GET api/profile
+// (src/parlour/protocols/async_ws/http/profile_http.py) drawn as the ratings now, their history per
+// game (uPlot, vendored for the admin page), the recent games with their replays (GET
+// api/async/replay, stepped through on the boards of the play page) and the record against each
+// opponent. Every player's name links to theirs.
 
 import uPlot from "../vendor/uplot/uPlot.esm.js";
 import { createRulesBoard } from "./boards/index.js";

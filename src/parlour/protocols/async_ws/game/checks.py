@@ -1,7 +1,7 @@
 """The checks of each request a game answers: the game as it is and the request in, a refusal
 or a plan out (plans.py). Nothing here changes a game; the texts are the protocol's errors
-(the Scalable Server text; the choices Parlour makes where it is silent are in play.py and
-phases.py, the handlers' modules)."""
+(the Scalable Server text; the choices Parlour makes where it is silent are in the handlers'
+modules, ingame/play.py and ingame/phase_requests.py)."""
 
 from __future__ import annotations
 

@@ -45,7 +45,7 @@ class Games:
         self._games: dict[int, Game] = {}
         #: The next game id (S6: never reused while the store lives; restored from it).
         self.next_id = 1
-        #: In a cluster's hub: whether a game runs on its shard's owner (placement.py), where
+        #: In a cluster's hub: whether a game runs on its shard's owner (shards/placement.py), where
         #: this registry keeps only a copy to read (its seats, its status until it ends) and
         #: never runs it. None: every game runs here.
         self.placed: Callable[[AsyncGame], bool] | None = None

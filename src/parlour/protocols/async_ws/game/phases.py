@@ -1,7 +1,7 @@
-"""Simultaneous turns and interruption windows as a game lives them (the rules Parlour follows
-where the text is silent are in the handlers' module, async_ws/ingame/phase_requests.py): asking seats for
-their user data, handing a seat to someone else, the merge, the window's close, and their
-clocks and idle timer."""
+"""Simultaneous turns and interruption windows as a game lives them (the rules Parlour follows where
+the text is silent are in the handlers' module, async_ws/ingame/phase_requests.py): asking seats for
+their user data, handing a seat to someone else, the merge, the window's close, and their clocks and
+idle timer."""
 
 from __future__ import annotations
 

@@ -166,8 +166,8 @@ class Invite(NamedTuple):
 
 
 class Matched(NamedTuple):
-    """A game quick play found (matchmaking.py): ``players`` in their seats in this order, then
-    ``robots`` robot seats; it starts at once (everyone asked for it by queueing)."""
+    """A game quick play found (state/matchmaking.py): ``players`` in their seats in this order,
+    then ``robots`` robot seats; it starts at once (everyone asked for it by queueing)."""
 
     config: GameConfiguration
     players: tuple[int, ...]

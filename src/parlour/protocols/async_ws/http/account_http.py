@@ -1,4 +1,4 @@
-"""A player's own account over HTTP JSON, beside the routes of http.py:
+"""A player's own account over HTTP JSON, beside the routes of account_routes.py:
 
 - ``POST /api/account/password {"password", "new_password"}`` (signed in) -> 200 ``{"token",
   "expires"}``: the new password holds, every other session ends (their tokens are refused

@@ -8,7 +8,8 @@ is answered 403 on every route. Each admin request writes an audit record (who, 
 why, to whom) in the same transaction as the change it makes; a refused one (403) is audited
 too. A change is answered once it is stored; a store that refuses it leaves nothing changed.
 
-The rule for an admin acting on an admin: refused (``parlour.accounts.moderation.acting_on_admin``, 403).
+The rule for an admin acting on an admin: refused
+(``parlour.accounts.moderation.acting_on_admin``, 403).
 
 Routes that need the accounts, sessions and games are the /async hub's: in a cluster they are
 forwarded to its owner like the other account routes (docs/cluster.md), so a ban there closes

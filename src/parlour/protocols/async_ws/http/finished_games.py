@@ -82,7 +82,7 @@ def _async(row: AsyncGameRow) -> dict[str, Any]:
         replayable = False  # listed all the same: an operator should see a corrupt record
     else:
         players = [seat.name for seat in game.seats]
-        # The server knows the moves of server-rules games only (history.py).
+        # The server knows the moves of server-rules games only (replay_http.py).
         replayable = game.server_rules
     return {
         "protocol": "async",

@@ -16,7 +16,7 @@ that name, 400 without a name.
 - ``recent``: its last RECENT_GAMES ended games, newest first, with every seat; ``rank`` and
   ``score`` are null for an aborted game, ``rating`` and ``change`` (what the game changed of
   the shown rating) null for a game that did not rate it. Their replays are
-  ``GET /api/async/replay?game_id=`` (history.py), for whoever may read them.
+  ``GET /api/async/replay?game_id=`` (replay_http.py), for whoever may read them.
 - ``opponents``: wins, losses and draws against each account or robot it finished a game with
   (by rank), most games first.
 

@@ -1,5 +1,5 @@
 """An admin's abort of a live /async game, sans I/O: the same on one server's hub and
-on the owner of a cluster's shard (shard.py), where a started game runs. The players are told
+on the owner of a cluster's shard (shards/shard.py), where a started game runs. The players are told
 the reason by a server line in the game's chat, then the game is aborted as when nobody is left
 to play (GameAbortedRequest; ABORTING until its humans confirm)."""
 
@@ -16,7 +16,7 @@ from parlour.protocols.async_ws.wire.messages import ClientChatRequest
 __all__ = ["CODE_ABORTED", "UNKNOWN", "abort_here"]
 
 #: The chat code of the server's line that tells a game's players why an admin aborted it
-#: (Parlour's own, after chat.py's codes).
+#: (Parlour's own, after players/chat.py's codes).
 CODE_ABORTED: Final = 10
 #: Why an abort is refused when no live game has the id.
 UNKNOWN: Final = "no live /async game has this id"

@@ -2,7 +2,7 @@
 Turn", "Pausing Clock in a simultaneous turn", "Interruptions", "Multicast"; docs/async-decisions.md
 S9, S10, S20).
 
-A game is in one of three phases (``AsyncGame.phase``, model.py): ``TURN`` (including the merge
+A game is in one of three phases (``AsyncGame.phase``, game/model.py): ``TURN`` (including the merge
 turn that follows the two others), ``SIMULTANEOUS`` or ``INTERRUPTION``; the game lives them
 (game/phases.py) and checks their requests (game/checks.py); this module routes the requests.
 Only ``rules: "client"`` games enter them: with a rules plugin (S9) Parlour orders the turns

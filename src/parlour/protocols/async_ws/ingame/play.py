@@ -6,10 +6,10 @@ that a robot must play (an invited robot, a forfeiter, a player out of time or i
 by a client the server asks with PlayerTimeoutRequest. With a rules plugin (S9) the server
 computes everything and plays those seats itself.
 
-Each handler looks the game up, asks it for a plan (the game unchanged), and sends the refusal
-or applies the plan; simultaneous turns, interruptions and multicast are routed the same way by
-phases.py. Observers (S17) get every game event the players get: a message meant for one seat
-goes to them as a copy, with the spectator view under server rules, never the seat's.
+Each handler looks the game up, asks it for a plan (the game unchanged), and sends the refusal or
+applies the plan; simultaneous turns, interruptions and multicast are routed the same way by
+phase_requests.py. Observers (S17) get every game event the players get: a message meant for one
+seat goes to them as a copy, with the spectator view under server rules, never the seat's.
 """
 
 from __future__ import annotations

@@ -323,7 +323,7 @@ def ask_player_info(hub: Hub, session: Session, msg: AskPlayerInfoRequest, now: 
     hub.send(session.conn, LobbyPlayerInfoRequest(player=player, request_id=msg.request_id))
 
 
-# -- Games before they start: routed to the registry (games.py) and the game ------------------------
+# -- Games before they start: routed to their owner (game/game_registry.py) and the game ---------
 
 
 def create_game(hub: Hub, session: Session, msg: LobbyCreateGameRequest, now: float) -> None:

@@ -1,9 +1,9 @@
 """Quick play (Parlour extensions; docs/async.md "Quick play"): the requests that join and leave
 matchmaking queues, the games the queues find, and the pushes that show a player their wait.
 
-The queues are the hub's ``matchmaker`` (matchmaking.py, sans I/O); these handlers hold no state.
-A game found is made through the registry (``Games.plan_match`` / ``match``) and starts at once,
-the same start as an invitation whose last invitee accepts, so everything after it (robots,
+The queues are the hub's ``matchmaker`` (state/matchmaking.py, sans I/O); these handlers hold no
+state. A game found is made through the registry (``Games.plan_match`` / ``match``) and starts at
+once, the same start as an invitation whose last invitee accepts, so everything after it (robots,
 clocks, placement on a shard in a cluster) is the ordinary path.
 
 Queues are not stored: a queue lives as long as its player stays signed in. Signing out ends
@@ -37,7 +37,8 @@ __all__ = ["HANDLERS", "STATUS_EVERY", "join_queue", "leave_queue", "signed_out"
 
 #: How often a waiting player is shown their queues (the time waited, the window as it widens).
 STATUS_EVERY: Final = 5.0
-#: The rating of a player with no rated game of a type: the model's default mu (ratings.py's).
+#: The rating of a player with no rated game of a type: the model's default mu
+#: (players/ratings.py's).
 DEFAULT_MU: Final = PlackettLuce().mu
 
 

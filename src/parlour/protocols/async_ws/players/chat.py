@@ -1,6 +1,6 @@
 """Chat and its commands (the Scalable Server text "Chat", "Chat codes", "Chat commands";
 docs/async-decisions.md S8, S10, S14). What is kept between lines (history, numbers, mutes,
-report cooldowns, the profanity filter) is the hub's ``ChatLog`` (social_state.py).
+report cooldowns, the profanity filter) is the hub's ``ChatLog`` (state/social_state.py).
 
 Decisions where the text is silent, beside S14:
 

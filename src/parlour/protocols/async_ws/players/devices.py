@@ -9,7 +9,7 @@ the device from the account it is signed in with before it signs in with another
 ``GCM`` is declared in the messages only so that old clients get a clear refusal: Google no
 longer runs it (the text's note), so it is never linked.
 
-The links are held by the hub's ``Devices`` (social_state.py), stored as ``DeviceRow`` /
+The links are held by the hub's ``Devices`` (state/social_state.py), stored as ``DeviceRow`` /
 ``DeviceGone`` records before anything of the same input is shown, and restored from
 ``Store.devices()`` after a restart (``restore_devices``).
 """

@@ -1,6 +1,6 @@
 """Presence (the Scalable Server text "Presence", "Switching to a Game"; docs/async-decisions.md
 S15). What each connection monitors, subscribed to and switched to is the hub's ``Presence``
-(social_state.py).
+(state/social_state.py).
 
 Decisions where the text is silent, beside S15:
 

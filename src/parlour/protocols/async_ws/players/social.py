@@ -2,10 +2,10 @@
 "Ignore List"), and the hooks and request table of chat.py, presence.py and statistics.py
 (docs/async-decisions.md S10, S14, S15).
 
-Handlers have lobby.py's and play.py's shape, ``handler(hub, session, msg, now)``, and are listed
-in ``HANDLERS`` by message type. What they keep between inputs is held by the hub's owners of
-social_state.py (``hub.relations``, ``hub.chat_log``, ``hub.presence_state``, ``hub.statistics``),
-made with the hub. The service calls these hooks:
+Handlers have the shape of every handler of /async, ``handler(hub, session, msg, now)``, and are
+listed in ``HANDLERS`` by message type. What they keep between inputs is held by the hub's owners
+of state/social_state.py (``hub.relations``, ``hub.chat_log``, ``hub.presence_state``,
+``hub.statistics``), made with the hub. The service calls these hooks:
 
 - ``signed_in(hub, player_id, now)`` once an AsyncAuthRequest succeeded (``hub.online`` set);
 - ``signed_out(hub, player_id, now)`` when the account's last connection is gone;

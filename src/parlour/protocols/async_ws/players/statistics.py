@@ -1,6 +1,6 @@
 """Server statistics (the Scalable Server text "Server Statistics"; docs/async-decisions.md
 S8): the figures once, or again whenever they change while subscribed. The subscriptions are the
-hub's ``Statistics`` (social_state.py).
+hub's ``Statistics`` (state/social_state.py).
 """
 
 from __future__ import annotations

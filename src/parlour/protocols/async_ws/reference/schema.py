@@ -1,8 +1,8 @@
 """The JSON Schema of the /async protocol and the protocol reference generated from it (S2).
 
 ``schema()`` is what ``GET /async/schema.json`` serves; ``markdown()`` renders the same schema as
-docs/async-protocol.md, so the declarations in messages.py, the schema and the document cannot drift
-(a test compares the file with ``markdown()``). Regenerate the document with::
+docs/async-protocol.md, so the declarations in wire/messages.py, the schema and the document cannot
+drift (a test compares the file with ``markdown()``). Regenerate the document with::
 
     python -m parlour.protocols.async_ws.reference.schema > docs/async-protocol.md
 """

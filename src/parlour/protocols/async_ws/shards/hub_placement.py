@@ -112,7 +112,8 @@ class Placing:
         if game_id is None or not hub.games.is_placed(game_id):
             return False
         if kind == "StartObserveGameRequest" or kind == "StopObserveGameRequest":
-            return False  # the hub checks what it knows first (observe.py), then tells the shard
+            # the hub checks what it knows first (lobby/observe.py), then tells the shard
+            return False
         if kind not in IN_GAME:
             return False
         assert session.player_id is not None

@@ -133,7 +133,7 @@ class ShardService:
         hub.accounts = directory.accounts
         self.games = Games(ShardHost(hub), limits, ids)
         hub.games = self.games
-        #: What the hub's copy of each game shows: its status and seat states (placing.py).
+        #: What the hub's copy of each game shows: its status and seat states (hub_placement.py).
         self._told: dict[int, tuple[str, tuple[str, ...]]] = {}
         #: Reads one game from the store and hands it to ``found`` (or ``unread``): set by the
         #: node, which does the reading; None: games are never read one by one.

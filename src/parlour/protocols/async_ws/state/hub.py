@@ -1,11 +1,11 @@
 """The /async service's state and the ways it speaks: the composition of its owners (who is
 connected, the lobby, observers, the social side, the output), the accounts and the games.
 
-Handlers (lobby.py, play.py, service.py, ...) are functions of the hub, a session and a message;
-they never do I/O. Each piece of state has one owner, made here once per service and reached
-through the hub (``hub.lobby``, ``hub.relations``...); a handler changes it through that owner's
-methods. One input's effects are collected by ``hub.output`` and returned to the transport, which
-stores the records before it sends anything (docs/async-decisions.md S10).
+Handlers (lobby/, ingame/, players/ and service.py) are functions of the hub, a session and a
+message; they never do I/O. Each piece of state has one owner, made here once per service and
+reached through the hub (``hub.lobby``, ``hub.relations``...); a handler changes it through that
+owner's methods. One input's effects are collected by ``hub.output`` and returned to the transport,
+which stores the records before it sends anything (docs/async-decisions.md S10).
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ class Hub:
     (hubhost.HubHost)."""
 
     games: Games
-    #: A cluster's hub: where started games go (placing.py); None on one server.
+    #: A cluster's hub: where started games go (shards/hub_placement.py); None on one server.
     placing: Placing | None = None
 
     def __init__(self, limits: AsyncLimits, rng: Random) -> None:

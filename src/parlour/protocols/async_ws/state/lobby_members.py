@@ -8,11 +8,11 @@ until the membership changes, so that the transport recognises them as one audie
 is the one place that changes membership, and it keeps the three together: entering, leaving, a
 game starting, signing out and a replaced connection all come through it.
 
-The lists are pushed in two forms (lobby.py builds them): the seed's whole or capped lists, and a
-Parlour extension's deltas. For the deltas this owner keeps what changed since the last push: the
-players who entered, left or changed presence, and the games whose place in the open-games list
-may have changed (the games say which through ``lists_changed``). It also keeps the open games as
-they are listed, so that no push reads every game of the service.
+The lists are pushed in two forms (lobby/lobby_requests.py builds them): the seed's whole or capped
+lists, and a Parlour extension's deltas. For the deltas this owner keeps what changed since the last
+push: the players who entered, left or changed presence, and the games whose place in the open-games
+list may have changed (the games say which through ``lists_changed``). It also keeps the open games
+as they are listed, so that no push reads every game of the service.
 """
 
 from __future__ import annotations
@@ -54,7 +54,8 @@ class Lobby:
     def __init__(self, cap: int = 0) -> None:
         #: The cap of the seed's lists (AsyncLimits.list_cap; 0: none).
         self.cap = cap
-        #: Each member as the lists show it, JSON-encoded (lobby.py): a list is made of these.
+        #: Each member as the lists show it, JSON-encoded (lobby/lobby_requests.py): a list is made
+        #: of these.
         self.fragments: dict[int, bytes] = {}
         #: account id -> its session, in the order they entered (members are signed in: leaving
         #: comes first when a connection goes or is replaced).
@@ -72,18 +73,20 @@ class Lobby:
         #: ``_rescan`` when one could not say which (a reload), and at first (restored games).
         self._dirty_games: set[int] = set()
         self._rescan = True
-        #: The open games as listed (kept by lobby.py from the games' word), by game id.
+        #: The open games as listed (kept by lobby/lobby_requests.py from the games' word), by game
+        #: id.
         self.open_games: dict[int, ObservableGame] = {}
         #: The ids of the games whose entry in ``open_games`` changed since the last push.
         self.moved_games: set[int] = set()
-        #: Built lists (lobby.py), good until the next push: a list a little older than the
-        #: lobby is still right for whoever gets it, as the next push sends what changed since
-        #: the last one (docs/async.md "Lobby lists").
+        #: Built lists (lobby/lobby_requests.py), good until the next push: a list a little older
+        #: than the lobby is still right for whoever gets it, as the next push sends what changed
+        #: since the last one (docs/async.md "Lobby lists").
         self.cache: dict[str, str] = {}
-        #: The ids in the shared window of the capped list (lobby.py), with ``cache``.
+        #: The ids in the shared window of the capped list (lobby/lobby_requests.py), with
+        #: ``cache``.
         self.window: frozenset[int] = frozenset()
         #: The window's deflate stream before its closing bracket, and what it gave so far
-        #: (lobby.py), made with ``cache["window"]``.
+        #: (lobby/lobby_requests.py), made with ``cache["window"]``.
         self.window_stream: tuple[zlib._Compress, bytes] = (zlib.compressobj(), b"")
 
     def __contains__(self, player_id: object) -> bool:
@@ -197,7 +200,7 @@ class Lobby:
 
     def games_to_read(self) -> tuple[bool, set[int]]:
         """Whether every game must be read again, and the games to read again (both cleared):
-        lobby.py reads them into ``open_games`` and ``moved_games``."""
+        lobby/lobby_requests.py reads them into ``open_games`` and ``moved_games``."""
         rescan, dirty = self._rescan, self._dirty_games
         self._rescan, self._dirty_games = False, set()
         return rescan, dirty

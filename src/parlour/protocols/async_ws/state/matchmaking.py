@@ -2,7 +2,7 @@
 
 One ``Matchmaker`` per hub (the lobby's owner: one in a cluster, where queue requests reach it as
 every lobby request does). It knows account ids, ratings and times, never a connection or a
-message: the handlers of quickplay.py ask it and turn its answers into messages and games.
+message: the handlers of lobby/quickplay.py ask it and turn its answers into messages and games.
 
 A queue is a game type, a seat count and ranked or not (``QueueKey``). Each player waiting in it
 holds a ``Ticket`` with their rating for that game type (OpenSkill's mu, read when they joined)

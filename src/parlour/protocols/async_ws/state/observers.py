@@ -1,6 +1,6 @@
 """Who watches which game, and who subscribed to the observable game list
 (the Scalable Server text "Observable Game List", "Observing a Game"; docs/async-decisions.md
-S17). The requests are observe.py's; the games read ``get`` to copy their events to observers.
+S17). The requests are lobby/observe.py's; the games read ``get`` to copy their events to observers.
 """
 
 from __future__ import annotations

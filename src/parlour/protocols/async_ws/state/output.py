@@ -78,7 +78,8 @@ class Output:
         self._effects.append(Close(conn, code, reason))
 
     def relay(self, to: str, data: bytes) -> None:
-        """A note for another owner of a cluster (placement.py), released after the records."""
+        """A note for another owner of a cluster (shards/placement.py), released after the
+        records."""
         self._effects.append(Relay(to, data))
 
     def store(self, *records: Record) -> None:

@@ -35,9 +35,9 @@ class Session:
     #: Whether this connection takes the lobby lists as deltas (a Parlour extension:
     #: EnterLobbyRequest.deltas, GetLobbyListsRequest), kept by the lobby (Lobby.take_deltas).
     lobby_deltas: bool = False
-    #: This session's own capped player list (lobby.py), with what it was made of (the shared
-    #: window's text and the buddies shown), so that a push builds it again only when that
-    #: changed.
+    #: This session's own capped player list (lobby/lobby_requests.py), with what it was made of
+    #: (the shared window's text and the buddies shown), so that a push builds it again only when
+    #: that changed.
     lobby_own: tuple[str, tuple[int, ...], str] | None = None
 
     def player(self) -> int:

@@ -1,7 +1,7 @@
-"""The owners of the /async social side's state (docs/async-decisions.md S14-S16): buddy and
-ignore lists, chat history and moderation, presence monitoring, statistics subscriptions and push
-devices. One of each per service, made with the hub (hub.py) and passed to the handlers through
-it; the requests are chat.py's, presence.py's, social.py's and devices.py's.
+"""The owners of the /async social side's state (docs/async-decisions.md S14-S16): buddy and ignore
+lists, chat history and moderation, presence monitoring, statistics subscriptions and push devices.
+One of each per service, made with the hub (hub.py) and passed to the handlers through it; the
+requests are those of players/: chat.py's, presence.py's, social.py's and devices.py's.
 
 These classes hold data and keep their own invariants (both directions of a relation, the
 history's length, a connection's monitoring ended in one call); they send nothing and store

@@ -6,8 +6,9 @@ Every message is a ``msgspec.Struct`` tagged on ``type`` with the exact name the
 ``{"type": "<MessageName>", ...fields}`` (S1). The field names are the text's where it gives one
 (``finalScores`` and ``sessionToken`` included, S1), S19/S20 where the text is open or contradicts
 itself, and a plain snake_case name otherwise: each such choice says so and cites the row of the
-text's messages it fills (docs/async-decisions.md). The JSON Schema and docs/async-protocol.md are generated from
-these declarations (schema.py), so docstrings here are the protocol reference: keep them accurate.
+text's messages it fills (docs/async-decisions.md). The JSON Schema and docs/async-protocol.md are
+generated from these declarations (reference/schema.py), so docstrings here are the protocol
+reference: keep them accurate.
 
 Ids (S6): global ids are positive account ids, local ids are seats 1..max_players, game ids are
 positive. Opaque payloads (states, summaries, user data, multicast data) are JSON strings (S1).

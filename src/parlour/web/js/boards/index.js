@@ -2,7 +2,8 @@
 //
 // - The classic Apologies page (app.js, replay.js): createBoard("apologies", host, {onPawn(key),
 //   onTarget(target)}) and render(scene) with the scene of ./apologies.js.
-// - The accounts page (play.js; play/views/board.js), games with server rules (src/parlour/protocols/async_ws/game/rules.py):
+// - The accounts page (play.js; play/views/board.js), games with server rules
+//   (src/parlour/protocols/async_ws/game/rules.py):
 //   createRulesBoard(rules, host, {onAction(action)}), then render({view, legal, me}) where `view`
 //   is the seat's view (parsed JSON), `legal` its legal_actions (strings; [] when not to move) and
 //   `me` its local id. A click on the board calls onAction with one of `legal` verbatim. Each such

@@ -1,5 +1,5 @@
-// The Tsuro board (server rules, src/parlour/protocols/async_ws/game/rules.py; tiles and ports as in
-// src/parlour/games/tsuro/tiles.py): a 10 x 10 board, ports A-H clockwise from the top-left
+// The Tsuro board (server rules, src/parlour/protocols/async_ws/game/rules.py; tiles and ports as
+// in src/parlour/games/tsuro/tiles.py): a 10 x 10 board, ports A-H clockwise from the top-left
 // (A, B top; C, D right; E, F bottom; G, H left), tiles turned clockwise by 0/90/180/270 degrees.
 // Actions: "tile T rotation R at X,Y" (+ " port P" on a first placement). Choose a tile from your
 // hand, turn it, then click the glowing square (first placement: a square on the edge, then the

@@ -1,7 +1,7 @@
 // What the server says about itself before the page plays (GET api/async/catalogue, served by
-// src/parlour/protocols/async_ws/reference/catalogue.py): the games with their names and seat ranges, and the
-// words for every code its messages carry. The page keeps no copy of these: a game added to the
-// server, or a code, shows up here without touching the client.
+// src/parlour/protocols/async_ws/reference/catalogue.py): the games with their names and seat
+// ranges, and the words for every code its messages carry. The page keeps no copy of these: a game
+// added to the server, or a code, shows up here without touching the client.
 
 /** The server's answer; throws when the server cannot be reached or answers badly. */
 export async function fetchCatalogue() {
