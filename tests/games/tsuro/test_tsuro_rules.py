@@ -1,4 +1,5 @@
-"""Tsuro rules: the 35 tiles, rotations, paths, loops, collisions, suicide, the end (notes 2.3-2.6)."""
+"""Tsuro rules: the 35 tiles, rotations, paths, loops, collisions, suicide, the end
+(docs/tsuro-protocol.md)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from parlour.games.tsuro.rules import (
 )
 from parlour.games.tsuro.tiles import PORTS, TILES, exit_port
 
-# A few rows of the notes' table, written out independently of the code's copy.
+# A few rows of the table of docs/tsuro-protocol.md, written out independently of the code's copy.
 TABLE = {
     0: "AE BF CH DG",
     4: "AH BC DE FG",
@@ -63,7 +64,7 @@ def empty(seats: int = 3) -> TsuroState:
 def test_initial_placement_rules_and_reasons() -> None:
     state = empty()
     hand = state.hand
-    assert hand == [0, 1, 2]  # the cyclic deal (T6)
+    assert hand == [0, 1, 2]  # the cyclic deal
     assert check(state, 0, Placement(True, 9, 0, 0, 0, 0)) == "Played a tile not found in hand"
     assert check(state, 0, Placement(False, 0, 0, 0, 0)) == "initial placements are first round only"
     assert check(state, 0, Placement(True, 0, 0, 5, 5, 0)) == "not_on_border"
