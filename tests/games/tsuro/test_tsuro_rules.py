@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from random import Random
 
 from parlour.games.tsuro import PLUGIN
@@ -178,3 +180,16 @@ def test_a_full_board_ends_the_game() -> None:
     apply_placement(state, legal_moves(state, 0)[0])
     assert state.finished and state.current is None
     assert PLUGIN.outcome(state) is not None
+
+
+def test_the_tile_table_of_the_protocol_doc_is_the_servers() -> None:
+    """docs/tsuro-protocol.md lists each tile's joined ports: the same pairs as TILES."""
+    doc = (Path(__file__).resolve().parents[3] / "docs" / "tsuro-protocol.md").read_text(encoding="utf-8")
+    listed: dict[int, tuple[int, ...]] = {}
+    for number, pairs in re.findall(r"\| (\d+) \| ((?:[A-H]{2} ?){4}) ", doc):
+        other = [0] * 8
+        for pair in pairs.split():
+            a, b = PORTS.index(pair[0]), PORTS.index(pair[1])
+            other[a], other[b] = b, a
+        listed[int(number)] = tuple(other)
+    assert listed == dict(enumerate(TILES))
