@@ -184,7 +184,7 @@ def test_a_full_board_ends_the_game() -> None:
 
 def test_the_tile_table_of_the_protocol_doc_is_the_servers() -> None:
     """docs/tsuro-protocol.md lists each tile's joined ports: the same pairs as TILES."""
-    doc = (Path(__file__).resolve().parents[3] / "docs" / "tsuro-protocol.md").read_text(encoding="utf-8")
+    doc = (Path(__file__).resolve().parents[3] / "docs/tsuro-protocol.md").read_text(encoding="utf-8")
     listed: dict[int, tuple[int, ...]] = {}
     for number, pairs in re.findall(r"\| (\d+) \| ((?:[A-H]{2} ?){4}) ", doc):
         other = [0] * 8
