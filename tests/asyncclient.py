@@ -1,7 +1,7 @@
 """A small asyncio test client for the ``/async`` protocol (docs/async-decisions.md S1, S4).
 
-Written from the workflow text and the notes, not from the server: messages are plain dicts
-decoded with msgspec.json, one JSON object per websocket text frame, tagged on ``type``.
+Written from the workflow text and docs/async-decisions.md, not from the server: messages are
+plain dicts decoded with msgspec.json, one JSON object per websocket text frame, tagged on ``type``.
 
 * HTTP: :func:`http_json`, :func:`create_account`, :func:`login` (``http.client``, blocking; the
   ``a``-prefixed variants run them in a thread from async code).

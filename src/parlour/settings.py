@@ -197,7 +197,7 @@ class Settings:
     fish_robot: str = "search"
 
     #: Tsuro tables over TCP (0 disables the listener), as for Fish; ``tsuro_deal`` is
-    #: "cyclic" (the reference's deal, T6) or "random".
+    #: "cyclic" (the reference's deal) or "random".
     tsuro_port: int = 8000
     tsuro_players: int = 3
     tsuro_wait: float = 30.0

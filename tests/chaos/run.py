@@ -71,6 +71,7 @@ async def _census(system: System, history: History, until: asyncio.Event) -> Non
 
     assert system.redis is not None
     client = aioredis.Redis(port=system.redis.port, socket_timeout=0.5, socket_connect_timeout=0.5)
+    since: dict[str, float] = {}
     try:
         while not until.is_set():
             with contextlib.suppress(RedisError, OSError, TimeoutError):
@@ -80,6 +81,16 @@ async def _census(system: System, history: History, until: asyncio.Event) -> Non
                     crowded = {name.decode(): count for name, count in counts if count > 1}
                     if crowded:
                         history.add("note", "census", what="crowded channels", channels=crowded)
+                    now = history.now()
+                    since = {name: since.get(name, now) for name in crowded}
+                    if any(5.0 <= now - first < 5.5 for first in since.values()):
+                        # Crowded for a while: who listens (each client's age tells which
+                        # connection of which node it is).
+                        clients = [
+                            {key: c.get(key) for key in ("id", "addr", "age", "idle", "sub")}
+                            for c in await client.client_list(_type="pubsub")
+                        ]
+                        history.add("note", "census", what="subscribers", clients=clients)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(until.wait(), 0.5)
     finally:

@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -123,6 +124,9 @@ class System:
     link_ports: dict[str, int] = field(default_factory=dict)
     postgres_paused: list[int] = field(default_factory=list)
     redis_paused: bool = False
+    #: One command to the links' process at a time: the nemesis acts from several threads, and
+    #: two exchanges interleaved on its pipes lose an answer (the run then waits for ever).
+    commanding: threading.Lock = field(default_factory=threading.Lock)
 
     # -- Starting and stopping ----------------------------------------------------------------
 
@@ -176,9 +180,10 @@ class System:
         """Tell the links' process, and wait until it has done it."""
         links = self.links
         assert links is not None and links.stdin is not None and links.stdout is not None
-        links.stdin.write(json.dumps(command) + "\n")
-        links.stdin.flush()
-        answer = links.stdout.readline()
+        with self.commanding:
+            links.stdin.write(json.dumps(command) + "\n")
+            links.stdin.flush()
+            answer = links.stdout.readline()
         if not answer:
             raise RuntimeError("the links' process is gone")
 

@@ -1,4 +1,4 @@
-"""The Apologies websocket (apologies-wire-notes.md sections 3 and 11): cases built from the
+"""The Apologies websocket (docs/apologies-protocol.md, "Requests"): cases built from the
 requests of ``protocols/apologies_ws/requests.py``, and the oracle.
 
 Oracle: a frame that is malformed, unknown, at the wrong time or in someone else's name gets
@@ -121,7 +121,7 @@ def missing(rng: random.Random) -> Case:
 
 
 def extra(rng: random.Random) -> Case:
-    """Unknown fields are ignored (wire-notes 11): the request stands or fails on its own."""
+    """Unknown fields are ignored: the request stands or fails on its own."""
     name = rng.choice(HARMLESS)
     body = _request(name)
     target = body["context"] if "context" in body and rng.random() < 0.5 else body
@@ -153,8 +153,8 @@ def others(rng: random.Random) -> Case:
     if rng.random() < 0.2:
         return _case("others", _request("JOIN_GAME"), "failed", "join private game")
     # Not REREGISTER_PLAYER: with a known player id it is the protocol's one way to move a
-    # player to a new connection (the Apologies wire notes, 6.2), so it succeeds by
-    # design: the player id is the secret, and a client holding it is that player.
+    # player to a new connection, so it succeeds by design: the player id is the secret, and a
+    # client holding it is that player.
     name = rng.choice([n for n, (needs, _) in REQUESTS.items() if needs and n != "REREGISTER_PLAYER"])
     body = _request(name, pid="@victim@")
     return _case("others", body, "failed", name)
@@ -372,15 +372,15 @@ async def _check_victim(victim: Player, vgame: str, tally: Tally) -> None:
         tally.fail(f"the impersonated victim lost its connection or answers: {error!r}")
         return
     # GAME_IDLE is the server's own word to an advertised game's players after 10 minutes
-    # (apologies-wire-notes 8.2): a long run reaches it; nobody sent it in the victim's name.
+    # (`game_idle`): a long run reaches it; nobody sent it in the victim's name.
     strange = [m for m in seen[:-2] if m.get("message") not in ("GAME_STATE_CHANGE", "GAME_IDLE")]
     if strange:
         tally.fail(
             f"the victim heard what others sent in its name: {[m.get('message') for m in strange][:5]}"
         )
     # Its game is advertised, not started: RETRIEVE_GAME_STATE answers INVALID_GAME "Game is not
-    # being played" for a player in such a game, and NOT_PLAYING for one in no game at all
-    # (apologies-wire-notes 6.13); GAME_STATE_CHANGE if someone started it.
+    # being played" for a player in such a game, and NOT_PLAYING for one in no game at all;
+    # GAME_STATE_CHANGE if someone started it.
     last = seen[-1]
     in_game = last.get("message") == "GAME_STATE_CHANGE" or (
         last.get("message") == "REQUEST_FAILED" and last.get("context", {}).get("reason") == "INVALID_GAME"

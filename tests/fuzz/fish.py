@@ -1,9 +1,9 @@
-"""Fish tables over TCP (fish-player-protocol.md; fish-tsuro-notes.md F1-F14): cases built from
-the messages of ``protocols/fish_tcp/messages.py``, and the oracle.
+"""Fish tables over TCP (docs/fish-protocol.md): cases built from the messages of
+``protocols/fish_tcp/messages.py``, and the oracle.
 
 Oracle: before a player has joined, a bad message gets ``PlayerConnected`` with an
 ``error_message`` and the connection is closed ("refused"); a seated player that sends a bad
-message is kicked: its connection is closed, with no message required (F13, F14) ("kicked").
+message is kicked: its connection is closed, with no message required ("kicked").
 Well-formed joins ("joined") get ``PlayerConnected`` with a ``player_id``.
 """
 
@@ -82,7 +82,7 @@ def missing(rng: random.Random) -> Case:
 def extra(rng: random.Random) -> Case:
     body = connect(rng.randint(0, 99))
     body[rng.choice(["name", "extra", "player_id"])] = rng.choice([1, "x", None, [], {}])
-    if rng.random() < 0.3:  # the later externally tagged form (F2)
+    if rng.random() < 0.3:  # the later externally tagged form
         body = {"PlayerConnect": {"age": 7}}
     return Case("extra", (line(body),), "joined", "PlayerConnect")
 
@@ -139,7 +139,7 @@ def strings(rng: random.Random) -> Case:
 def framing(rng: random.Random) -> Case:
     good = line(connect(rng.randint(0, 99)))
     roll = rng.random()
-    if roll < 0.2:  # a join split across writes is still a join (F1)
+    if roll < 0.2:  # a join split across writes is still a join
         cut = sorted(rng.sample(range(1, len(good) - 1), 2))
         return Case(
             "framing",
@@ -153,8 +153,8 @@ def framing(rng: random.Random) -> Case:
         return Case("framing", (bad[:cut], PAUSE, bad[cut:]), "refused", "split bad")
     if roll < 0.55:
         # A message cut short, then a whole one; where the cut leaves a value open after a ':'
-        # the whole one is its value, valid JSON still waiting for more (F1), so a closing '}'
-        # ends the wait: every cut is then refused at once.
+        # the whole one is its value, valid JSON still waiting for more, so a closing '}' ends the
+        # wait: every cut is then refused at once.
         cut = rng.randint(1, len(good) - 3)
         return Case("framing", (good[:cut] + "\n" + good + "}\n",), "refused", "truncated then more")
     if roll < 0.75:  # several messages in one write: a join, then a bad one

@@ -1,15 +1,15 @@
-"""Tsuro tables over TCP (tsuro-protocol.md; fish-tsuro-notes.md T1-T19): cases built from the
-messages of ``protocols/tsuro_tcp/messages.py``, and the oracle.
+"""Tsuro tables over TCP (docs/tsuro-protocol.md): cases built from the messages of
+``protocols/tsuro_tcp/messages.py``, and the oracle.
 
 Oracle: the server greets every connection with ``ASK_FOR_PLAYER_INFO``; any bad message, before
-or after ``JOIN``, gets ``EJECTED`` with a reason and the connection is closed (T12, T13)
-("ejected"). A well-formed ``JOIN`` ("joined") leaves the connection open.
+or after ``JOIN``, gets ``EJECTED`` with a reason and the connection is closed ("ejected"). A
+well-formed ``JOIN`` ("joined") leaves the connection open.
 
 A joined player's table may start (its seats are other fuzz cases) and end before the player's
 own bad message is read: the others, misbehaving too, are ejected, and a game with at most one
-player ALIVE is over (T16), so the player gets ``GAME_END`` and its connection closes (T18). That
-ending is accepted for an "ejected" case as long as the player is not EJECTED in the results: an
-ejection always comes with its own ``EJECTED`` message (T13).
+player ALIVE is over, so the player gets ``GAME_END`` and its connection closes. That ending is
+accepted for an "ejected" case as long as the player is not EJECTED in the results: an
+ejection always comes with its own ``EJECTED`` message.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def join(**extra: Any) -> dict[str, Any]:
 
 
 def move(**fields: Any) -> dict[str, Any]:
-    # "purple" is nobody's colour: even the player whose turn it is is ejected for it (T11).
+    # "purple" is nobody's colour: even the player whose turn it is is ejected for it.
     body = {"type": "MOVE_REQUEST", "placement_type": "INITIAL", "rotation": 0, "color": "purple"}
     body.update({"port": "A", "index": 0, "x": 0, "y": 0})
     body.update(fields)
@@ -69,7 +69,7 @@ def wrong_type(rng: random.Random) -> Case:
         if field == "name" and value == "":
             body["name"] = "   "
         if field == "strategy" and value == "":
-            # T4 asks for a non-empty name but accepts "any strategy string" (recorded, ignored):
+            # JOIN needs a non-empty name but accepts any strategy string (recorded, ignored):
             # the empty one is a good JOIN.
             return Case("wrong_type", (line(body),), "joined", "JOIN empty strategy")
         return Case("wrong_type", (line(body),), "ejected", f"JOIN {field}")
@@ -154,7 +154,7 @@ def framing(rng: random.Random) -> Case:
     if roll < 0.55:
         # A message cut short, then a whole one: where the cut leaves a value open after a ':'
         # ('{"type":' + the JOIN) the whole one is its value, still valid JSON waiting for more
-        # (T1: the stream is read as it comes). The closing '}' ends that wait, so every cut is
+        # (the stream is read as it comes). The closing '}' ends that wait, so every cut is
         # refused at once: a malformed object, or one whose field holds an object.
         cut = rng.randint(1, len(good) - 3)
         return Case("framing", (good[:cut] + "\n" + good + "}\n",), "ejected", "truncated then more")

@@ -59,7 +59,7 @@ def test_a_client_ejected_while_its_writes_are_in_flight_reads_the_last_line(pro
     assert error is None
     last = lines[-1]
     if protocol == "fish":
-        # Refused before it joined a table: a PlayerConnected with the reason (fish-tsuro-notes).
+        # Refused before it joined a table: a PlayerConnected with the reason.
         assert last["type"] == "PlayerConnected" and last["error_message"]
     else:
         assert [line["type"] for line in lines] == ["ASK_FOR_PLAYER_INFO", "EJECTED"]

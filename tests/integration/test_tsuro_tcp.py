@@ -1,5 +1,5 @@
-"""Tsuro over real TCP on loopback: a client written from the protocol text (and the tile table
-of the notes) joins, takes its colour and plays legal, non-suicidal moves to GAME_END."""
+"""Tsuro over real TCP on loopback: a client written from docs/tsuro-protocol.md (its tile table
+included) joins, takes its colour and plays legal, non-suicidal moves to GAME_END."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from parlour.settings import Settings
 from parlour.transport.runtime import Runtime
 from parlour.transport.tcp import serve_tcp
 
-# fish-tsuro-notes.md 2.3, copied as text: the connections of tiles 0..34 at rotation 0.
+# docs/tsuro-protocol.md, "The 35 tiles", copied as text: the connections of tiles 0..34 at
+# rotation 0.
 TILE_TEXT = (
     "AE BF CH DG,AE BF CG DH,AF BE CH DG,AE BD CG FH,AH BC DE FG,AE BC DH FG,AE BC DG FH,AD BG CF EH,"
     "AD BF CG EH,AD BE CH FG,AD BE CG FH,AD BC EH FG,AC BH DF EG,AC BH DE FG,AC BG DF EH,AC BG DE FH,"

@@ -159,7 +159,7 @@ def test_fish_flood_is_refused_the_protocol_way() -> None:
     service = FishService(replace(Settings(), requests_per_second=0.5), Random(1))  # a burst of 1
     service.connected(1, 0.0)
     effects = service.received(1, b'{"type": "PlayerConnect", "age": 5}' * 2, 0.0)
-    # Seated by the first message, kicked for the second (F13: without a word).
+    # Seated by the first message, kicked for the second (without a word).
     assert [json.loads(effect.data) for effect in effects if isinstance(effect, Send)] == [
         {"type": "PlayerConnected", "player_id": 0}
     ]

@@ -88,7 +88,7 @@ def over(page: Any) -> bool:
     return page.locator(tid("banner")).is_visible()
 
 
-# Each colour's turn square (rules section 2): the last board square before its safe zone.
+# Each colour's turn square: the last board square before its safe zone.
 TURN_SQUARE = {"RED": 2, "BLUE": 17, "YELLOW": 32, "GREEN": 47}
 
 

@@ -50,7 +50,7 @@ def test_each_colour_has_its_areas_and_slides(page: Any) -> None:
             slideCells: g.slides.map(([a, b]) => [board.squareCell(a), board.squareCell(b)]),
         }]));""",
     )
-    # Rules section 2: circle, turn square, short slide ending on the circle, long slide of 4.
+    # Each colour's circle, turn square, short slide ending on the circle, long slide of 4.
     expected = {
         "RED": (4, 2, [[1, 4], [9, 13]]),
         "BLUE": (19, 17, [[16, 19], [24, 28]]),
@@ -139,7 +139,7 @@ def test_the_next_colour_follows_the_history(page: Any) -> None:
         ];
         """,
     )
-    # Colour order RED, YELLOW, GREEN, BLUE (wire notes 2.1), a played 2 draws again (rules 3, 10).
+    # Colour order RED, YELLOW, GREEN, BLUE; a played 2 draws again, a forfeited one does not.
     assert result == [
         None,
         "YELLOW",

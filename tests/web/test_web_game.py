@@ -33,7 +33,7 @@ def test_two_pages_play_a_whole_game_by_clicking(new_page: Any, web_server: Any)
     register(ann, web_server.url, "gil")
     register(bob, web_server.url, "hal")
     advertise(ann, "Clicks", seats=2)
-    join(bob, "Clicks")  # the second seat fills the game: it starts at once (wire notes 6.7)
+    join(bob, "Clicks")  # the second seat fills the game: it starts at once
     deadline = time.monotonic() + 55
     # gil picks pawns and destinations for its first 16 turns, then presses "Optimal move" like
     # hal (on a phone) all along: every kind of click is made, and the game still ends soon.
@@ -158,7 +158,7 @@ def test_a_reload_mid_game_reregisters_the_same_player(new_page: Any, web_server
     stored = guest.evaluate("localStorage.getItem('parlour.apologies.player_id')")
 
     guest.reload()
-    # REREGISTER_PLAYER with the stored id: the same player and handle come back (wire notes 6.2).
+    # REREGISTER_PLAYER with the stored id: the same player and handle come back.
     guest.locator(tid("who"), has_text="kim").wait_for()
     assert guest.evaluate("localStorage.getItem('parlour.apologies.player_id')") == stored
     assert guest.locator(tid("register")).is_hidden()
@@ -184,7 +184,7 @@ def test_a_reload_leaving_one_player_cancels_the_game(new_page: Any, web_server:
     guest.locator("[data-testid^='pawn-YELLOW-']").first.wait_for()
     guest.reload()
     guest.locator(tid("who"), has_text="pam").wait_for()
-    # Fewer than two seats still playing: the game is not viable (wire notes 6.16).
+    # Fewer than two seats still playing: the game is not viable (NOT_VIABLE).
     banner = host.locator(tid("banner"))
     banner.wait_for()
     assert banner.inner_text() == "Game cancelled: too few players left (Player pam disconnected)."
@@ -247,7 +247,7 @@ def test_an_adult_hand_filters_the_moves(new_page: Any, web_server: Any) -> None
 
 def test_another_tab_with_the_same_player_takes_over_its_game(new_page: Any, web_server: Any) -> None:
     if web_server.kind != "parlour":
-        pytest.skip("the reference keeps the player on its old socket too (wire notes 6.2)")
+        pytest.skip("the reference keeps the player on its old socket too")
     host, guest = host_and_guest(new_page, web_server.url, ("quin", "rosa"), "Takeover", seats=3)
     host.locator(tid("seats"), has_text="rosa").wait_for()
     host.click(tid("start-game"))

@@ -15,7 +15,7 @@ def test_registration_is_remembered_and_listed(new_page: Any, web_server: Any) -
         "[localStorage.getItem('parlour.apologies.handle'), localStorage.getItem('parlour.apologies.player_id')]"
     )
     assert stored[0] == "lina"
-    assert len(stored[1]) == 36  # a UUID4 (wire notes 2.3)
+    assert len(stored[1]) == 36  # a UUID4
     assert "waiting" in page.locator(tid("player-lina")).inner_text()
     assert page.locator(tid("connection")).inner_text() == "connected"
 
@@ -137,7 +137,7 @@ def test_an_id_the_server_does_not_know_registers_anew(new_page: Any, web_server
         localStorage.setItem('parlour.apologies.player_id', '00000000-0000-4000-8000-000000000000')"""
     )
     page.reload()
-    # REREGISTER_PLAYER with an unknown id registers the handle with a new id (wire notes 6.2).
+    # REREGISTER_PLAYER with an unknown id registers the handle with a new id.
     page.locator(tid("who"), has_text="tess").wait_for()
     page.locator(tid("notice"), has_text="registered again as tess").wait_for()
     new_id = page.evaluate("localStorage.getItem('parlour.apologies.player_id')")

@@ -24,7 +24,7 @@ def api(server: Any, path: str) -> Any:
 
 
 def position(pawn: dict[str, Any]) -> str:
-    """A wire pawn's position as the board's data-position (wire notes 5.1)."""
+    """A wire pawn's position as the board's data-position."""
     if pawn["start"]:
         return "start"
     if pawn["home"]:

@@ -1,4 +1,4 @@
-"""Periodic checks (apologies-event-model.rst "Periodic Checks", wire-notes 8.2).
+"""Periodic idle checks (docs/settings.md, "Idle connections, players and games").
 
 Each check is a function of the lobby and the current time; a :class:`Schedule` decides which
 are due, so a test drives them with a fake clock and never sleeps. Thresholds are compared with

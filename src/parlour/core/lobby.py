@@ -7,9 +7,10 @@ the rows owed to the store, and the protocol adapter renders the events this mod
 through its :class:`~parlour.core.events.Sink`. Every method runs to completion under the single
 owner of the lobby, with the current time passed in.
 
-Preconditions are checked in the order of apologies-wire-notes.md section 6, and Parlour's
-fixes of section 11 apply: a player who left a game hears nothing more from it, a full game
-cannot be joined, reregistration moves a player to its new connection.
+Preconditions are checked in the reference server's order, with Parlour's fixes
+(docs/apologies-protocol.md, "Where Parlour differs from apologiesserver 0.2.2"): a player who
+left a game hears nothing more from it, a full game cannot be joined, reregistration moves a
+player to its new connection.
 """
 
 from __future__ import annotations
@@ -123,7 +124,7 @@ class Lobby:
     # Output
 
     def send_to(self, conns: Iterable[ConnId | None], event: Event) -> None:
-        """Send to each distinct connection once (wire-notes 7.1: broadcasts are per socket)."""
+        """Send to each distinct connection once: players who share a connection get one copy."""
         distinct = list(dict.fromkeys(c for c in conns if c is not None))
         if distinct:
             self.sink.send(distinct, event)
@@ -157,7 +158,8 @@ class Lobby:
             self._leave(player, f"Player {player.handle} disconnected", now)
 
     def lookup(self, player_id: str, now: float, conn: ConnId | None = None) -> Player:
-        """The player a request acts for; marks it (and its connection) active (wire-notes 3.8).
+        """The player a request acts for; marks it (and its connection) active, even if the request
+        then fails.
 
         With ``conn``, only from the connection the player is registered on: an id is not a
         password to be replayed from anywhere, and REREGISTER_PLAYER is the one way to move a
@@ -251,7 +253,7 @@ class Lobby:
     # Advertising, joining, leaving
 
     def list_games(self, player: Player) -> None:
-        # Public games, private ones the player is invited to, and its own (wire-notes 6.6).
+        # Public games, private ones the player is invited to, and its own.
         games = [
             game
             for game in self.games.values()
@@ -319,7 +321,7 @@ class Lobby:
         self.tell(player, GameJoined(player.handle, game))
         self.broadcast(game, GamePlayerChange(game, "Player joined game"))
         # A full game starts at once, unless the in-progress limit is reached: then it waits
-        # for its advertiser's START_GAME (wire-notes 6.7).
+        # for its advertiser's START_GAME.
         if game.joined_humans() >= game.players and self.ledger.in_progress <= self.ledger.limit:
             self._start(game, now)
 
@@ -339,7 +341,7 @@ class Lobby:
         return player.game
 
     def _leave(self, player: Player, comment: str, now: float) -> None:
-        """Leave processing (wire-notes 6.16): the leaver hears nothing more from the game."""
+        """A player leaves its game for good: the leaver hears nothing more from it."""
         game = player.game
         if game is None:
             return
@@ -411,7 +413,7 @@ class Lobby:
     # Playing
 
     def _start(self, game: Game, now: float) -> None:
-        """The start sequence of wire-notes 6.14: fill seats, deal, announce, play to a human."""
+        """The start of a game: fill seats, deal, announce, play to a human."""
         self.turns.deal(game, now)
         game.touch(now)
         self.journal.save(game)

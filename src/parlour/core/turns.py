@@ -74,7 +74,8 @@ class Turns:
         game.times = [now]
 
     def announce(self, game: Game) -> None:
-        """GAME_STATE_CHANGE to every seated human, each with its own view (wire-notes 7.1)."""
+        """GAME_STATE_CHANGE to every seated human, each with its own view (one per player, even
+        when players share a connection)."""
         for index, seat in enumerate(game.seats):
             player = seat.player
             if player is not None and player.conn is not None and seat.state is not SeatState.QUIT:

@@ -1,4 +1,5 @@
-"""A tolerant incremental reader of JSON values from a byte stream (fish-tsuro-notes F1, T1).
+"""A tolerant incremental reader of JSON values from a byte stream (the Fish and Tsuro transports:
+docs/fish-protocol.md and docs/tsuro-protocol.md, "Transport").
 
 TCP delivers bytes, not messages: one ``recv`` may hold half a message or several. The reader
 keeps a buffer and yields every complete JSON value in it, whether the values are separated by

@@ -130,7 +130,7 @@ class LookaheadRobot:
 
     @staticmethod
     def _next_hand(state: TsuroState, seat: int) -> list[int]:
-        """The tiles the cyclic deal (T6, public) will give this seat next turn; none when dealt at random."""
+        """The tiles the cyclic deal (known to all) gives this seat next turn; none when dealt at random."""
         if state.random_deal:
             return []
         others = sum(1 for i, p in enumerate(state.players) if i != seat and p.state == ALIVE)

@@ -2,8 +2,9 @@
 
 The two engines must produce the same set of distinct outcomes (card used, where every pawn
 ends up) in every reachable position, except where a difference is one of Parlour's documented
-fixes of the library's quirks (apologies-rules.md section 17). Each library move is first
-corrected for those quirks by a classifier; what remains must agree exactly.
+fixes of the library's quirks (docs/apologies-protocol.md, "Where Parlour differs from
+apologiesserver 0.2.2"). Each library move is first corrected for those quirks by a classifier;
+what remains must agree exactly.
 """
 
 from __future__ import annotations
@@ -129,7 +130,7 @@ def compare(sample: Sample, tally: Tally) -> None:
     if our_forfeits:
         tally.forfeits += 1
         if library_forfeits and sample.moves and not sample.moves[0].actions:
-            # One forfeit per card in play, duplicates included (rules sections 4 and 10).
+            # One forfeit per card in play, duplicates included.
             assert Counter(m.card for m in mine) == Counter(CARD[m.card.cardtype] for m in sample.moves), (
                 label
             )

@@ -1,7 +1,8 @@
-"""Every edge case of apologies-rules.md section 15, by number, on hand-built positions.
+"""The rules' edge cases, numbered, on hand-built positions.
 
-Where Parlour fixes one of the reference's quirks (section 17), the test asserts Parlour's
-behaviour and says so in its name.
+Where Parlour fixes one of the reference's quirks (docs/apologies-protocol.md, "Where Parlour
+differs from apologiesserver 0.2.2"), the test asserts Parlour's behaviour and says so in its
+name.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Property tests on random playouts, and the exact history strings of wire-notes section 5.2."""
+"""Property tests on random playouts, and the exact history strings (docs/apologies-protocol.md,
+"Game history")."""
 
 from __future__ import annotations
 

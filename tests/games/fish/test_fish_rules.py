@@ -1,4 +1,4 @@
-"""Fish rules on hand-built boards (fish-tsuro-notes.md 1.4-1.8, F6-F16)."""
+"""Fish rules on hand-built boards (docs/fish-protocol.md)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,10 @@
-"""Tsuro rules: the 35 tiles, rotations, paths, loops, collisions, suicide, the end (notes 2.3-2.6)."""
+"""Tsuro rules: the 35 tiles, rotations, paths, loops, collisions, suicide, the end
+(docs/tsuro-protocol.md)."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from random import Random
 
 from parlour.games.tsuro import PLUGIN
@@ -24,7 +27,7 @@ from parlour.games.tsuro.rules import (
 )
 from parlour.games.tsuro.tiles import PORTS, TILES, exit_port
 
-# A few rows of the notes' table, written out independently of the code's copy.
+# A few rows of the table of docs/tsuro-protocol.md, written out independently of the code's copy.
 TABLE = {
     0: "AE BF CH DG",
     4: "AH BC DE FG",
@@ -63,7 +66,7 @@ def empty(seats: int = 3) -> TsuroState:
 def test_initial_placement_rules_and_reasons() -> None:
     state = empty()
     hand = state.hand
-    assert hand == [0, 1, 2]  # the cyclic deal (T6)
+    assert hand == [0, 1, 2]  # the cyclic deal
     assert check(state, 0, Placement(True, 9, 0, 0, 0, 0)) == "Played a tile not found in hand"
     assert check(state, 0, Placement(False, 0, 0, 0, 0)) == "initial placements are first round only"
     assert check(state, 0, Placement(True, 0, 0, 5, 5, 0)) == "not_on_border"
@@ -177,3 +180,16 @@ def test_a_full_board_ends_the_game() -> None:
     apply_placement(state, legal_moves(state, 0)[0])
     assert state.finished and state.current is None
     assert PLUGIN.outcome(state) is not None
+
+
+def test_the_tile_table_of_the_protocol_doc_is_the_servers() -> None:
+    """docs/tsuro-protocol.md lists each tile's joined ports: the same pairs as TILES."""
+    doc = (Path(__file__).resolve().parents[3] / "docs/tsuro-protocol.md").read_text(encoding="utf-8")
+    listed: dict[int, tuple[int, ...]] = {}
+    for number, pairs in re.findall(r"\| (\d+) \| ((?:[A-H]{2} ?){4}) ", doc):
+        other = [0] * 8
+        for pair in pairs.split():
+            a, b = PORTS.index(pair[0]), PORTS.index(pair[1])
+            other[a], other[b] = b, a
+        listed[int(number)] = tuple(other)
+    assert listed == dict(enumerate(TILES))

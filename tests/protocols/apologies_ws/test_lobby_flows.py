@@ -1,5 +1,5 @@
-"""Requests and the exact event sequences of apologies-wire-notes.md section 6, with Parlour's
-fixes of section 11. No sockets: the service is driven directly."""
+"""Requests and the exact event sequences they produce, with Parlour's fixes of the reference
+server (docs/apologies-protocol.md). No sockets: the service is driven directly."""
 
 from __future__ import annotations
 
@@ -124,8 +124,8 @@ def test_game_limit_on_advertise() -> None:
 def test_join_fills_and_starts_the_game() -> None:
     _server, leela, bender, game_id = two_players()
     got = bender.request("JOIN_GAME", {"game_id": game_id})
-    # The joiner hears the start sequence (wire-notes 6.14); then, if a robot or it moves
-    # first, more state changes and perhaps its turn.
+    # The joiner hears the start sequence (docs/apologies-protocol.md, "A turn"); then, if a robot
+    # or it moves first, more state changes and perhaps its turn.
     assert kinds(got)[:5] == [
         "GAME_JOINED",
         "GAME_PLAYER_CHANGE",

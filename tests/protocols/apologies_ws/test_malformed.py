@@ -1,5 +1,5 @@
-"""Bad input of every kind gets REQUEST_FAILED INVALID_REQUEST naming the problem (wire-notes 3, 11),
-and the connection stays open and usable."""
+"""Bad input of every kind gets REQUEST_FAILED INVALID_REQUEST naming the problem, and the
+connection stays open and usable."""
 
 from __future__ import annotations
 
@@ -124,7 +124,7 @@ def test_unknown_player_id_is_invalid_player_without_handle() -> None:
         "Unknown or invalid player",
         None,
     )
-    # A malformed context is reported before the unknown player (wire-notes 3.7).
+    # A malformed context is reported before the unknown player.
     assert failure(client.request("JOIN_GAME", {"game_id": 5}, player_id="nobody"))[0] == "INVALID_REQUEST"
 
 

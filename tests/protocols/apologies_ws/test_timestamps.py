@@ -1,5 +1,5 @@
-"""Timestamps as the wire writes them (wire-notes 2.2), formatted with a second's text kept and
-the milliseconds' looked up: the same text as ``datetime`` gives, across seconds and back."""
+"""Timestamps as the wire writes them, formatted with a second's text kept and the milliseconds'
+looked up: the same text as ``datetime`` gives, across seconds and back."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """Simultaneous turns, interruptions and multicast on /async (ingame/phase_requests.py), one test per sequence
 diagram of the text's "In game" sections, every refusal, the timers of each phase, restarts in the
-middle of one, and what observers get (the Scalable Server text; notes S9, S10, S17, S20)."""
+middle of one, and what observers get (the Scalable Server text; docs/async-decisions.md S9, S10,
+S17, S20)."""
 
 from __future__ import annotations
 

@@ -134,7 +134,7 @@ def kick_scene(message: Any, mover_sends: bool) -> Tables:
     culprit = mover if mover_sends else (mover % 3) + 1
     tables.send(culprit, message)
     assert culprit in tables.closed
-    assert tables.inbox[culprit][-1]["type"] != "Kicked"  # no message to the kicked player (F14)
+    assert tables.inbox[culprit][-1]["type"] != "Kicked"  # no message to the kicked player
     others = [c for c in (1, 2, 3) if c != culprit]
     final = tables.play_to_the_end(others)
     assert final["winning_players"] and culprit - 1 not in [p["player_id"] for p in final["players"]]
@@ -167,7 +167,7 @@ def test_timeout_kicks_the_player_to_move() -> None:
     tables.take(tables.service.tick(tables.now))
     assert mover in tables.closed
     other = 3 - mover
-    assert other not in tables.closed  # a lone player plays on until it cannot move (F16)
+    assert other not in tables.closed  # a lone player plays on until it cannot move
     final = tables.play_to_the_end([other])
     assert final["winning_players"] == [other - 1] and other in tables.closed
 

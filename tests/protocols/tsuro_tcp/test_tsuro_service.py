@@ -185,11 +185,11 @@ def test_out_of_turn_malformed_and_timeouts() -> None:
     tables.take(tables.service.connected(9, tables.now))
     tables.now += 30
     tables.take(tables.service.tick(tables.now))
-    assert tables.inbox[9][-1] == {"type": "EJECTED", "reason": "timeout"}  # no JOIN in time (T4)
+    assert tables.inbox[9][-1] == {"type": "EJECTED", "reason": "timeout"}  # no JOIN in time
     tables, mover, _ = scene()
     tables.now += 31
     tables.take(tables.service.tick(tables.now))
-    assert tables.inbox[mover][-1] == {"type": "EJECTED", "reason": "timeout"}  # no move in time (T14)
+    assert tables.inbox[mover][-1] == {"type": "EJECTED", "reason": "timeout"}  # no move in time
 
 
 def test_coalesced_frames() -> None:

@@ -1,4 +1,4 @@
-"""Board geometry of Apologies as precomputed tables (rules sections 2, 5, 7 and 13).
+"""Board geometry of Apologies as precomputed tables.
 
 Every question the move generator asks in its inner loop ("where does this pawn land going
 forward 7?", "is square 9 a slide start for BLUE, and where does it end?") is a list lookup
@@ -22,7 +22,7 @@ __all__ = [
     "forward",
 ]
 
-#: The square a colour's pawns enter when they leave start (rules section 2, table).
+#: The square a colour's pawns enter when they leave start (its circle).
 CIRCLE = (4, 34, 49, 19)  # indexed by Color value: RED, YELLOW, GREEN, BLUE
 #: The last board square before a colour's safe zone.
 TURN = tuple((circle - 2) % SQUARES for circle in CIRCLE)
@@ -37,7 +37,7 @@ def _slides(color: int) -> tuple[tuple[int, int], ...]:
 def forward(color: int, position: int, steps: int) -> int:
     """Where a pawn of ``color`` lands going forward ``steps`` from ``position``; -1 if it cannot.
 
-    Rules sections 2.1 and 2.2: a pawn on a square at or before its turn square turns into its
+    A pawn on a square at or before its turn square turns into its
     safe zone; past square 59 it wraps to 0 and the same rule applies; home needs the exact count.
     """
     if position >= HOME:
@@ -60,7 +60,7 @@ def forward(color: int, position: int, steps: int) -> int:
 
 
 def backward(color: int, position: int, steps: int) -> int:
-    """Where a pawn lands going back ``steps`` (rules 2.2, 2.3); -1 from start or home."""
+    """Where a pawn lands going back ``steps``; -1 from start or home."""
     if position >= HOME:
         return -1
     if position >= SAFE:
@@ -73,7 +73,7 @@ def backward(color: int, position: int, steps: int) -> int:
 
 
 def distance_to_home(color: int, position: int) -> int:
-    """Steps still to go, as the reference counts them (rules section 13)."""
+    """Steps still to go, as the reference counts them."""
     if position == HOME:
         return 0
     if position == START:

@@ -1,10 +1,11 @@
-"""The Apologies rules engine: game state, legal moves, applying a move (apologies-rules.md).
+"""The Apologies rules engine: game state, legal moves, applying a move (the reference library's
+rules, ``apologies`` 0.4.2, with its quirks fixed: docs/apologies-protocol.md).
 
 Pure and deterministic given the injected ``random.Random``; no I/O, no clock. The state is a
 mutable record updated in place by :func:`apply_move` for speed (the plugin interface allows
 it); :meth:`GameState.copy` gives an independent copy when a caller needs one.
 
-Parlour's fixes of the reference's quirks (rules section 17) live in the move generator:
+Parlour's fixes of the reference's quirks live in the move generator:
 safe zones are per colour, a pawn is never sent to start by its own move, and a 7 split is
 listed once, with both halves judged against the board without either mover.
 """
@@ -47,7 +48,7 @@ __all__ = [
     "view",
 ]
 
-#: The 45-card deck (rules section 3): five 1s and four of every other card.
+#: The 45-card deck: five 1s and four of every other card.
 DECK: tuple[Card, ...] = (Card.CARD_1,) * 5 + tuple(
     card for card in Card if card is not Card.CARD_1 for _ in range(4)
 )
@@ -57,7 +58,7 @@ COLORS = tuple(Color)
 
 
 def distance_to_home(color: Color | int, position: int) -> int:
-    """Steps a pawn still has to go, as the reference counts them (rules section 13)."""
+    """Steps a pawn still has to go, as the reference counts them."""
     return DISTANCE[color][position]
 
 
@@ -225,7 +226,7 @@ def _draw(state: GameState, rng: Random) -> Card:
 
 
 def new_game(seats: int, mode: Mode, rng: Random) -> GameState:
-    """A new game for 2-4 players, colours RED, YELLOW, GREEN, BLUE in seat order (rules 1, 4)."""
+    """A new game for 2-4 players, colours RED, YELLOW, GREEN, BLUE in seat order."""
     if not 2 <= seats <= 4:
         raise ValueError("Apologies is played by 2, 3 or 4 players")
     colors = COLORS[:seats]
@@ -251,7 +252,7 @@ def new_game(seats: int, mode: Mode, rng: Random) -> GameState:
 
 
 # ---------------------------------------------------------------------------------------------
-# Move generation (rules sections 5-8 and 12, with the fixes of section 17)
+# Move generation (with Parlour's fixes of the reference's quirks)
 
 
 # Named tuples are built through a Python-level ``__new__``. Move generation builds a few
@@ -282,7 +283,7 @@ class _Board:
         self.occupant = state.squares
 
     def blocked(self, end: int, moving: tuple[int, ...]) -> bool:
-        """True when an own pawn that is not moving stands on ``end`` (rules section 6)."""
+        """True when an own pawn that is not moving stands on ``end``."""
         if end < SQUARES:
             key = self.occupant[end]
             return key >= 0 and key // PAWNS == self.color and key % PAWNS not in moving
@@ -294,10 +295,10 @@ class _Board:
     def settle(
         self, color: int, pawn: int, start: int, end: int, moving: tuple[int, ...], bumps: list[PawnMove]
     ) -> PawnMove:
-        """The action of a pawn arriving at ``end``: bump who stands there, then slide (section 7).
+        """The action of a pawn arriving at ``end``: bump who stands there, then slide.
 
         ``moving`` holds the keys of the pawns this move moves: they are never bumped by it, so a
-        pawn is never sent to start by its own move (fix of section 17).
+        pawn is never sent to start by its own move (a fix of the reference's quirk).
         """
         if end < SQUARES:
             occupant = self.occupant
@@ -374,7 +375,7 @@ def _split_moves(board: _Board, card: Card, pawn: int, start: int, moves: list[M
 
     Parlour lists each split once (lower pawn index first), judges both halves against the board
     without either mover, never lets two own pawns end on one square, and never bumps a partner
-    that moved (rules section 17).
+    that moved (fixes of the reference's quirks).
     """
     color = board.color
     own = board.own
@@ -401,7 +402,7 @@ def _split_moves(board: _Board, card: Card, pawn: int, start: int, moves: list[M
 
 
 def _card_moves(board: _Board, card: Card, moves: list[Move]) -> None:
-    """Every legal move of one card, pawn by pawn, in the order of rules sections 5 and 12."""
+    """Every legal move of one card, pawn by pawn, in the order the reference library lists them."""
     color = board.color
     own = board.own
     value = int(card)  # IntEnum's .value is a slow property in this hot loop
@@ -449,7 +450,7 @@ def _apologies_moves(board: _Board, card: Card, pawn: int, moves: list[Move]) ->
 
 
 def _swap_moves(board: _Board, card: Card, pawn: int, start: int, moves: list[Move]) -> None:
-    """11: trade places with each opponent on a board square; both may slide (section 5, case 12).
+    """11: trade places with each opponent on a board square; both may slide.
 
     Slides are judged after the exchange: the mover is never bumped by its own move, and the
     opponent is sent to start when the mover's slide sweeps the square it was swapped onto, or
@@ -491,7 +492,7 @@ def legal_moves(state: GameState, color: Color | int) -> list[Move]:
 
 
 # ---------------------------------------------------------------------------------------------
-# Applying a move (rules sections 4, 10, 11)
+# Applying a move
 
 
 #: History names of pawns ("Red0") and positions ("square 11"), by colour, pawn and position.
@@ -500,7 +501,7 @@ POSITION_NAMES = tuple(position_name(position) for position in range(START + 1))
 
 
 def _describe(move: Move) -> str:
-    """The history text of a move (wire-notes 5.2): each pawn where it is right after that step."""
+    """The history text of a move: each pawn where it is right after that step."""
     if not move.actions:
         return f"Turn is forfeit; discarded card {move.card.face}"
     steps = "".join(

@@ -1,7 +1,7 @@
 """Values of the Apologies game: colours, cards, pawn positions, moves, history, views.
 
 Everything here is small and immutable so that moves can be hashed, compared and turned into
-wire forms by the protocol layer (apologies-wire-notes.md section 5). Positions are plain ints
+wire forms by the protocol layer (docs/apologies-protocol.md). Positions are plain ints
 for speed: the rules engine indexes precomputed tables with them.
 """
 
@@ -36,7 +36,7 @@ START = HOME + 1  # 66
 
 
 class Color(IntEnum):
-    """Seat and turn order (rules section 1): a game of n players uses the first n colours."""
+    """Seat and turn order: a game of n players uses the first n colours."""
 
     RED = 0
     YELLOW = 1
@@ -94,7 +94,7 @@ class PawnMove(NamedTuple):
 class Move(NamedTuple):
     """A legal move: the card played, what the player does, and the bumps that follow.
 
-    A forfeit is a move with no actions (rules section 10).
+    A forfeit is a move with no actions.
     """
 
     card: Card
@@ -110,7 +110,8 @@ class Move(NamedTuple):
 
 
 class HistoryEntry(NamedTuple):
-    """One line of game history with the exact action text of wire-notes section 5.2.
+    """One line of game history with its exact action text (docs/apologies-protocol.md, "Game
+    history").
 
     A named tuple, like moves: one is made per move, and under mypyc a frozen dataclass is
     built through ``object.__setattr__``, several times slower.

@@ -1,9 +1,9 @@
 """What anyone may see of an Apologies game, as JSON: pawns, turns and the last action, never
 a hand.
 
-The pawn object is the one of the Apologies protocol (wire-notes 5.1), which its renderer
-pre-encodes from ``pawn_json``; the game records of the HTTP API show the same pawns after
-each move.
+The pawn object is the one of the Apologies protocol (docs/apologies-protocol.md), which its
+renderer pre-encodes from ``pawn_json``; the game records of the HTTP API show the same pawns
+after each move.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ __all__ = ["pawn_json", "public_json"]
 
 
 def pawn_json(color: Color, index: int, position: int) -> dict[str, Any]:
-    """The pawn object of wire-notes 5.1: exactly one of start/home/safe/square is set."""
+    """The protocol's pawn object: exactly one of start/home/safe/square is set."""
     return {
         "color": color.name,
         "id": str(index),

@@ -1,4 +1,4 @@
-"""The Fish board (fish-tsuro-notes.md 1.4): hexagonal tiles in rows and columns, ids column-major.
+"""The Fish board: hexagonal tiles in rows and columns, ids column-major.
 
 A tile id is ``x * rows + y`` for column x and row y; odd rows are drawn half a tile to the right.
 Neighbours lie in six directions (no east or west); a hole is a tile with no fish left.

@@ -1,7 +1,8 @@
 """What anyone may see of a Fish game, as JSON: nothing is hidden in Fish.
 
-One shape for every reader: the Fish protocol sends it as its GameState (F4: documented names and
-the serde names where they differ), and the game records of the HTTP API show it after each move.
+One shape for every reader: the Fish protocol sends it as its GameState (docs/fish-protocol.md,
+"The state": the documented names and the original code's where they differ), and the game
+records of the HTTP API show it after each move.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from parlour.games.fish.rules import FishMove, FishState
 
 __all__ = ["COLORS", "game_state", "public_json"]
 
-#: Player colours by PlayerId modulo 4 (fish-tsuro-notes 1.6), lowercase as documented (F4).
+#: Player colours by PlayerId modulo 4, lowercase as documented.
 COLORS = ("blue", "green", "pink", "purple")
 
 

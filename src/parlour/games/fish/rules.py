@@ -1,7 +1,8 @@
-"""Hey, That's My Fish! rules (fish-tsuro-notes.md 1.6-1.8 and Parlour's decisions F6-F16).
+"""Hey, That's My Fish! rules, with Parlour's choices where the protocol was silent
+(docs/fish-protocol.md).
 
 Pure and deterministic given the injected random source, which only builds random boards.
-Seats are PlayerIds (join order); turns go by ascending age, ties by join order (F7).
+Seats are PlayerIds (join order); turns go by ascending age, ties by join order.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ PENGUIN_FACTOR = 6  # each of N players has 6 - N penguins
 
 
 class Place(NamedTuple):
-    """Place the mover's lowest-id unplaced penguin on ``tile`` (F10)."""
+    """Place the mover's lowest-id unplaced penguin on ``tile``."""
 
     tile: int
 
@@ -82,7 +83,7 @@ def new_game(
         board = random_fish(rows, columns, holes, needed, rng)
     ages = list(ages) if ages is not None else [0] * seats
     order = sorted(range(seats), key=lambda seat: (ages[seat], seat))
-    owner = [seat for seat in range(seats) for _ in range(per_player)]  # ids player by player (F6)
+    owner = [seat for seat in range(seats) for _ in range(per_player)]  # ids player by player
     return FishState(
         rows=rows,
         columns=columns,
@@ -123,7 +124,7 @@ def _actions(state: FishState, seat: int) -> list[FishMove]:
 
 
 def _advance(state: FishState, after: int) -> None:
-    """The next seat in turn order that can act; the game ends when nobody can (F15)."""
+    """The next seat in turn order that can act; the game ends when nobody can."""
     order = state.order
     if not order:
         state.current, state.finished = None, True
@@ -153,7 +154,7 @@ def apply_move(state: FishState, move: FishMove) -> None:
 
 
 def remove_seat(state: FishState, seat: int) -> None:
-    """A kicked player leaves with its penguins (F13); play passes on if it was its turn."""
+    """A kicked player leaves with its penguins; play passes on if it was its turn."""
     if seat in state.removed:
         return
     state.removed.add(seat)
@@ -167,7 +168,7 @@ def remove_seat(state: FishState, seat: int) -> None:
 
 
 def outcome(state: FishState) -> Outcome | None:
-    """Every remaining player with the top score wins (F15); nobody when all were kicked (F5)."""
+    """Every remaining player with the top score wins; nobody when all were kicked."""
     if not state.finished:
         return None
     if not state.order:

@@ -2,7 +2,7 @@
 (the hands stay hidden).
 
 One shape for every reader: the Tsuro protocol builds its messages from these parts
-(fish-tsuro-notes.md 2.2, T15), and the game records of the HTTP API show them after each move.
+(docs/tsuro-protocol.md), and the game records of the HTTP API show them after each move.
 """
 
 from __future__ import annotations

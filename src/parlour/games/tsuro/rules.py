@@ -1,7 +1,8 @@
-"""Tsuro rules (fish-tsuro-notes.md 2.3-2.6 with Parlour's decisions T6-T10, T16-T17).
+"""Tsuro rules, with Parlour's choices where the original server was silent or wrong
+(docs/tsuro-protocol.md).
 
 Pure and deterministic given the injected random source (used only by the random deal).
-Seats are join order; colours white, black, red, green, blue (T5).
+Seats are join order; colours white, black, red, green, blue.
 """
 
 from __future__ import annotations
@@ -48,9 +49,9 @@ class Player:
     state: str = ALIVE
     #: Where the avatar stands: on square (x, y) at ``port``; None before its first placement.
     at: tuple[int, int, int] | None = None
-    #: Where it entered the board (for collisions, T10).
+    #: Where it entered the board (for collisions).
     start: tuple[int, int, int] | None = None
-    #: When it left the game (placement number), for the ranking (T17).
+    #: When it left the game (placement number), for the ranking.
     out: int | None = None
 
 
@@ -61,7 +62,7 @@ class TsuroState:
     current: int | None
     hand: list[int]
     round: int = 0
-    dealt: int = 0  # the cyclic deal's counter (T6)
+    dealt: int = 0  # the cyclic deal's counter
     placements: int = 0
     random_deal: bool = False
     rng_state: Any = None
@@ -70,7 +71,7 @@ class TsuroState:
 
 
 def _deal(state: TsuroState, rng: Random | None) -> None:
-    """The mover's fresh hand: 3 tiles in the first round, 2 afterwards (T6)."""
+    """The mover's fresh hand: 3 tiles in the first round, 2 afterwards."""
     count = 3 if state.round == 0 else 2
     if state.random_deal and rng is not None:
         state.hand = [rng.randrange(len(TILES)) for _ in range(count)]
@@ -121,7 +122,7 @@ def _follow(
         x, y = nx, ny
         port = exit_port(cell[0], cell[1], MATCH[port])
         if (x, y, port) in seen:
-            return (x, y, port), "loop"  # T9: a closed loop is death, never an endless walk
+            return (x, y, port), "loop"  # a closed loop is death, never an endless walk
         seen.add((x, y, port))
 
 
@@ -129,7 +130,7 @@ def _outcome_of(state: TsuroState, where: tuple[int, int, int], ending: str | No
     if ending is None:
         return ALIVE
     if ending == "off" and any(p.start == where for p in state.players):
-        return COLLIDED  # T10: leaving through a starting entry port
+        return COLLIDED  # leaving through a starting entry port
     return DEAD
 
 
@@ -169,7 +170,8 @@ def _dies(state: TsuroState, move: Placement, seat: int) -> bool:
 
 
 def check(state: TsuroState, seat: int, move: Placement) -> str | None:
-    """None if ``move`` is legal for ``seat``, else the EJECTED reason (notes 2.5, in order)."""
+    """None if ``move`` is legal for ``seat``, else the EJECTED reason (docs/tsuro-protocol.md,
+    "Ejection": the rules' reasons, in their order)."""
     player = state.players[seat]
     if move.tile not in state.hand:
         return "Played a tile not found in hand"
@@ -191,7 +193,7 @@ def check(state: TsuroState, seat: int, move: Placement) -> str | None:
         assert player.at is not None
         if (move.x, move.y) != _beyond(player.at[0], player.at[1], player.at[2]):
             return "not adjacent to occupied port"
-    # T8: no suicide while some tile of the hand, in some rotation, on this square would survive.
+    # No suicide while some tile of the hand, in some rotation, on this square would survive.
     if _dies(state, move, seat):
         alternatives = (
             move._replace(tile=tile, rotation=rotation)
@@ -234,7 +236,7 @@ def legal_moves(state: TsuroState, seat: int) -> list[Placement]:
 
 
 def apply_placement(state: TsuroState, move: Placement, rng: Random | None = None) -> None:
-    """Play a legal move for the seat to move, in place; then the next seat, or the end (T16)."""
+    """Play a legal move for the seat to move, in place; then the next seat, or the end."""
     seat = state.current
     assert seat is not None
     board, results = _simulate(state, move, seat)
@@ -272,7 +274,7 @@ def _next(state: TsuroState, after: int, rng: Random | None) -> None:
 
 
 def eject(state: TsuroState, seat: int, rng: Random | None = None) -> None:
-    """A player removed for breaking the protocol (T13): it stays listed as EJECTED."""
+    """A player removed for breaking the protocol: it stays listed as EJECTED."""
     player = state.players[seat]
     if player.state in (EJECTED,):
         return
@@ -285,7 +287,7 @@ def eject(state: TsuroState, seat: int, rng: Random | None = None) -> None:
 
 
 def ranking(state: TsuroState) -> list[list[int]]:
-    """Places, best first (T17): survivors (or the last eliminated together), then earlier
+    """Places, best first: survivors (or the last eliminated together), then earlier
     eliminations; ejected players last, together."""
     places: dict[int, list[int]] = {}
     for index, player in enumerate(state.players):

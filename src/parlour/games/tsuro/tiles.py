@@ -1,4 +1,5 @@
-"""Tsuro tiles and ports (fish-tsuro-notes.md 2.3): the 35 tiles, clockwise rotations, sides.
+"""Tsuro tiles and ports (docs/tsuro-protocol.md, "The 35 tiles"): the tiles, clockwise rotations,
+sides.
 
 Ports are 0..7 for A..H, clockwise from the top-left: A, B on the top side, C, D on the right,
 E, F on the bottom, G, H on the left. Turning a tile 90 degrees clockwise adds 2 to each port.

@@ -1,4 +1,4 @@
-"""The Apologies websocket protocol (apologies-event-model.rst, apologies-wire-notes.md)."""
+"""The Apologies websocket protocol (docs/apologies-protocol.md)."""
 
 from parlour.protocols.apologies_ws.service import ROBOT_HANDLES, ApologiesService
 

@@ -1,7 +1,8 @@
-"""Rendering lobby events as Apologies wire messages (apologies-wire-notes.md sections 2 and 5).
+"""Rendering lobby events as Apologies wire messages (docs/apologies-protocol.md, "The envelope"
+and "Events").
 
 Field names and their order, enum NAMEs, ``null`` versus omitted keys and the timestamp format
-are the contract with reference clients. Output is compact JSON (wire-notes 11).
+are the contract with reference clients. Output is compact JSON.
 """
 
 from __future__ import annotations
@@ -68,7 +69,8 @@ __all__ = ["FAILURES", "Renderer", "failure_reason", "timestamp"]
 ENCODE = msgspec.json.Encoder().encode
 
 #: The one boundary where the core's exception tree meets the protocol's failure reasons
-#: (wire-notes 4): reason code and default comment, most specific class first.
+#: (docs/apologies-protocol.md, "Events"): reason code and default comment, most specific
+#: class first.
 FAILURES: list[tuple[type[ParlourError], str, str]] = [
     (MalformedRequest, "INVALID_REQUEST", "Invalid request"),
     # The event model has no reason for a flood; the connection is closed (1008) after it.
@@ -87,7 +89,7 @@ FAILURES: list[tuple[type[ParlourError], str, str]] = [
     (AdvertiserMayNotQuit, "ADVERTISER_MAY_NOT_QUIT", "Advertiser may not quit a game (cancel instead)"),
     (InternalError, "INTERNAL_ERROR", "Internal error"),
 ]
-#: Reasons that never carry a handle (wire-notes 4).
+#: Reasons that never carry a handle.
 ANONYMOUS = {"INVALID_REQUEST", "INVALID_PLAYER", "INTERNAL_ERROR", "WEBSOCKET_LIMIT"}
 
 
@@ -100,7 +102,7 @@ def failure_reason(error: ParlourError) -> tuple[str, str]:
 
 
 def timestamp(seconds: float) -> str:
-    """``2026-11-22T11:29:57,878+0000``: UTC, comma before truncated milliseconds (wire-notes 2.2)."""
+    """``2026-11-22T11:29:57,878+0000``: UTC, comma before truncated milliseconds."""
     return timestamp_bytes(seconds).decode()
 
 
@@ -337,7 +339,7 @@ class Renderer:
         return _message("REQUEST_FAILED", {"reason": reason, "comment": comment, "handle": handle})
 
     def _state(self, event: GameStateChange) -> bytes:
-        """GAME_STATE_CHANGE (wire-notes 5.2) from the seat's own view of the game.
+        """GAME_STATE_CHANGE from the seat's own view of the game.
 
         The hot path of a busy server (one per move and human): history entries are encoded
         once per game, pawns come pre-encoded, opponents' parts are kept until their pawns or
@@ -375,7 +377,7 @@ class Renderer:
         )
 
     def _turn(self, event: GamePlayerTurn) -> bytes:
-        """GAME_PLAYER_TURN (wire-notes 5.3): moves keyed by id in list order."""
+        """GAME_PLAYER_TURN: moves keyed by id in list order."""
         game = event.game
         moves = game.pending
         cards = {move.card for move in moves.values()}

@@ -1,7 +1,8 @@
-"""Decoding and validating Apologies requests (apologies-wire-notes.md sections 3 and 11).
+"""Decoding and validating Apologies requests (docs/apologies-protocol.md, "The envelope" and
+"Requests").
 
 Parlour types requests strictly: every malformed request fails with a short sentence that
-names the field, never with a Python repr, and never crashes (wire-notes 11).
+names the field, never with a Python repr, and never crashes.
 """
 
 from __future__ import annotations
@@ -135,7 +136,7 @@ class Shape:
     context: type[Context] | None
 
 
-#: Every request of the event model (wire-notes 2.1) and its shape.
+#: Every request of the protocol and its shape.
 REQUESTS: dict[str, Shape] = {
     "REGISTER_PLAYER": Shape(False, WithHandle),
     "REREGISTER_PLAYER": Shape(True, WithHandle),

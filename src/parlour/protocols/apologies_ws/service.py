@@ -41,7 +41,8 @@ __all__ = ["ROBOT_HANDLES", "ApologiesService"]
 
 log = logging.getLogger("parlour.apologies")
 
-#: Programmatic players' handles (wire-notes 7.2), spelling included.
+#: Programmatic players' handles: the reference server's names, its spelling included (a robot
+#: takes one at random that is not seated in its game yet).
 ROBOT_HANDLES = [
     "Aragorn",
     "Arwen",

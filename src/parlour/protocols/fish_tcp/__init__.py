@@ -1,4 +1,4 @@
-"""The Fish player protocol over TCP (fish-player-protocol.md, fish-tsuro-notes.md F1-F17)."""
+"""The Fish player protocol over TCP (docs/fish-protocol.md)."""
 
 from parlour.protocols.fish_tcp.service import FishService
 

@@ -1,7 +1,7 @@
-"""Fish player protocol messages (fish-player-protocol.md; fish-tsuro-notes.md F1-F5).
+"""Fish player protocol messages (docs/fish-protocol.md).
 
-Out: one JSON object per line, the v1 shapes. In: the v1 shapes and the externally tagged forms
-of later versions (F2), ``tile_id`` accepted for ``next_tile_id``.
+Out: one JSON object per line, the first protocol version's shapes. In: those shapes and the
+externally tagged forms of later versions, ``tile_id`` accepted for ``next_tile_id``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ __all__ = ["COLORS", "Connect", "Malformed", "decode", "game_state", "new_game_s
 
 
 class Malformed(Violation):
-    """A message this protocol does not accept; the sender is kicked (F13)."""
+    """A message this protocol does not accept; the sender is kicked."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,8 +5,8 @@ as it has its players, or when its wait is over, with robots in the empty seats,
 connection opens a new table. At the start of every turn every connected player gets the whole
 state; the player to move answers within the action timeout. Anything out of turn, of the wrong
 kind for the phase, illegal or malformed gets its sender kicked: its penguins leave the board, its
-connection is closed without a word (F13-F14), and the others play on. The final state names
-the winners, then every connection is closed (F17).
+connection is closed without a word, and the others play on. The final state names the winners,
+then every connection is closed (docs/fish-protocol.md).
 """
 
 from __future__ import annotations
@@ -224,7 +224,7 @@ class FishService(StreamedService):
             self.streams.pop(conn, None)
 
     def _kick(self, conn: ConnId, reason: str, now: float, close: bool = True) -> None:
-        """Remove a player and its penguins; the others play on (F13, F14: no message)."""
+        """Remove a player and its penguins; the others play on (the kicked one gets no message)."""
         table, index = self.seated.pop(conn)
         self.streams.pop(conn, None)
         seat = table.seats[index]

@@ -1,4 +1,4 @@
-"""The Tsuro protocol over TCP (tsuro-protocol.md, fish-tsuro-notes.md T1-T19)."""
+"""The Tsuro protocol over TCP (docs/tsuro-protocol.md)."""
 
 from parlour.protocols.tsuro_tcp.service import TsuroService
 

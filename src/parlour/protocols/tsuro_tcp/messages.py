@@ -1,7 +1,7 @@
-"""Tsuro protocol messages (tsuro-protocol.md; fish-tsuro-notes.md 2.2, T11-T19).
+"""Tsuro protocol messages (docs/tsuro-protocol.md).
 
 Out: one JSON object per line. In: JOIN and MOVE_REQUEST, typed strictly; anything else is a
-reason to eject the sender (T12), never a crash.
+reason to eject the sender, never a crash.
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ def line(kind: str, **fields: Any) -> str:
 
 
 def game_state(state: TsuroState, seat: int) -> str:
-    """RECEIVE_GAME_STATE with the fields of notes 2.2 and every player's current state (T15)."""
+    """RECEIVE_GAME_STATE: the board, every player's current state, and the recipient's own."""
     mine = player(state, seat)
     return line(
         "RECEIVE_GAME_STATE",
@@ -116,7 +116,7 @@ def ask_for_move(state: TsuroState) -> str:
 
 
 def game_end(state: TsuroState) -> str:
-    """Places best first under keys "0", "1", ... (T17), ejected players last."""
+    """Places best first under keys "0", "1", ..., ejected players last."""
     results = {
         str(place): [[player(state, seat), state.players[seat].state] for seat in seats]
         for place, seats in enumerate(ranking(state))

@@ -1,11 +1,12 @@
 """Tsuro tables behind a TCP listener (a parlour.core.service.Service), sans-I/O.
 
-Each connection is asked for its player info and must JOIN in time (T4). A table starts with
+Each connection is asked for its player info and must JOIN in time. A table starts with
 ``tsuro_players`` players, or after ``tsuro_wait`` seconds with robots in the empty seats; the
-next connection opens a new table. Colours go to everyone first (T5); every turn every connected
+next connection opens a new table. Colours go to everyone first; every turn every connected
 player gets the state and the mover is asked for its move. A legal move is accepted; anything else
 (out of turn, malformed, the wrong colour, illegal, too slow) ejects the sender with a reason and
-closes its connection (T11-T14). The game ends with GAME_END to everyone still connected.
+closes its connection (docs/tsuro-protocol.md, "Ejection"). The game ends with GAME_END to
+everyone still connected.
 """
 
 from __future__ import annotations
@@ -123,7 +124,7 @@ class TsuroService(StreamedService):
         if not isinstance(request, MoveRequest) or state is None or state.current != seat:
             raise Bad("not your turn")
         if request.color != state.players[seat].color:
-            raise Bad("wrong color")  # T11: the colour field is checked, never trusted
+            raise Bad("wrong color")  # the colour field is checked, never trusted
         reason = check(state, seat, request.placement)
         if reason is not None:
             raise Bad(reason)
@@ -215,7 +216,7 @@ class TsuroService(StreamedService):
         log.info("tsuro table %d is over", table.number)
 
     def _eject(self, conn: ConnId, reason: str, now: float, tell: bool = True) -> None:
-        """EJECTED with a reason, then the connection closes; the others play on (T13)."""
+        """EJECTED with a reason, then the connection closes; the others play on."""
         self.streams.pop(conn, None)
         self.join_by.pop(conn, None)
         if tell:

@@ -1,4 +1,5 @@
-"""Apologies robots: ``random`` and ``greedy`` (the reference's RewardV1, rules section 14).
+"""Apologies robots: ``random`` and ``greedy`` (the reference's RewardV1; docs/robots.md,
+"Apologies").
 
 Robots receive the whole game state for speed but only read what their seat may see: the
 board, the turn counts and their own hand.
@@ -26,7 +27,7 @@ ALL_HOME_BONUS = 100
 
 
 def player_score(color: int, positions: Sequence[int]) -> int:
-    """RewardV1's score of one player (rules section 14)."""
+    """RewardV1's score of one player."""
     table = SCORE[color]
     a, b, c, d = positions
     total = 260 + table[a] + table[b] + table[c] + table[d]

@@ -1,5 +1,6 @@
 // Apologies moves, cards and history as the page shows them. Pure functions of protocol values
-// (wire notes 5.1-5.3), no DOM: the page and the tests import them alike.
+// (docs/apologies-protocol.md, "A turn" and "Game history"), no DOM: the page and the tests import
+// them alike.
 
 export const COLOR_ORDER = ["RED", "YELLOW", "GREEN", "BLUE"];
 
@@ -34,7 +35,7 @@ export function pawnKey(pawn) {
   return `${pawn.color}-${pawn.id}`;
 }
 
-/** A pawn's position (wire notes 5.1: exactly one of start, home, safe, square is set). */
+/** A pawn's position (exactly one of start, home, safe, square is set). */
 export function positionKey(pawn) {
   if (pawn.start) return "start";
   if (pawn.home) return "home";
@@ -91,7 +92,7 @@ export function indexMoves(moves, myColor, card = null) {
 }
 
 /** The colour that moves next, or null when it cannot be known from the history alone (the first
- * player is random, wire notes 7.2). A played 2 draws again; a forfeited one does not (rules 10). */
+ * player is random). A played 2 draws again; a forfeited one does not. */
 export function nextColor(history, colors) {
   if (!history.length || history.at(-1).action.startsWith("Game completed")) return null;
   const last = [...history].reverse().find((entry) => entry.color);
@@ -113,7 +114,7 @@ export function describeHistory(entry) {
   return entry.action.replace("GameMode.", "");
 }
 
-// Each colour's turn square, the last board square before its safe zone (rules section 2).
+// Each colour's turn square, the last board square before its safe zone.
 const TURN_SQUARE = { RED: 2, BLUE: 17, YELLOW: 32, GREEN: 47 };
 
 /** How many squares a pawn still has to go to reach home (leaving start counts as one). */

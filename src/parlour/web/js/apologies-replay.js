@@ -12,15 +12,15 @@ export function replaySteps(record) {
   return [{ view: record.initial, move: null }, ...record.moves.map((move) => ({ view: move.view, move }))];
 }
 
-/** Seat index -> colour. Seats take the colours in order (RED, YELLOW, GREEN, BLUE, wire notes
- * 2.1), which is also the order of a view's `players`. */
+/** Seat index -> colour. Seats take the colours in order (RED, YELLOW, GREEN, BLUE), which is
+ * also the order of a view's `players`. */
 export function seatColors(record) {
   const players = record.initial?.players ?? [];
   return record.seats.map((_, index) => players[index]?.color ?? COLOR_ORDER[index] ?? null);
 }
 
 /** Every pawn of a view, in the order of its players: a record's view lists `players`, a live
- * GAME_STATE_CHANGE has the `player` and its `opponents` (wire notes 5.2). */
+ * GAME_STATE_CHANGE has the `player` and its `opponents`. */
 export function viewPawns(view) {
   if (!view) return [];
   const players = view.players ?? (view.player ? [view.player, ...(view.opponents ?? [])] : []);

@@ -1,6 +1,6 @@
 // Parlour's Apologies page: registration, lobby, chat and the game view. Protocol details live in
 // protocol.js, move logic in apologies-moves.js, drawing in boards/. Event and request names and
-// shapes: apologies-event-model.rst and apologies-wire-notes.md sections 2-6.
+// shapes: docs/apologies-protocol.md.
 
 import { ApologiesClient, socketUrl } from "./protocol.js";
 import { createBoard } from "./boards/index.js";
@@ -13,8 +13,8 @@ import {
 
 const $ = (id) => document.getElementById(id);
 
-// The handle and player id survive reloads so that the page can send REREGISTER_PLAYER (wire
-// notes 6.2); the game the player was in is kept to explain what a reload did to it.
+// The handle and player id survive reloads so that the page can send REREGISTER_PLAYER; the game
+// the player was in is kept to explain what a reload did to it.
 const KEYS = { handle: "parlour.apologies.handle", id: "parlour.apologies.player_id", game: "parlour.apologies.game" };
 
 const REASONS = {
@@ -213,7 +213,7 @@ client.on("PLAYER_REGISTERED", (m) => {
   localStorage.setItem(KEYS.id, m.player_id);
   localStorage.setItem(KEYS.handle, m.context.handle);
   if (state.resuming && previous && previous !== m.player_id) {
-    // An unknown id registers anew (wire notes 6.2): the server no longer knew this player.
+    // An unknown id registers anew: the server no longer knew this player.
     showNotice(`The server did not know you any more (it may have restarted), so you are registered again as ${m.context.handle}.`);
   }
   $("who").textContent = m.context.handle;
@@ -279,8 +279,9 @@ client.on("REGISTERED_PLAYERS", (m) => {
 });
 
 /** After REREGISTER_PLAYER: the listing says whether the player is still in a game. Normally not:
- * closing the page disconnected it, and a disconnect takes a player out of its game (wire notes
- * 6.16; Parlour's fix of 7.5: its seat is played by a robot and it hears nothing more of it). */
+ * closing the page disconnected it, and a disconnect takes a player out of its game for good: a
+ * robot plays its seat and it hears nothing more of it (docs/apologies-protocol.md, "Seats,
+ * robots and leaving"). */
 function resolveResume(entry) {
   state.resuming = false;
   const stored = storedGame();
@@ -290,7 +291,7 @@ function resolveResume(entry) {
       state.game = newGame({ ...known, id: entry.game_id, phase: entry.player_state === "PLAYING" ? "playing" : "joined" });
       if (state.game.phase === "playing") act(() => client.retrieveState());
     }
-    // A pending turn is never sent again (wire notes 5.3): "Optimal move" stays available instead.
+    // RETRIEVE_GAME_STATE never sends a pending turn again: "Optimal move" stays available instead.
     state.game.adopted = false;
     state.game.resumed = true;
     rememberGame(state.game);
@@ -391,7 +392,7 @@ function showState(m) {
   if (!game) {
     // Reregistered before the server saw the old socket close, the player may still be in its game:
     // show it (the player listing will confirm or undo this). Any other game's events are stale
-    // (the reference server keeps sending them to players who left, wire notes 7.5): ignored.
+    // (Parlour sends none to a player who left, the reference server still does): ignored.
     const stored = storedGame();
     if (!state.resuming || !stored || stored.id !== m.context.game_id) return false;
     state.game = game = newGame({ ...stored, id: m.context.game_id, phase: "playing" });
@@ -733,7 +734,7 @@ function renderPlayers() {
   const list = $("players");
   const chosen = new Set(handles($("chat-to").value));
   const ticked = new Set([...list.querySelectorAll("input:checked")].map((box) => box.value));
-  // Connected players first, in registration order (wire notes 6.4), then the disconnected.
+  // Connected players first, in registration order (as listed), then the disconnected.
   const players = [...state.players].sort((a, b) => (a.connection_state === "DISCONNECTED") - (b.connection_state === "DISCONNECTED"));
   list.replaceChildren(...players.map((p) => {
     const me = p.handle === state.me?.handle;

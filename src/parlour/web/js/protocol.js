@@ -1,11 +1,11 @@
-// The Apologies websocket protocol, client side (apologies-event-model.rst, wire notes sections 2-6).
+// The Apologies websocket protocol, client side (docs/apologies-protocol.md).
 // Knows the envelope and the request shapes; knows nothing about the page. Events are delivered to
 // handlers registered with on(<MessageType NAME>, fn); "open", "close" and "garbled" are the
 // connection's own events.
 import { emitFrames } from "./frames.js";
 
 /** The websocket URL: ?ws=<url> when given (development against another server), else the host
- * and port that served the page; the server accepts any path (wire notes section 1). */
+ * and port that served the page; the server accepts any path. */
 export function socketUrl(loc = window.location) {
   const override = new URLSearchParams(loc.search).get("ws");
   if (override) return override;
@@ -17,7 +17,7 @@ export class ApologiesClient {
   constructor(url) {
     this.url = url;
     this.socket = null;
-    /** The registered player's id; added to every request but REGISTER_PLAYER (wire notes 3.4). */
+    /** The registered player's id; added to every request but REGISTER_PLAYER. */
     this.playerId = null;
     this.handlers = new Map();
   }
@@ -52,7 +52,7 @@ export class ApologiesClient {
     if (!this.connected) throw new Error("not connected to the server");
     const body = { message };
     if (message !== "REGISTER_PLAYER" && playerId) body.player_id = playerId;
-    // A null context is the same as none (wire notes 3.5); requests without context omit the key.
+    // A null context is the same as none; requests without context omit the key.
     if (context !== null) body.context = context;
     this.socket.send(JSON.stringify(body));
   }
@@ -63,8 +63,8 @@ export class ApologiesClient {
   listPlayers() { this.send("LIST_PLAYERS"); }
   listGames() { this.send("LIST_AVAILABLE_GAMES"); }
 
-  /** ADVERTISE_GAME: all five keys are required (wire notes 6.5); `robot_level` is a Parlour
-   * extension (easy, normal or hard), sent only when chosen. */
+  /** ADVERTISE_GAME: all five keys are required; `robot_level` is a Parlour extension (easy,
+   * normal or hard), sent only when chosen. */
   advertise({ name, mode, players, visibility, invitedHandles, robotLevel }) {
     const context = { name, mode, players, visibility, invited_handles: invitedHandles };
     if (robotLevel) context.robot_level = robotLevel;

@@ -11,8 +11,7 @@ Seats: the plugins number seats 0..n-1; everything here uses the protocol's loca
 colours: 1 white, 2 black, 3 red, 4 green, 5 blue.
 
 Who moves first: Fish and Tsuro start with local id 1 (S19). Apologies draws its first player at
-random (apologies-rules.md section 1), so the service must ask :meth:`ServerGame.to_move` rather
-than assume local id 1.
+random, so the service must ask :meth:`ServerGame.to_move` rather than assume local id 1.
 
 Determinism: the game owns ``random.Random(seed)`` for every draw of the rules (Apologies cards,
 Fish boards, Tsuro's random deal). A robot's choice draws from a second ``Random`` derived from
@@ -25,7 +24,7 @@ Options (``start``'s ``options``; unknown keys are a ValueError):
 * fish: ``rows`` and ``columns`` (2-10, default 5), ``holes`` (default 0), ``fish`` (1-5: every
   tile holds that many; default random 1-5 per tile).
 * tsuro: ``deal`` ``"random"`` (default here: hands are drawn from the seeded random source, so
-  they are worth hiding) or ``"cyclic"`` (the reference's fixed cycle 0..34, decision T6).
+  they are worth hiding) or ``"cyclic"`` (the reference's fixed cycle 0..34).
 
 Actions (the client commits one of ``legal_actions`` verbatim; any other string, including one
 that was legal on an earlier turn, is :class:`IllegalAction`):
@@ -69,7 +68,7 @@ plus its own hidden information; the spectator view (``None``) is exactly a seat
 Outcome: local id -> ``(score, rank)``, rank 1 best, ties share a rank and the next rank skips
 (1, 1, 3). Apologies: score is progress, the sum over pawns of 65 - distance to home (260 when
 all are home: only the winner); Fish: fish eaten, removed seats ranked below every other seat;
-Tsuro: how many players the seat outlasted (decision T17's places, ejected seats last).
+Tsuro: how many players the seat outlasted (the places of GAME_END, ejected seats last).
 
 Leaving for good: Apologies seats are always played by robots (its plugin cannot remove one).
 Fish and Tsuro may do either: robots play on, or :meth:`ServerGame.remove_seat` takes the seat
@@ -302,7 +301,7 @@ def _first_placements(state: TsuroState, seat: int) -> list[Placement]:
         ):
             continue
         survives = [not edge[_EXIT_SIDE[tile][turn][port]] for tile in hand for turn in range(4)]
-        # T8: a suicidal placement is legal only when every choice on this square is suicidal.
+        # A suicidal placement is legal only when every choice on this square is suicidal.
         anyone = any(survives)
         moves.extend(
             Placement(True, tile, _ROTATIONS[turn], x, y, port)
@@ -355,7 +354,7 @@ class _Tsuro(PluginGame[TsuroState, Placement]):
                     "state": player.state,
                     "at": _where(player.at),
                     "start": _where(player.start),
-                    # A hand is dealt to the mover for its turn (T6): nobody else holds tiles.
+                    # A hand is dealt to the mover for its turn: nobody else holds tiles.
                     "hand_size": len(state.hand) if seat == holder else 0,
                 }
                 for seat, player in enumerate(state.players)

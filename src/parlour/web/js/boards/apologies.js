@@ -1,6 +1,6 @@
-// The Apologies board in SVG (apologies-rules.md section 2): 60 squares clockwise round a 16 x 16
-// grid from the top-left corner, and for each colour its start area next to its circle, a 5-square
-// safe zone turning in at its turn square, home at the end of the safe zone and two slides.
+// The Apologies board in SVG: 60 squares clockwise round a 16 x 16 grid from the top-left corner,
+// and for each colour its start area next to its circle, a 5-square safe zone turning in at its
+// turn square, home at the end of the safe zone and two slides.
 // Implements the board interface of ./index.js: new ApologiesBoard(host, {onPawn, onTarget}),
 // render(scene).
 
@@ -12,7 +12,7 @@ const SIZE = 16 * CELL;
 export const COLORS = { RED: "#d8343a", YELLOW: "#e0a800", GREEN: "#23985a", BLUE: "#2f6fd8" };
 const TINTS = { RED: "#f8d7d8", YELLOW: "#fbefc4", GREEN: "#d2efdd", BLUE: "#d6e3fa" };
 
-/** Rules section 2: circle (leave start to), turn square (-> safe 0), short and long slides. */
+/** Each colour's circle (leave start to), turn square (-> safe 0), short and long slides. */
 export const GEOMETRY = {
   RED: { circle: 4, turn: 2, slides: [[1, 4], [9, 13]] },
   BLUE: { circle: 19, turn: 17, slides: [[16, 19], [24, 28]] },
