@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install browser postgres redis cluster run test lint typecheck pytest bench soak clean fuzz docs chaos
+.PHONY: install browser postgres redis cluster run test lint typecheck pytest pytest-parallel bench soak clean fuzz docs chaos
 
 install: $(STAMP)
 
@@ -64,11 +64,17 @@ cluster: install postgres redis
 # that a second worker keeps busy.
 PYTEST_WORKERS ?= 2
 
-pytest: install browser postgres redis
-	$(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadfile -m "not soak and not alone"
+pytest: pytest-parallel
 	$(BIN)/pytest -q -m "alone and not soak"
 
-test: lint typecheck pytest
+pytest-parallel: install browser postgres redis
+	$(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadfile -m "not soak and not alone"
+
+# The linters take a core for a few seconds while the parallel phase mostly waits: they run
+# beside it (each one's output shown whole once it ends), then the tests marked `alone`.
+test: install browser postgres redis
+	$(MAKE) --no-print-directory -j3 --output-sync=target lint typecheck pytest-parallel
+	$(BIN)/pytest -q -m "alone and not soak"
 
 bench: install postgres redis
 	@set -e; for b in bench/[!_]*.py; do echo "== $$b"; $(BIN)/python $$b; done
@@ -90,7 +96,7 @@ clean:
 	rm -rf $(VENV) build .mypy_cache .pytest_cache .ruff_cache
 
 # The frame fuzzer: 100,000 hostile frames per protocol against a real server, with
-# counts per class and outcome. Not part of `make test` (which runs a seeded 1,000 per protocol).
+# counts per class and outcome. Not part of `make test` (which runs a seeded 600 per protocol).
 # Replay a run with: make fuzz FUZZ_ARGS='--seed N'
 FUZZ_ARGS ?=
 fuzz: install

@@ -1,12 +1,12 @@
 """The seeded short run of the frame fuzzer that ``make test`` includes (``make fuzz`` is the
-long one): 1,000 hostile frames per protocol against one real server."""
+long one): 600 hostile frames per protocol against one real server."""
 
 from __future__ import annotations
 
 from tests.fuzz.driver import PROTOCOLS, fuzz
 
 SEED = 20_161
-FRAMES = 1_000
+FRAMES = 600
 
 
 def test_every_listener_survives_seeded_hostile_frames() -> None:
