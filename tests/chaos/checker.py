@@ -40,6 +40,9 @@ ANSWER_SLACK = 2.0
 #: it answers), a link slowed or held, the client's node itself paused.
 DELAYING = ("pg-stop", "pg-pause", "link-delay", "link-loss", "link-hold", "node-pause")
 
+#: Longer than any fault of a run keeps a node subscribed to a service it no longer owns (the
+#: longest pause, 3 leases, and the takeover after it).
+CROWDED_SECONDS = 30.0
 #: The messages a refused commit is told: only the first says for certain nothing changed.
 NOTHING_CHANGED = "nothing changed"
 
@@ -404,6 +407,17 @@ def check(
         if line not in lines:
             verdict.fail("acknowledged chat line lost", f"{request.event.who}: {line}")
 
+    # -- Subscriptions -----------------------------------------------------------------------
+    # A service's channel heard by more than its owner: a node frozen or cut off while another
+    # took the service over keeps its subscription until it wakes (or Redis drops it); one that
+    # lasts longer than any fault a run makes is a subscription a node forgot.
+    for channel, (first, last) in _crowded(history):
+        if last - first > CROWDED_SECONDS:
+            verdict.fail(
+                "subscription left behind",
+                f"{channel}: more than one subscriber from {first:.1f}s to {last:.1f}s",
+            )
+
     # -- Logs and health -------------------------------------------------------------------------
     for name, text in sorted(logs.items()):
         tracebacks = text.count("Traceback")
@@ -415,6 +429,28 @@ def check(
 
     verdict.faults = _per_fault(history, requests, bound)
     return verdict
+
+
+def _crowded(history: History) -> list[tuple[str, tuple[float, float]]]:
+    """Each spell of a channel sampled with more than one subscriber (the run's census, twice a
+    second): its first and last sample."""
+    spells: list[tuple[str, tuple[float, float]]] = []
+    open_: dict[str, tuple[float, float]] = {}
+    previous = None
+    for event in history.events:
+        if event.who != "census" or event.data.get("what") != "crowded channels":
+            continue
+        channels = event.data["channels"]
+        for channel, (first, last) in list(open_.items()):
+            # Missing from this sample, or not sampled for a while (none was crowded meanwhile).
+            if channel not in channels or (previous is not None and event.t - previous > 1.0):
+                spells.append((channel, (first, last)))
+                del open_[channel]
+        for channel in channels:
+            first, _ = open_.get(channel, (event.t, event.t))
+            open_[channel] = (first, event.t)
+        previous = event.t
+    return spells + list(open_.items())
 
 
 def _per_fault(history: History, requests: list[Request], bound: float) -> list[dict[str, Any]]:

@@ -24,6 +24,7 @@ PROMISES = (
     "game stuck after the faults",
     "game not played to its end",
     "traceback in a node's log",
+    "subscription left behind",
 )
 
 

@@ -167,6 +167,20 @@ def test_a_traceback_and_a_failing_health_fail_the_run() -> None:
     ]
 
 
+def _crowded(t: float, *channels: str) -> tuple[float, str, str, int, dict[str, Any]]:
+    return (t, "note", "census", 0, {"what": "crowded channels", "channels": dict.fromkeys(channels, 2)})
+
+
+def test_a_subscription_left_behind_fails_the_run_and_a_frozen_owners_does_not() -> None:
+    """A channel heard by two nodes for a few seconds is a frozen owner's (a pause); for longer
+    than any fault lasts, a subscription a node forgot."""
+    frozen = [_crowded(10.0 + 0.5 * n, "parlour:async/3:owner") for n in range(20)]  # 10 s
+    forgotten = [_crowded(40.0 + 0.5 * n, "parlour:async/5:owner") for n in range(70)]  # 35 s
+    verdict = _verdict(_history(*frozen, *forgotten), Stored())
+    assert list(verdict) == ["subscription left behind"]
+    assert [line.split(":")[1] for line in verdict["subscription left behind"]] == ["async/5"]
+
+
 def test_a_request_left_unanswered_fails_unless_sent_while_the_store_was_away() -> None:
     """A request its client gave up on (no answer in GIVE_UP) breaks the promise; sent while
     PostgreSQL was stopped, or a node's link to it held, cut or lossy, it waited for the store

@@ -200,6 +200,31 @@ def test_a_redis_that_stops_answering_is_left_and_found_again(
     asyncio.run(with_buses(redis_url, body))
 
 
+def test_subscriptions_changed_while_a_gap_heals_are_set_right_before_it_ends(redis_url: str) -> None:
+    """While messages may have been lost (a gap), a change of subscription is not sent: the
+    healing sets the subscription right once Redis answers. A change made while the healing
+    waits for Redis (a shard let go as Redis stalls) is set right too, before the gap ends: a
+    subscription left behind would count this node among a channel's receivers for ever, and a
+    note published there would be taken for heard with nobody to take it."""
+
+    async def body(sender: Bus, listener: Bus, heard: list[tuple[str, bytes]]) -> None:
+        await listener.subscribe("b", "c")
+        pauser = connect(redis_url)
+        try:
+            await pauser.execute_command("CLIENT", "PAUSE", "800", "ALL")
+            listener._lose_messages()  # a publication went unanswered: a gap
+            await listener.unsubscribe("b")  # not sent: the healing sets it right
+            await until(lambda: bool(listener._confirming), "the healing waits for Redis")
+            await listener.unsubscribe("c")  # while the healing waits
+            await until(lambda: not listener._gap, "the gap healed", seconds=10.0)
+            counts = dict(await pauser.pubsub_numsub("a", "b", "c"))
+            assert counts == {b"a": 1, b"b": 0, b"c": 0}, counts
+        finally:
+            await pauser.aclose()
+
+    asyncio.run(with_buses(redis_url, body))
+
+
 # -- Reaching Redis: what the URL says ----------------------------------------------------------
 
 

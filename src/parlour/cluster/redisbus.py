@@ -679,13 +679,15 @@ class Bus:
                 self._subscriber = await self._open(self._heard)
             subscriber = self._subscriber
             # The subscription as wanted now (a change made while Redis was away, or one that
-            # failed, never reached it).
-            extra = sorted(self._subscribed - self._channels)
-            if extra:
-                await self._confirmed(subscriber, b"UNSUBSCRIBE", extra)
-            missing = sorted(self._channels - self._subscribed)
-            if missing:
-                await self._confirmed(subscriber, b"SUBSCRIBE", missing)
+            # failed, never reached it), until it holds: a change made while this waits for
+            # Redis is not sent either (the gap is not over), so it is set right here too.
+            while self._subscribed != self._channels:
+                extra = sorted(self._subscribed - self._channels)
+                if extra:
+                    await self._confirmed(subscriber, b"UNSUBSCRIBE", extra)
+                missing = sorted(self._channels - self._subscribed)
+                if missing:
+                    await self._confirmed(subscriber, b"SUBSCRIBE", missing)
             if self._publisher is None:
                 await self._new_publisher()
         except Exception as error:  # not yet: tried again in a moment
@@ -693,6 +695,8 @@ class Bus:
             return
         if self._subscriber is None or self._subscriber.closed:
             return  # lost again meanwhile
+        if self._subscribed != self._channels:
+            return  # changed while a publisher was made: set right at the next try
         self._gap = False
         self.gaps += 1
         log.warning("cluster: Redis answers again; messages between nodes may have been lost")
