@@ -342,7 +342,8 @@ class Agent:
                 continue
             if any(p.kind == "commit" and p.message["game_id"] == game_id for p in self.pending.values()):
                 continue
-            del self.prompts[game_id]
+            if self.prompts.pop(game_id, None) is None:
+                continue  # the game ended while an earlier commit was sent: nothing to play
             commit = {
                 "type": "CommitActionRequest",
                 "game_id": game_id,
@@ -353,7 +354,7 @@ class Agent:
             await self._send(commit, "commit")
         for game_id, since in list(self.stale.items()):
             if game_id in self.prompts or game_id not in self.live:
-                del self.stale[game_id]
+                self.stale.pop(game_id, None)
             elif now - since > STALE_PROMPT:
                 # The server says it waits for this player, who was never asked: sign in again.
                 self.history.add("note", self.name, self.conn, self.node, what="no prompt", game_id=game_id)
