@@ -54,6 +54,8 @@ class Pending:
     kind: str
     sent: float
     message: dict[str, Any]
+    #: The player's live games as it was sent (a report answers for those it knew of).
+    live: frozenset[int] = frozenset()
 
 
 @dataclass
@@ -189,7 +191,9 @@ class Agent:
             return False
         self.history.add("send", self.name, self.conn, self.node, m=message)
         if "request_id" in message:
-            self.pending[message["request_id"]] = Pending(kind, self.history.now(), message)
+            self.pending[message["request_id"]] = Pending(
+                kind, self.history.now(), message, frozenset(self.live)
+            )
         try:
             await ws.send(json.dumps(message))
             return True
@@ -222,9 +226,11 @@ class Agent:
                 self._learn(report)
             if request is not None and request.kind == "whatsnew":
                 # Every game of the player's that is not over: one that ended while the player
-                # was away (its outcome sent to nobody) is not among them.
+                # was away (its outcome sent to nobody) is not among them. Only those known as
+                # it was sent: a game that started since may have been created after the report
+                # was made (its answer and the game's start come by different ways).
                 reported = {report["game_id"] for report in reports}
-                for game_id in self.live - reported:
+                for game_id in (self.live & request.live) - reported:
                     self._over(game_id, "")
         elif kind == "GameOutcomeRequest":
             self._over(game_id, "GameOutcomeConfirmationRequest")
