@@ -6,11 +6,14 @@ rest of /async is read back directly.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 
 from parlour.core.ids import IdSource
+from parlour.protocols.async_ws.game import machine
 from parlour.protocols.async_ws.game.checks import WindowDue
 from parlour.protocols.async_ws.game.game_registry import Games
 from parlour.protocols.async_ws.game.host import GameHost, Notice, SeatRating
@@ -41,6 +44,8 @@ from parlour.protocols.async_ws.wire.messages import (
     ShownRating,
 )
 from parlour.storage import AsyncGameRow, AsyncTurnRow, GameResultRow
+
+GAME = Path(machine.__file__).parent  # the game package of /async
 
 NOW = 1_000.0
 ANN, BOB, CID = 1, 2, 3
@@ -422,3 +427,17 @@ def _invitation(games: Games, inviter: int, *friends: int) -> Invite:
     plan = games.plan_invite(inviter, EngageGameWithFriendsRequest(friend_ids=list(friends)))
     assert not isinstance(plan, Refusal)
     return plan
+
+
+def test_the_helpers_of_a_game_change_it_only_through_the_game() -> None:
+    """outbound.py, turns.py, phases.py and ending.py read the record: no line of theirs assigns
+    an attribute (their own, set once in ``__init__``, aside); every change is a method of
+    machine.Game."""
+    assigning = re.compile(r"^\s*[\w.]+\.\w+\s*(,\s*[\w.]+\s*)*[-+]?=[^=]")
+    found = [
+        f"{name}.py:{number}: {line.strip()}"
+        for name in ("outbound", "turns", "phases", "ending")
+        for number, line in enumerate((GAME / f"{name}.py").read_text(encoding="utf-8").splitlines(), 1)
+        if assigning.search(line) and not line.strip().startswith("self._")
+    ]
+    assert not found, "\n".join(found)

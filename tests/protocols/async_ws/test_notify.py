@@ -175,7 +175,7 @@ def test_one_notification_per_linked_device_with_the_texts_payload() -> None:
     h = Harness()
     ann = absent(h, "ann", FCM, IOS)
     bob = absent(h, "bob")
-    assert game(h, ann, bob).notify_turn(game(h, ann, bob).record.seats[0], h.now) == 2
+    assert game(h, ann, bob).outbound.notify_turn(game(h, ann, bob).record.seats[0], h.now) == 2
     flush(h)
     found = notifications(h)
     assert len(found) == 2 and len({row.id for row, _ in found}) == 2
@@ -192,7 +192,7 @@ def test_one_notification_per_linked_device_with_the_texts_payload() -> None:
         assert (row.account_id, row.device_type, row.token) == (ann, device.device_type, device.token)
         assert (row.created, row.attempts, row.next_attempt, row.delivered) == (h.now, 0, h.now, None)
     # Nobody to push to: no device, no row.
-    assert game(h, ann, bob).notify_turn(game(h, ann, bob).record.seats[1], h.now) == 0
+    assert game(h, ann, bob).outbound.notify_turn(game(h, ann, bob).record.seats[1], h.now) == 0
     flush(h)
     assert notifications(h) == []
 
@@ -218,22 +218,22 @@ def test_the_type_table(moment: str, kind: str, action: str, args: list[str]) ->
     invitation = game(h, ann, bob, None, invited_by=ann)
     expected = bob
     if moment == "turn":
-        game(h, ann, bob).notify_turn(game(h, ann, bob).record.seats[1], h.now)
+        game(h, ann, bob).outbound.notify_turn(game(h, ann, bob).record.seats[1], h.now)
     elif moment == "invite turn":
-        invitation.notify_turn(invitation.record.seats[1], h.now)
+        invitation.outbound.notify_turn(invitation.record.seats[1], h.now)
     elif moment == "inviter's turn":
-        invitation.notify_turn(invitation.record.seats[0], h.now)
+        invitation.outbound.notify_turn(invitation.record.seats[0], h.now)
         expected = ann
     elif moment == "robot turn":
-        invitation.notify_robot_turn(invitation.record.seats[1], h.now)
+        invitation.outbound.notify_robot_turn(invitation.record.seats[1], h.now)
     elif moment == "invited":
-        invitation.notify_invited(bob, h.now)
+        invitation.outbound.notify_invited(bob, h.now)
     elif moment in ("accepted", "declined"):
-        invitation.notify_answered(bob, moment == "accepted", h.now)
+        invitation.outbound.notify_answered(bob, moment == "accepted", h.now)
         expected = ann
     else:
         hub_of(h).online[ann] = 1  # ann is connected: the websocket says it
-        invitation.notify_over(h.now)
+        invitation.outbound.notify_over(h.now)
     flush(h)
     (row, payload), *others = notifications(h)
     assert others == []
@@ -251,16 +251,16 @@ def test_only_players_who_are_not_connected_are_notified() -> None:
     assert link_device(hub, ann, FCM, h.now)
     flush(h)
     over = game(h, ann, bob, None, carl)
-    assert over.notify_over(h.now) == 2
+    assert over.outbound.notify_over(h.now) == 2
     flush(h)
     assert sorted(row.account_id for row, _ in notifications(h)) == [bob, carl]
     # Signed out: notified until it signs in again.
     h.drop(conn)
-    assert over.notify_turn(over.record.seats[0], h.now) == 1
+    assert over.outbound.notify_turn(over.record.seats[0], h.now) == 1
     flush(h)
     assert [row.account_id for row, _ in notifications(h)] == [ann]
-    assert over.notify_robot_turn(over.record.seats[2], h.now) == 0  # a robot has no device
-    assert over.notify_answered(ann, True, h.now) == 0  # the creator itself
+    assert over.outbound.notify_robot_turn(over.record.seats[2], h.now) == 0  # a robot has no device
+    assert over.outbound.notify_answered(ann, True, h.now) == 0  # the creator itself
 
 
 def test_notifications_are_stored_before_anything_of_the_same_input_is_shown() -> None:
@@ -269,7 +269,7 @@ def test_notifications_are_stored_before_anything_of_the_same_input_is_shown() -
     bob = absent(h, "bob", FCM)
     hub = hub_of(h)
     hub.send(conn, AsyncDeviceUnlinkedRequest(device=FCM))  # anything shown by the same input
-    game(h, ann, bob, invited_by=ann).notify_invited(bob, h.now)
+    game(h, ann, bob, invited_by=ann).outbound.notify_invited(bob, h.now)
     first, *_ = hub.take(h.now)
     assert isinstance(first, Store)
     assert [type(record) for record in first.records] == [NotificationRow]

@@ -11,8 +11,8 @@ import msgspec
 import pytest
 
 from parlour.protocols.async_ws import service
-from parlour.protocols.async_ws.game.machine import Game
 from parlour.protocols.async_ws.game.model import AsyncGame, decode_game
+from parlour.protocols.async_ws.game.outbound import Outbound
 from parlour.protocols.async_ws.ingame.phase_requests import MAX_WINDOW_MS, PHASE_HANDLERS
 from tests.protocols.async_ws.harness import Harness
 
@@ -684,9 +684,9 @@ def test_multicast_to_all_present_players() -> None:
 def test_multicast_to_recipients_and_a_notification_for_the_absent(monkeypatch: pytest.MonkeyPatch) -> None:
     h = Harness()
     game_id, a, b, c = three(h)
-    notified: list[tuple[int, int, str]] = []
+    notified: list[tuple[Outbound, int, str]] = []
     monkeypatch.setattr(
-        Game, "notify_data", lambda game, player_id, text, now: notified.append((game.id, player_id, text))
+        Outbound, "notify_data", lambda out, player_id, text, now: notified.append((out, player_id, text))
     )
     h.send(a, type="MulticastDataRequest", game_id=game_id, data="A", recipient_ids=[2])
     h.expect(a, "ClientDataRequest", data="A")
@@ -695,7 +695,9 @@ def test_multicast_to_recipients_and_a_notification_for_the_absent(monkeypatch: 
     h.drop(c)
     h.send(b, type="MulticastDataRequest", game_id=game_id, data="B", recipients_ids=[3], notification="look")
     h.expect(b, "ClientDataRequest", data="B", sender=2)
-    assert notified == [(game_id, live(h, game_id).seats[2].player_id, "look")]
+    running = h.service.hub.games.game(game_id)
+    assert running is not None
+    assert notified == [(running.outbound, live(h, game_id).seats[2].player_id, "look")]
     h.send(b, type="MulticastDataRequest", game_id=game_id, data="B2")  # no notification asked
     assert len(notified) == 1
 

@@ -1,7 +1,8 @@
 """The checks of each request a game answers: the game as it is and the request in, a refusal
 or a plan out (plans.py). Nothing here changes a game; the texts are the protocol's errors
 (the Scalable Server text; the choices Parlour makes where it is silent are in the handlers'
-modules, ingame/play.py and ingame/phase_requests.py)."""
+modules, ingame/play.py and ingame/phase_requests.py, whose requests are rows of
+ingame/game_requests.py's table)."""
 
 from __future__ import annotations
 

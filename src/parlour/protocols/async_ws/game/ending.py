@@ -1,12 +1,17 @@
-"""How a game ends (the Scalable Server text "Abort" and "Game over"; S11): ABORTING or
-OUTCOME until every human confirmed, then ABORTED or OVER."""
+"""How a game ends (the Scalable Server text "Abort" and "Game over"; S11): the outcome and its
+ratings, or the abort and its penalties, each seat's result for the players' profiles, and what
+everyone is told. The game enters ABORTING or OUTCOME, and later ABORTED or OVER once every human
+confirmed (machine.Game.close); this helper reads the record and changes it only through the game
+(:class:`EndingGame`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
-from parlour.protocols.async_ws.game.base import GameBase
-from parlour.protocols.async_ws.game.host import SeatRating
+from parlour.protocols.async_ws.game.host import GameHost, SeatRating
+from parlour.protocols.async_ws.game.model import AsyncGame
+from parlour.protocols.async_ws.game.outbound import Outbound
 from parlour.protocols.async_ws.wire.messages import (
     GameAbortedRequest,
     GameOutcomeRequest,
@@ -15,11 +20,31 @@ from parlour.protocols.async_ws.wire.messages import (
 )
 from parlour.storage import GameResultRow
 
-__all__ = ["Ending"]
+__all__ = ["Ending", "EndingGame"]
 
 
-class Ending(GameBase):
-    __slots__ = ()
+class EndingGame(Protocol):
+    """What the end asks of its game (machine.Game): the changes it makes."""
+
+    def enter_outcome(self, outcome: list[OutcomeEntry], ranked: bool, now: float) -> None: ...
+
+    def enter_aborting(self, penalties: list[Penalty], now: float) -> None: ...
+
+    def close(self, now: float) -> None: ...
+
+    def save(self, now: float) -> None: ...
+
+
+class Ending:
+    """The end of one game, made by the game."""
+
+    __slots__ = ("_game", "_host", "_out", "_record")
+
+    def __init__(self, game: EndingGame, record: AsyncGame, out: Outbound, host: GameHost) -> None:
+        self._game = game
+        self._record = record
+        self._out = out
+        self._host = host
 
     def abort(self, now: float) -> None:
         """No active player is left: ABORTING until everyone confirmed (the text's "Abort"). A
@@ -34,7 +59,7 @@ class Ending(GameBase):
                 if not seat.robot and seat.state in ("FORFEITED", "TIMED_OUT")
             ]
             players = [game.seats[local - 1].player_id for local in losers]
-            changes = self.host.penalise(game.config.game_type, players, now)
+            changes = self._host.penalise(game.config.game_type, players, now)
             rated = dict(zip(losers, changes, strict=True))
             penalties = [
                 Penalty(player_id=local, rating_change=change.change, shown=change.shown)
@@ -43,27 +68,23 @@ class Ending(GameBase):
             ]
         if game.status == "RUNNING":  # a game that was played: its seats' results (no ranks)
             self._results(None, rated, now)
-        game.enter("ABORTING")
-        game.finished = now
-        game.turn = game.delegate = game.delegation = None
-        game.end_phase()
-        game.penalties = penalties
-        self.to_game(GameAbortedRequest(game_id=game.id, penalties=penalties))
+        self._game.enter_aborting(penalties, now)
+        self._out.to_game(GameAbortedRequest(game_id=game.id, penalties=penalties))
         if not any(not seat.robot for seat in game.seats):
-            self.close(now)
+            self._game.close(now)
 
     def finish(self, scores: dict[int, tuple[float, int]], ranked: bool, now: float) -> None:
         """OUTCOME: the results are shown and wait for every human's confirmation (S11)."""
         game = self._record
         changes: Sequence[SeatRating | None] = [None] * len(game.seats)
         if ranked:
-            changes = self.host.rate(
+            changes = self._host.rate(
                 game.config.game_type,
                 [seat.player_id for seat in game.seats],
                 [scores[seat.local_id][1] for seat in game.seats],
                 now,
             )
-        game.outcome = [
+        outcome = [
             OutcomeEntry(
                 player_id=seat.local_id,
                 score=scores[seat.local_id][0],
@@ -76,17 +97,13 @@ class Ending(GameBase):
         self._results(
             scores, {seat.local_id: change for seat, change in zip(game.seats, changes, strict=True)}, now
         )
-        game.is_ranked = ranked
-        game.enter("OUTCOME")
-        game.finished = now
-        game.turn = game.delegate = game.delegation = None
-        game.end_phase()
-        self.to_game(GameOutcomeRequest(game_id=game.id, outcome=game.outcome, is_ranked=ranked))
-        self.notify_over(now)
+        self._game.enter_outcome(outcome, ranked, now)
+        self._out.to_game(GameOutcomeRequest(game_id=game.id, outcome=outcome, is_ranked=ranked))
+        self._out.notify_over(now)
         if not any(not seat.robot for seat in game.seats):
-            self.close(now)
+            self._game.close(now)
         else:
-            self.save(now)
+            self._game.save(now)
 
     def _results(
         self, scores: dict[int, tuple[float, int]] | None, rated: dict[int, SeatRating | None], now: float
@@ -114,15 +131,4 @@ class Ending(GameBase):
                     change=None if change is None else change.change,
                 )
             )
-        self.host.ended(rows)
-
-    def close(self, now: float) -> None:
-        """OUTCOME -> OVER, ABORTING -> ABORTED: the game leaves every player's live games (the
-        registry reads its status after the input)."""
-        game = self._record
-        game.enter("OVER" if game.status == "OUTCOME" else "ABORTED")
-        if game.finished is None:
-            game.finished = now
-        self.rules = None
-        self.context.roster.track(game)
-        self.save(now)
+        self._host.ended(rows)

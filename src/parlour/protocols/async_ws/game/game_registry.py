@@ -14,7 +14,7 @@ import msgspec
 
 from parlour.core.effects import Think
 from parlour.core.ids import IdSource
-from parlour.protocols.async_ws.game.base import GameContext, RobotTimer
+from parlour.protocols.async_ws.game.context import GameContext, RobotTimer
 from parlour.protocols.async_ws.game.host import GameHost
 from parlour.protocols.async_ws.game.lifecycle import LIVE
 from parlour.protocols.async_ws.game.machine import Game
@@ -100,10 +100,9 @@ class Games:
         games = self.live(account_id) if live_only else list(self._games.values())
         placed = self.placed
         for game in games:
-            seats = [seat for seat in game.record.seats if seat.player_id == account_id and seat.name != name]
-            for seat in seats:
-                seat.name = name
-            if seats and not (placed is not None and placed(game.record) and game.status in LIVE):
+            if game.rename(account_id, name) and not (
+                placed is not None and placed(game.record) and game.status in LIVE
+            ):
                 game.save(now)
 
     def live_games(self, player_id: int) -> list[AsyncGame]:
@@ -149,7 +148,7 @@ class Games:
     # -- Robots thinking away from the event loop -------------------------------------------------
 
     def take_thinks(self) -> list[Think]:
-        """This input's Think effects (game.base.GameBase.think_later)."""
+        """This input's Think effects (turns.Turns.think_later)."""
         context = self.context
         thinks, context.thinks = context.thinks, []
         return thinks

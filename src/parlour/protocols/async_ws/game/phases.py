@@ -1,14 +1,16 @@
 """Simultaneous turns and interruption windows as a game lives them (the rules Parlour follows where
 the text is silent are in the handlers' module, async_ws/ingame/phase_requests.py): asking seats for
 their user data, handing a seat to someone else, the merge, the window's close, and their clocks and
-idle timer."""
+idle timer.
+
+This helper reads the record and changes it only through its game (:class:`PhasesGame`)."""
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, Protocol
 
-from parlour.protocols.async_ws.game.model import Delegation, SeatInfo, SimultaneousSeat
-from parlour.protocols.async_ws.game.turns import Turns
+from parlour.protocols.async_ws.game.model import AsyncGame, Delegation, SeatInfo, SimultaneousSeat
+from parlour.protocols.async_ws.game.outbound import Outbound
 from parlour.protocols.async_ws.wire.messages import (
     ClockPausedRequest,
     CommitActionRequest,
@@ -21,14 +23,48 @@ from parlour.protocols.async_ws.wire.messages import (
     UserDataUpdateRequiredRequest,
 )
 
-__all__ = ["IDLE_STEPS", "Phases"]
+__all__ = ["IDLE_STEPS", "Phases", "PhasesGame"]
 
 #: The idle timer reports at these fractions of the idle time (the text's 50/75/100 %).
 IDLE_STEPS: Final = (50, 75, 100)
 
 
-class Phases(Turns):
-    __slots__ = ()
+class PhasesGame(Protocol):
+    """What the phases ask of their game (machine.Game): the turn that follows them, the abort
+    when nobody is left, and the changes they make."""
+
+    def save(self, now: float) -> None: ...
+
+    def begin_turn(self, now: float, pause: int) -> None: ...
+
+    def abort(self, now: float) -> None: ...
+
+    def simultaneous_begins(self, players: list[int], now: float, pause: int) -> None: ...
+
+    def hand_data(
+        self, entry: SimultaneousSeat, delegate: int | None, delegation: Delegation | None
+    ) -> None: ...
+
+    def simultaneous_merges(self, turn: int, user_data: list[PlayerData]) -> None: ...
+
+    def window_opens(self, acting: SeatInfo, msg: CommitActionRequest, now: float) -> None: ...
+
+    def window_closes(self, now: float, turn: int, interruptions: list[PlayerData]) -> None: ...
+
+    def seat_times_out(self, seat: SeatInfo) -> None: ...
+
+    def idle_reaches(self, step: int) -> None: ...
+
+
+class Phases:
+    """The simultaneous turns and interruption windows of one game, made by the game."""
+
+    __slots__ = ("_game", "_out", "_record")
+
+    def __init__(self, game: PhasesGame, record: AsyncGame, out: Outbound) -> None:
+        self._game = game
+        self._record = record
+        self._out = out
 
     # -- Simultaneous turns -----------------------------------------------------------------------
 
@@ -36,26 +72,21 @@ class Phases(Turns):
         """The commit was acknowledged: each listed seat is asked for its user data, its player
         with UserDataUpdateRequiredRequest, or a client playing it. One pause for all clocks."""
         game = self._record
-        game.enter_phase("SIMULTANEOUS")
-        game.turn = game.delegate = game.delegation = None
-        game.simultaneous = [SimultaneousSeat(local_id=local) for local in msg.simultaneous_players]
-        game.turn_started = now + msg.pause_time
-        game.pause_time = msg.pause_time
-        game.idle_reported = 0
+        self._game.simultaneous_begins(msg.simultaneous_players, now, msg.pause_time)
         required = self.data_required()
         for entry in game.simultaneous:
             seat = game.seats[entry.local_id - 1]
             reason: Delegation | None = seat.robot_reason
-            if reason is None and not (seat.player_id is not None and self.host.online(seat.player_id)):
+            if reason is None and not (seat.player_id is not None and self._out.online(seat.player_id)):
                 reason = "ABSENT"
             if reason is None:
-                self.host.send(seat.player_id, required)
+                self._out.send(seat.player_id, required)
             else:
                 self.delegate_data(entry, reason)
-        self.to_observers(required)
+        self._out.to_observers(required)
         if msg.pause_time:
             # Only one ClockPausedRequest, to everyone (the text's "Pausing Clock in a simultaneous turn").
-            self.to_game(
+            self._out.to_game(
                 ClockPausedRequest(
                     game_id=game.id, pause_time=msg.pause_time, player_ids=msg.simultaneous_players
                 )
@@ -83,15 +114,15 @@ class Phases(Turns):
         game = self._record
         candidates = game.candidates(game.seats[entry.local_id - 1])
         if not candidates:
-            entry.delegate = entry.delegation = None  # its own player alone can: asked on return
+            self._game.hand_data(entry, None, None)  # its own player alone can: asked on return
             return
-        online = self.host.online
+        online = self._out.online
         present = [seat for seat in candidates if seat.player_id is not None and online(seat.player_id)]
         chosen = (present or candidates)[0]
-        entry.delegate, entry.delegation = chosen.local_id, reason
+        self._game.hand_data(entry, chosen.local_id, reason)
         notice = self.data_notice(entry)
-        self.host.send(chosen.player_id, notice)
-        self.to_observers(notice, skip=(chosen.player_id,) if chosen.player_id else ())
+        self._out.send(chosen.player_id, notice)
+        self._out.to_observers(notice, skip=(chosen.player_id,) if chosen.player_id else ())
 
     def repair(self, changed: set[int]) -> None:
         """Seats in ``changed`` stopped being active: their pending user data goes to someone
@@ -111,14 +142,12 @@ class Phases(Turns):
             PlayerData(player_id=entry.local_id, data=entry.user_data or "") for entry in game.simultaneous
         ]
         involved = [entry.local_id for entry in game.simultaneous]
-        game.end_phase()
-        game.user_data = data
-        game.turn = self.merger(involved)
-        self.begin_turn(now, pause=0)  # cancels a resume still pending
+        self._game.simultaneous_merges(self.merger(involved), data)
+        self._game.begin_turn(now, pause=0)  # cancels a resume still pending
 
     def merger(self, involved: list[int]) -> int:
         """Who merges: see the handlers' module (async_ws/ingame/phase_requests.py)."""
-        game, online = self._record, self.host.online
+        game, online = self._record, self._out.online
         first = game.seat(game.next_players[0]) if game.next_players else None
         if first is not None and (
             not first.human_active or (first.player_id is not None and online(first.player_id))
@@ -137,14 +166,14 @@ class Phases(Turns):
             seat = game.seats[entry.local_id - 1]
             deadline = game.deadline(seat)
             if deadline is not None and now >= deadline:
-                seat.remaining, seat.state = 0.0, "TIMED_OUT"
-                self.to_game(
+                self._game.seat_times_out(seat)
+                self._out.to_game(
                     PlayerReplacedRequest(game_id=game.id, player_id=seat.local_id, reason="TIMED_OUT")
                 )
                 changed.add(seat.local_id)
         if changed:
             if not any(seat.human_active for seat in game.seats):
-                self.abort(now)
+                self._game.abort(now)
                 return True
             self.repair(changed)
         reported = False
@@ -152,7 +181,7 @@ class Phases(Turns):
             elapsed = now - game.turn_started
             for step in IDLE_STEPS:
                 if step > game.idle_reported and elapsed >= game.idle_time * step / 100:
-                    game.idle_reported = step
+                    self._game.idle_reaches(step)
                     reported = True
                     idle = [
                         entry
@@ -160,7 +189,7 @@ class Phases(Turns):
                         if entry.delegate is None and game.seats[entry.local_id - 1].human_active
                     ]
                     if idle:
-                        self.to_game(
+                        self._out.to_game(
                             PlayerIdleProgressRequest(
                                 game_id=game.id, progress=step, player_ids=[entry.local_id for entry in idle]
                             )
@@ -173,7 +202,7 @@ class Phases(Turns):
     def resend_data(self, player_id: int, now: float) -> None:
         """A player comes back during a simultaneous turn: it is asked for its own user data and
         for the seats it was asked to play (or now plays instead of someone away)."""
-        game, online = self._record, self.host.online
+        game, online = self._record, self._out.online
         returning = game.seat_of(player_id)
         if returning is None or game.phase != "SIMULTANEOUS":
             return
@@ -183,18 +212,19 @@ class Phases(Turns):
                 chosen = game.seats[entry.delegate - 1]
                 away = not (chosen.player_id is not None and online(chosen.player_id))
                 if away and returning in game.candidates(game.seats[entry.local_id - 1]):
-                    entry.delegate, moved = returning.local_id, True
+                    self._game.hand_data(entry, returning.local_id, entry.delegation)
+                    moved = True
             if entry.delegate == returning.local_id:
-                self.host.send(player_id, self.data_notice(entry))
+                self._out.send(player_id, self.data_notice(entry))
             if entry.local_id == returning.local_id and returning.human_active:
-                self.host.send(player_id, self.data_required())
+                self._out.send(player_id, self.data_required())
         if moved:
-            self.save(now)
+            self._game.save(now)
 
     def hand_over_data(self, player_id: int, now: float) -> None:
         """``player_id`` went away while asked to give seats' user data: present players take
         them."""
-        game, online = self._record, self.host.online
+        game, online = self._record, self._out.online
         if game.phase != "SIMULTANEOUS":
             return
         moved = False
@@ -207,26 +237,19 @@ class Phases(Turns):
                 if seat.player_id is not None and online(seat.player_id) and seat.player_id != player_id
             ]
             if present:
-                entry.delegate, moved = present[0].local_id, True
-                self.host.send(present[0].player_id, self.data_notice(entry))
+                self._game.hand_data(entry, present[0].local_id, entry.delegation)
+                moved = True
+                self._out.send(present[0].player_id, self.data_notice(entry))
         if moved:
-            self.save(now)
+            self._game.save(now)
 
     # -- Interruption windows ---------------------------------------------------------------------
 
     def open_window(self, acting: SeatInfo, msg: CommitActionRequest, now: float) -> None:
         """The commit was acknowledged: its window opens, on the committer's clock."""
         game = self._record
-        game.enter_phase("INTERRUPTION")
-        game.turn = acting.local_id
-        game.delegate = game.delegation = None
-        game.turn_started = now
-        game.pause_time = game.idle_reported = 0
-        game.window = msg.interruption_window_duration
-        game.window_pause = msg.pause_time
-        game.interrupters = list(msg.interruption_players)
-        game.answered, game.interruptions = [], []
-        self.to_game(
+        self._game.window_opens(acting, msg, now)
+        self._out.to_game(
             GameStateUpdatedRequest(
                 game_id=game.id,
                 state=game.state,
@@ -235,7 +258,7 @@ class Phases(Turns):
                 interruption_window_duration=game.window,
             )
         )
-        if self._record.all_answered():
+        if game.all_answered():
             self.close_window(now)
 
     def close_window(self, now: float) -> None:
@@ -244,16 +267,14 @@ class Phases(Turns):
         game = self._record
         assert game.turn is not None
         committer = game.turn
-        game.charge(min(now, game.window_end()), increment=False)  # the window is the committer's time
-        self.to_game(InterruptionOverRequest(game_id=game.id, turn_index=game.turn_index))
+        self._out.to_game(InterruptionOverRequest(game_id=game.id, turn_index=game.turn_index))
         data, pause = list(game.interruptions), game.window_pause
-        game.end_phase()
         if data:
-            game.interruption_data = data
-            game.turn = self.merger([entry.player_id for entry in data] + [committer])
+            turn = self.merger([entry.player_id for entry in data] + [committer])
         else:
-            game.turn = game.next_players[0]
-        self.begin_turn(now, pause)
+            turn = game.next_players[0]
+        self._game.window_closes(now, turn, data)
+        self._game.begin_turn(now, pause)
 
     def tick_window(self, now: float) -> bool:
         game = self._record
@@ -263,20 +284,20 @@ class Phases(Turns):
         end = game.window_end()
         changed = False
         if deadline is not None and now >= deadline and deadline < end:
-            committer.remaining, committer.state = 0.0, "TIMED_OUT"
-            self.to_game(
+            self._game.seat_times_out(committer)
+            self._out.to_game(
                 PlayerReplacedRequest(game_id=game.id, player_id=committer.local_id, reason="TIMED_OUT")
             )
             changed = True
             if not any(seat.human_active for seat in game.seats):
-                self.abort(now)
+                self._game.abort(now)
                 return True
         if now >= end or game.all_answered():
             self.close_window(now)
             changed = True
         return changed
 
-    def seat_left_phase(self, seat: SeatInfo, now: float) -> None:
+    def seat_left(self, seat: SeatInfo, now: float) -> None:
         """``seat`` forfeited during a phase: its part goes to a robot (or its window answer is
         none)."""
         if self._record.phase == "SIMULTANEOUS":

@@ -4,7 +4,8 @@ S9, S10, S20).
 
 A game is in one of three phases (``AsyncGame.phase``, game/model.py): ``TURN`` (including the merge
 turn that follows the two others), ``SIMULTANEOUS`` or ``INTERRUPTION``; the game lives them
-(game/phases.py) and checks their requests (game/checks.py); this module routes the requests.
+(game/phases.py) and checks their requests (game/checks.py); their requests are rows of
+game_requests.py's table, and this module names them for the service.
 Only ``rules: "client"`` games enter them: with a rules plugin (S9) Parlour orders the turns
 itself, and asking for either is a ``BAD_REQUEST``.
 
@@ -54,72 +55,13 @@ from __future__ import annotations
 
 from typing import Final
 
-from parlour.protocols.async_ws.game.checks import INTERRUPT_REASONS, MAX_WINDOW_MS, WindowDue
-from parlour.protocols.async_ws.game.plans import Refusal
-from parlour.protocols.async_ws.ingame.play import refuse, running
-from parlour.protocols.async_ws.state.hub import Handler, Hub, Session
-from parlour.protocols.async_ws.wire.messages import (
-    InterruptActionErrorRequest,
-    InterruptActionRequest,
-    MulticastDataRequest,
-    UpdateUserDataRequest,
-)
+from parlour.protocols.async_ws.game.checks import MAX_WINDOW_MS
+from parlour.protocols.async_ws.ingame.game_requests import handlers
+from parlour.protocols.async_ws.state.hub import Handler
 
-__all__ = ["MAX_WINDOW_MS", "PHASE_HANDLERS", "interrupt", "multicast", "update_user_data"]
-
-
-def update_user_data(hub: Hub, session: Session, msg: UpdateUserDataRequest, now: float) -> None:
-    found = running(hub, session, msg.game_id, msg)
-    if found is None:
-        return
-    game, player_id = found
-    plan = game.plan_user_data(player_id, msg)
-    if isinstance(plan, Refusal):
-        refuse(hub, session, plan, msg)
-    else:
-        game.give_user_data(plan, now)
-
-
-def interrupt(hub: Hub, session: Session, msg: InterruptActionRequest, now: float) -> None:
-    found = running(hub, session, msg.game_id, msg)
-    if found is None:
-        return
-    game, player_id = found
-    plan = game.plan_interrupt(player_id, msg, now)
-    if isinstance(plan, WindowDue):
-        game.close_due_window(now)  # due, and not yet ticked: closed before the refusal
-    if not isinstance(plan, Refusal):
-        game.interrupt(plan, now)
-    elif plan.code in INTERRUPT_REASONS:
-        hub.send(
-            session.conn,
-            InterruptActionErrorRequest(
-                game_id=game.id,
-                turn_index=msg.turn_index,
-                reason=plan.code,  # type: ignore[arg-type]
-                request_id=msg.request_id,
-            ),
-        )
-    else:
-        refuse(hub, session, plan, msg)
-
-
-def multicast(hub: Hub, session: Session, msg: MulticastDataRequest, now: float) -> None:
-    """Transient data to the present players (never stored: the text's "Multicast")."""
-    game = hub.games.game(msg.game_id)
-    assert session.player_id is not None
-    if game is None:
-        return hub.error(session.conn, "UNKNOWN_GAME", "no live game with this id", msg)
-    plan = game.plan_multicast(session.player_id, msg)
-    if isinstance(plan, Refusal):
-        refuse(hub, session, plan, msg)
-    else:
-        game.multicast(plan, now)
-
+__all__ = ["MAX_WINDOW_MS", "PHASE_HANDLERS"]
 
 #: The handlers of this module, by message type, for the service's table.
-PHASE_HANDLERS: Final[dict[str, Handler]] = {
-    "UpdateUserDataRequest": update_user_data,
-    "InterruptActionRequest": interrupt,
-    "MulticastDataRequest": multicast,
-}
+PHASE_HANDLERS: Final[dict[str, Handler]] = handlers(
+    "UpdateUserDataRequest", "InterruptActionRequest", "MulticastDataRequest"
+)

@@ -1,5 +1,6 @@
 """The /async lobby, where games are found before they start: entering and leaving it, its lists,
-open games and invitations (lobby_requests.py), quick play's queues as requests (quickplay.py),
+open games and invitations (lobby_requests.py; joining one, leaving, starting early and answering
+are rows of ingame/game_requests.py's table), quick play's queues as requests (quickplay.py),
 and watching games, with the observable game list (observe.py).
 
 It imports ingame/, players/, state/, game/ and wire/ of /async (docs/DESIGN.md, "The /async

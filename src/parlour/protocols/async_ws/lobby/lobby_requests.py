@@ -12,17 +12,17 @@ from __future__ import annotations
 import base64
 import zlib
 from collections.abc import Iterable
+from typing import Final
 
 import msgspec
 
 from parlour.core.effects import ConnId
 from parlour.protocols.async_ws.game.plans import Refusal
-from parlour.protocols.async_ws.ingame.play import refuse
+from parlour.protocols.async_ws.ingame.game_requests import handlers, refuse
 from parlour.protocols.async_ws.players import ratings
 from parlour.protocols.async_ws.players.chat import CODE_WELCOME_LOBBY, SERVER
-from parlour.protocols.async_ws.state.hub import Hub, Session, deflated
+from parlour.protocols.async_ws.state.hub import Handler, Hub, Session, deflated
 from parlour.protocols.async_ws.wire.messages import (
-    AnswerInvitationRequest,
     AskPlayerInfoRequest,
     ClientChatRequest,
     EngageGameWithFriendsRequest,
@@ -33,14 +33,9 @@ from parlour.protocols.async_ws.wire.messages import (
     LobbyEnteredRequest,
     LobbyExitedRequest,
     LobbyGameListRequest,
-    LobbyJoinDeniedRequest,
-    LobbyJoinGameRequest,
-    LobbyLeaveGameRequest,
     LobbyListDeltaRequest,
     LobbyPlayerInfoRequest,
     LobbyPlayerListRequest,
-    LobbyStartGameDeniedRequest,
-    LobbyStartGameRequest,
     ObservableGame,
     SmallPlayer,
     encode,
@@ -53,17 +48,14 @@ encode_value = msgspec.json.Encoder().encode
 WELCOME_LOBBY = "Welcome to the lobby. Type /help for the chat commands."
 
 __all__ = [
-    "answer_invitation",
+    "GAME_HANDLERS",
     "ask_player_info",
     "create_game",
     "engage_friends",
     "enter_lobby",
     "exit_lobby",
     "get_lobby_lists",
-    "join_game",
-    "leave_game",
     "push_lists",
-    "start_early",
 ]
 
 
@@ -323,7 +315,11 @@ def ask_player_info(hub: Hub, session: Session, msg: AskPlayerInfoRequest, now: 
     hub.send(session.conn, LobbyPlayerInfoRequest(player=player, request_id=msg.request_id))
 
 
-# -- Games before they start: routed to their owner (game/game_registry.py) and the game ---------
+# -- Games before they start ----------------------------------------------------------------------
+#
+# A new game has no game to find: its owner (game/game_registry.py) plans and makes it, so these two
+# stay plain handlers. Joining, leaving, starting early and answering an invitation go to the game
+# the request names: rows of ingame/game_requests.py's table (GAME_HANDLERS).
 
 
 def create_game(hub: Hub, session: Session, msg: LobbyCreateGameRequest, now: float) -> None:
@@ -334,49 +330,6 @@ def create_game(hub: Hub, session: Session, msg: LobbyCreateGameRequest, now: fl
         hub.games.create(plan, now)
 
 
-def join_game(hub: Hub, session: Session, msg: LobbyJoinGameRequest, now: float) -> None:
-    player_id = _player_id(session)
-    game = hub.games.game(msg.game_id)
-    plan = (
-        Refusal("UNKNOWN_GAME")
-        if game is None
-        else game.plan_join(player_id, hub.games.playing(player_id), msg)
-    )
-    if isinstance(plan, Refusal):
-        hub.send(
-            session.conn,
-            LobbyJoinDeniedRequest(game_id=msg.game_id, cause=plan.code, request_id=msg.request_id),  # type: ignore[arg-type]
-        )
-    elif game is not None:
-        game.join(plan, now)
-
-
-def leave_game(hub: Hub, session: Session, msg: LobbyLeaveGameRequest, now: float) -> None:
-    game = hub.games.game(msg.game_id)
-    if game is None:
-        return hub.error(session.conn, "UNKNOWN_GAME", "you are in no open game with this id", msg)
-    plan = game.plan_leave(_player_id(session), msg.request_id)
-    if isinstance(plan, Refusal):
-        refuse(hub, session, plan, msg)
-    else:
-        game.leave(plan, now)
-
-
-def start_early(hub: Hub, session: Session, msg: LobbyStartGameRequest, now: float) -> None:
-    game = hub.games.game(msg.game_id)
-    plan = Refusal("UNKNOWN_GAME") if game is None else game.plan_start(_player_id(session), msg.request_id)
-    if isinstance(plan, Refusal):
-        hub.send(
-            session.conn,
-            LobbyStartGameDeniedRequest(game_id=msg.game_id, cause=plan.code, request_id=msg.request_id),  # type: ignore[arg-type]
-        )
-    elif game is not None:
-        game.start(plan, now)
-
-
-# -- Invitations ------------------------------------------------------------------------------------
-
-
 def engage_friends(hub: Hub, session: Session, msg: EngageGameWithFriendsRequest, now: float) -> None:
     plan = hub.games.plan_invite(_player_id(session), msg)
     if isinstance(plan, Refusal):
@@ -385,12 +338,7 @@ def engage_friends(hub: Hub, session: Session, msg: EngageGameWithFriendsRequest
         hub.games.invite(plan, now)
 
 
-def answer_invitation(hub: Hub, session: Session, msg: AnswerInvitationRequest, now: float) -> None:
-    game = hub.games.game(msg.game_id)
-    if game is None:
-        return hub.error(session.conn, "UNKNOWN_GAME", "you have no invitation to answer for this game", msg)
-    plan = game.plan_answer(_player_id(session), msg)
-    if isinstance(plan, Refusal):
-        refuse(hub, session, plan, msg)
-    else:
-        game.answer(plan, now)
+#: The lobby's requests to one of its games, by message type, for the service's table.
+GAME_HANDLERS: Final[dict[str, Handler]] = handlers(
+    "LobbyJoinGameRequest", "LobbyLeaveGameRequest", "LobbyStartGameRequest", "AnswerInvitationRequest"
+)

@@ -1,7 +1,7 @@
 """Push notifications (the Scalable Server text "Push Notifications"; docs/async-decisions.md
 S16, S20): what is said to the devices of a player who is not there.
 
-A game says when to notify whom (game/base.py, through game/host.py); each notification is built
+A game says when to notify whom (game/outbound.py, through game/host.py); each notification is built
 here, one ``NotificationRow`` per device linked to the account
 (devices.py), and stored with the rest of the input (``hub.store``): the store's table is the
 outbox, which the notifier (parlour.transport.notifier) POSTs to the deployment's webhook, at least
