@@ -92,8 +92,9 @@ class Notes:
         self._taking_notes = False
 
     def noted(self, note: Note) -> None:
-        """Take ``note``: this node's services it is for (every one, for a note to every node)
-        take it, or it is answered here if nobody will."""
+        """A note that reached this node (published, or its own): the services it is for take
+        it (every one, for a note to every node); one meant for another tenure is dropped (its
+        sender answers it), and one nobody takes is answered here."""
         now = self.runtime.clock()
         if note.to == "*":
             if self.on_everyone is not None:
