@@ -61,7 +61,8 @@ from parlour.transport.tcp import serve_tcp
 from parlour.transport.websocket import serve_websocket
 
 if TYPE_CHECKING:
-    from parlour.cluster.node import ClusterNode, Factory, Owned
+    from parlour.cluster.node import ClusterNode
+    from parlour.cluster.ownership import Factory, Owned
 
 __all__ = ["SHUTDOWN_SIGNALS", "run_server"]
 
@@ -400,7 +401,8 @@ async def _start_cluster(
     """Join the cluster (docs/cluster.md): this node's Fish and Tsuro tables are its own; the
     Apologies and /async services are owned by one node at a time, each restored from the
     store by the node that takes its lease (before this node listens, if it is the first)."""
-    from parlour.cluster.node import ClusterNode, Owned
+    from parlour.cluster.node import ClusterNode
+    from parlour.cluster.ownership import Owned
 
     # Tables are this node's alone: another node's live tables in the store are not aborted
     # here (nothing is restored into them, and they are not this node's to end).
@@ -542,7 +544,7 @@ async def _start_cluster(
     )
     # A WhatsNewPussycatRequest without a game goes to the hub and is answered by a shard's
     # owner: this node waits for its answer (docs/cluster.md, "Every request is answered").
-    router.waits = lambda conn, key, data: node.await_whole(conn, key, "async", data)
+    router.waits = lambda conn, key, data: node.notes.await_whole(conn, key, "async", data)
     node.services["async"].router = router
     # /metrics: this node's shards and their games.
     exporter.collector.shards = lambda: {
@@ -551,7 +553,7 @@ async def _start_cluster(
         if isinstance(inner := node.services[name].inner, ShardService)
     }
     # The hub's list of who is signed in, for this node's directory (the hub answers all).
-    node.send_note("async", encode_note(WantOnline()))
+    node.notes.send("async", encode_note(WantOnline()))
     return node
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from parlour.cluster.node import AWAIT_LEASES
+from parlour.cluster.notes import AWAIT_LEASES
 from parlour.protocols.async_ws.shards.placement import UNKNOWN_OUTCOME
 from tests.chaos.history import Event, History
 from tests.chaos.workload import GIVE_UP, SIGN_IN

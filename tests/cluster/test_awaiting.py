@@ -133,14 +133,14 @@ def node_with_a_shard(valid: list[bool]) -> tuple[ClusterNode, FakeRuntime, list
 def test_a_request_routed_to_an_owner_that_stops_is_answered_by_its_router() -> None:
     node, runtime, published = node_with_a_shard([True])
     c, d = conn(ME, 1), conn(ME, 2)
-    node.send_note(SHARD, routed(c, "answered"))
-    node.send_note(SHARD, routed(d, "frozen"))
+    node.notes.send(SHARD, routed(c, "answered"))
+    node.notes.send(SHARD, routed(d, "frozen"))
     # Each goes to the owner it is meant for, tagged with its epoch.
     notes = [decode(data) for _, data, _ in published]
     assert [(n.to, n.epoch) for n in notes if type(n) is Note] == [(SHARD, 4), (SHARD, 4)]
     reply = encode_message(ErrorRequest(code="GAME_OVER", message="no", request_id="answered", game_id=29))
     node._deliver("parlour:node:1", encode(Output([WireSend(c, reply)])))
-    assert runtime.executed == [Send(c, reply)] and list(node.awaiting.by_conn) == [d]
+    assert runtime.executed == [Send(c, reply)] and list(node.notes.awaiting.by_conn) == [d]
     # The owner stops: another node takes the shard over. The request it never answered is
     # answered here, with its request_id: its outcome unknown (the owner may have stored it
     # before it stopped); the answered one is not answered again.
@@ -148,7 +148,7 @@ def test_a_request_routed_to_an_owner_that_stops_is_answered_by_its_router() -> 
     node._deliver("parlour:cluster", encode(Takeover(SHARD, OTHER, 6)))
     assert runtime.executed == unanswered(routed(d, "frozen"))
     assert b"INTERNAL_ERROR" in runtime.executed[0].data and b"frozen" in runtime.executed[0].data
-    assert not node.awaiting
+    assert not node.notes.awaiting
     # Told later that nobody heard it (Redis answering late), it is not answered twice.
     published[1][2]()
     assert len(runtime.executed) == 1
@@ -158,19 +158,19 @@ def test_a_request_for_a_shard_without_owner_is_answered_at_once() -> None:
     node, runtime, published = node_with_a_shard([True])
     c = conn(ME, 1)
     node._deliver("parlour:cluster", encode(Released(SHARD, OWNER)))
-    node.send_note(SHARD, routed(c, "nobody"))
+    node.notes.send(SHARD, routed(c, "nobody"))
     assert published == [] and runtime.executed == [
         try_again(c, commit("nobody"), "the game is moving to another node; send it again")
     ]
     # Nobody heard it: answered once, at once.
     node._deliver("parlour:cluster", encode(Takeover(SHARD, OTHER, 6)))
     runtime.executed.clear()
-    node.send_note(SHARD, routed(c, "unheard"))
+    node.notes.send(SHARD, routed(c, "unheard"))
     published[-1][2]()
     assert runtime.executed == [
         try_again(c, commit("unheard"), "the game is moving to another node; send it again")
     ]
-    assert not node.awaiting
+    assert not node.notes.awaiting
 
 
 def test_an_owner_that_lost_its_lease_drops_the_notes_meant_for_it() -> None:
@@ -283,7 +283,7 @@ def node_of_a_connection() -> tuple[ClusterNode, FakeRuntime, list[tuple[str, by
     """Node ME, where the connection is: the hub owned by OTHER (epoch 9), SHARD by OWNER
     (epoch 4), NEXT by ME; its router tells it of the requests to wait for whole."""
     node, runtime, published = node_with_a_shard([True])
-    node.shards = [SHARD, NEXT]
+    node.shards[:] = [SHARD, NEXT]
     hub = ClusterService(HUB, ME, lambda message: None, runtime.execute, lambda: True)
     hub.owner, hub.epoch = OTHER, 9
     node.services[HUB] = hub
@@ -291,7 +291,7 @@ def node_of_a_connection() -> tuple[ClusterNode, FakeRuntime, list[tuple[str, by
     directory = Directory()
     directory.bound[conn(ME, 1)] = 7
     router = Router(directory, 24, lambda name: True, 100.0, 65536)
-    router.waits = lambda c, key, data: node.await_whole(c, key, HUB, data)
+    router.waits = lambda c, key, data: node.notes.await_whole(c, key, HUB, data)
     return node, runtime, published, router
 
 
@@ -307,26 +307,26 @@ def test_a_gather_is_awaited_whole_by_the_node_of_its_connection() -> None:
     assert router.route(c, whats_new("w416"), 0.0) is None  # to the hub, as before
     assert router.route(c, whats_new("w417"), 0.0) is None
     assert router.route(c, '{"type":"WhatsNewPussycatRequest"}', 0.0) is None  # no answer to tell
-    node.send_note(SHARD, routed(c, "c1"))  # a routed commit: it has an answer of its own
+    node.notes.send(SHARD, routed(c, "c1"))  # a routed commit: it has an answer of its own
     confirmation = encode_note(Routed(c, 7, '{"type":"GameOutcomeConfirmationRequest","game_id":29}'))
-    node.send_note(SHARD, confirmation)  # a routed confirmation: no answer of its own
-    assert [entry.key for entry in node.awaiting.by_conn[c]] == ["w416", "w417", "c1", ("game", 29)]
+    node.notes.send(SHARD, confirmation)  # a routed confirmation: no answer of its own
+    assert [entry.key for entry in node.notes.awaiting.by_conn[c]] == ["w416", "w417", "c1", ("game", 29)]
     # w417 is answered by the last shard, on another node; w416's hop sits with a frozen owner.
     node._deliver("parlour:node:1", report(c, "w417"))
     runtime.executed.clear()
     runtime.now = 2.9
-    node._give_up()
+    node.notes.give_up()
     assert runtime.executed == []
     runtime.now = 3.5
-    node._give_up()
-    assert runtime.executed == [refused(c, "w416")] and not node.awaiting.whole
-    assert [entry.key for entry in node.awaiting.by_conn[c]] == ["c1", ("game", 29)]
+    node.notes.give_up()
+    assert runtime.executed == [refused(c, "w416")] and not node.notes.awaiting.whole
+    assert [entry.key for entry in node.notes.awaiting.by_conn[c]] == ["c1", ("game", 29)]
     runtime.now = 10.0
-    node._give_up()
+    node.notes.give_up()
     # The commit's answer never came (a tenure's end this node never heard of, a message lost
     # on the way): its outcome is unknown, and its client is told so; the confirmation, which
     # has no answer of its own, is given up on silently.
-    assert runtime.executed == [refused(c, "w416"), *unanswered(routed(c, "c1"))] and not node.awaiting
+    assert runtime.executed == [refused(c, "w416"), *unanswered(routed(c, "c1"))] and not node.notes.awaiting
 
 
 def test_a_gather_whose_hub_changes_is_answered_at_once() -> None:
@@ -335,7 +335,7 @@ def test_a_gather_whose_hub_changes_is_answered_at_once() -> None:
     router.route(c, whats_new("w1"), 0.0)
     node._deliver("parlour:cluster", encode(Takeover(HUB, OWNER, 10)))
     node._deliver("parlour:cluster", encode(Takeover(HUB, OTHER, 11)))
-    assert runtime.executed == [refused(c, "w1")] and not node.awaiting
+    assert runtime.executed == [refused(c, "w1")] and not node.notes.awaiting
 
 
 def test_a_gather_this_node_takes_or_sends_on_is_awaited_once() -> None:
@@ -356,12 +356,12 @@ def test_a_gather_this_node_takes_or_sends_on_is_awaited_once() -> None:
     c = conn(ME, 1)
     router.route(c, whats_new("w1"), 0.0)
     node._deliver("parlour:async/6:owner", encode(Note(NEXT, gather(c, "w1", [6, 5]), OTHER)))
-    assert len(shard.sent) == 1 and not node.awaiting.whole  # taken here: answered or refused here
-    node.send_note(SHARD, gather(c, "w1", [5]))  # sent on, to OWNER's shard: tagged, awaited
+    assert len(shard.sent) == 1 and not node.notes.awaiting.whole  # taken here: answered or refused here
+    node.notes.send(SHARD, gather(c, "w1", [5]))  # sent on, to OWNER's shard: tagged, awaited
     assert [(n.to, n.epoch) for n in (decode(data) for _, data, _ in published) if type(n) is Note] == [
         (SHARD, 4)
     ]
-    [entry] = node.awaiting.by_conn[c]
+    [entry] = node.notes.awaiting.by_conn[c]
     assert entry.through
     node._deliver("parlour:cluster", encode(Takeover(SHARD, OTHER, 6)))
     published[-1][2]()  # and Redis says, late, that nobody heard it
@@ -385,12 +385,12 @@ def test_a_watch_is_awaited_whole_by_the_node_of_its_connection() -> None:
     assert router.route(c, watching("o1"), 0.0) is None  # to the hub, as before
     assert router.route(c, watching("o2", on=False), 0.0) is None
     assert router.route(c, '{"type":"StartObserveGameRequest","game_id":29}', 0.0) is None
-    assert sorted(node.awaiting.whole) == [(c, "o1"), (c, "o2")]  # no request_id: nothing to tell
+    assert sorted(node.notes.awaiting.whole) == [(c, "o1"), (c, "o2")]  # no request_id: nothing to tell
     answer = '{"type":"GameObservedRequest","request_id":"o1","game_id":29,"status":"OK"}'
     node._deliver("parlour:node:1", encode(Output([WireSend(c, answer.encode())])))
     runtime.executed.clear()
     runtime.now = 3.5
-    node._give_up()
+    node.notes.give_up()
     error = ErrorRequest(
         code="TRY_AGAIN",
         message="the game is moving to another node; send it again",
@@ -398,7 +398,7 @@ def test_a_watch_is_awaited_whole_by_the_node_of_its_connection() -> None:
         request_id="o2",
         game_id=29,
     )
-    assert runtime.executed == [Send(c, encode_message(error))] and not node.awaiting
+    assert runtime.executed == [Send(c, encode_message(error))] and not node.notes.awaiting
 
 
 def test_a_watch_this_nodes_shard_takes_is_not_awaited_any_more() -> None:
@@ -419,9 +419,9 @@ def test_a_watch_this_nodes_shard_takes_is_not_awaited_any_more() -> None:
     router.route(c, watching("o1"), 0.0)
     note = encode_note(Watch(29, c, 7, True, "o1"))
     node._deliver("parlour:async/6:owner", encode(Note(NEXT, note, OTHER)))
-    assert shard.taken == [note] and not node.awaiting
+    assert shard.taken == [note] and not node.notes.awaiting
     runtime.now = 10.0
-    node._give_up()
+    node.notes.give_up()
     assert runtime.executed == []
 
 
@@ -432,7 +432,7 @@ def test_a_hop_for_a_shard_without_owner_is_answered_at_once_whoever_the_connect
     node, runtime, published = node_with_a_shard([True])
     node._deliver("parlour:cluster", encode(Released(SHARD, OWNER)))
     c = conn(OTHER, 1)
-    node.send_note(SHARD, gather(c, "w9", [5]))
+    node.notes.send(SHARD, gather(c, "w9", [5]))
     assert published == [] and runtime.executed == [refused(c, "w9")]
 
 
@@ -442,10 +442,10 @@ def test_a_publication_whose_delivery_redis_never_confirmed_is_answered_as_maybe
     is told the outcome is unknown, not TRY_AGAIN (which says nothing changed). A publication
     Redis said nobody received is TRY_AGAIN."""
     node, runtime, published = node_with_a_shard([True])
-    node.awaited = None  # routed for another node's connection: not awaited, only published
+    node.notes.awaited = None  # routed for another node's connection: not awaited, only published
     c, d = conn(OTHER, 1), conn(OTHER, 2)
-    node.send_note(SHARD, routed(c, "unsure"))
-    node.send_note(SHARD, routed(d, "unheard"))
+    node.notes.send(SHARD, routed(c, "unsure"))
+    node.notes.send(SHARD, routed(d, "unheard"))
     node.bus.unsure = True
     published[0][2]()
     node.bus.unsure = False
@@ -465,11 +465,11 @@ def test_requests_awaited_across_a_gap_are_told_their_outcome_is_unknown() -> No
     async def scenario() -> None:
         node, runtime, _ = node_with_a_shard([True])
         c = conn(ME, 1)
-        node.send_note(SHARD, routed(c, "lost"))
-        assert node.awaiting
-        node._messages_lost()
+        node.notes.send(SHARD, routed(c, "lost"))
+        assert node.notes.awaiting
+        node.liveness.messages_lost()
         # Told at once, before the node reaches Redis again (that part is not this test's).
-        assert runtime.executed[:1] == unanswered(routed(c, "lost")) and not node.awaiting
+        assert runtime.executed[:1] == unanswered(routed(c, "lost")) and not node.notes.awaiting
         for task in asyncio.all_tasks() - {asyncio.current_task()}:
             task.cancel()
 

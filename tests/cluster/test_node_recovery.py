@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from parlour.cluster.node import ClusterNode, Owned
+from parlour.cluster.node import ClusterNode
+from parlour.cluster.ownership import Owned
 from parlour.core.effects import Effect
 from parlour.storage import StoreFailure, open_store
 from tests.processes import clean_env, free_port, serve_command
@@ -68,10 +69,10 @@ def test_a_restore_that_finds_the_store_away_lets_the_lease_go_and_is_tried_agai
         await node.start()
         try:
             # The first restore failed: no owner, the lease free again at once.
-            assert restores == ["failed"] and "async/0" not in node.owned
+            assert restores == ["failed"] and "async/0" not in node.ownership.owned
             assert await node.leases["async/0"].holder() is None
-            await node._balance()
-            assert restores == ["failed", "restored"] and "async/0" in node.owned
+            await node.shares.balance()
+            assert restores == ["failed", "restored"] and "async/0" in node.ownership.owned
         finally:
             await node.stop()
 
@@ -98,13 +99,13 @@ def test_a_node_whose_liveness_lapsed_has_its_connections_reconnect(redis_url: s
         service = Service()
         node.services["async"] = service  # type: ignore[assignment]
         try:
-            await node._keep_alive()
+            await node.liveness.keep_alive()
             assert service.lost == 0  # refreshed in time: nothing to do
             # Frozen for longer than a lease: the key is gone when the node next refreshes it.
             await node.client.delete(f"parlour:node:{node.node}:alive")
-            await node._keep_alive()
+            await node.liveness.keep_alive()
             assert service.lost == 1
-            await node._keep_alive()
+            await node.liveness.keep_alive()
             assert service.lost == 1
         finally:
             node.services.clear()
@@ -156,14 +157,14 @@ def test_a_service_speaks_only_once_its_tenure_is_certain(redis_url: str) -> Non
     async def scenario() -> None:
         await node.start()
         try:
-            assert "async" not in node.owned and begun == []
+            assert "async" not in node.ownership.owned and begun == []
             lapse[0] = False
             for _ in range(50):  # the node's own lease loop may take it first
-                if "async" in node.owned:
+                if "async" in node.ownership.owned:
                     break
-                await node._step("async")
+                await node.ownership.step("async")
                 await asyncio.sleep(0.05)
-            assert "async" in node.owned and begun == ["hello"]
+            assert "async" in node.ownership.owned and begun == ["hello"]
         finally:
             await node.stop()
 

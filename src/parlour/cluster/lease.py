@@ -115,7 +115,7 @@ class Lease:
     def start_renewal(self) -> float | None:
         """When a renewal sent now is counted from (on ``clock``); None when there is nothing to
         renew, or it is too late (another node may be about to take it: the lease is dropped).
-        With ``renewal_done``, for renewals sent together (ClusterNode renews its shards so)."""
+        With ``renewal_done``, for renewals sent together (Shares renews the shards so)."""
         if self.epoch == 0:
             return None
         sent = self.clock()

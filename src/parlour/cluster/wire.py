@@ -132,7 +132,7 @@ class Note(msgspec.Struct, tag="note", array_like=True):
     (which hands its own copy of a ``"*"`` note to itself, and skips the one Redis echoes).
     A note that waits for an answer carries the ``epoch`` of the owner it is meant for: any
     other owner drops it, and its sender answers it once it learns that tenure is over
-    (ClusterNode.awaiting); 0: any owner takes it."""
+    (Notes.awaiting); 0: any owner takes it."""
 
     to: str
     data: bytes

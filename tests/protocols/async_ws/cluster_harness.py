@@ -85,7 +85,7 @@ class ClusterHarness(Harness):
             self.run(self.service.noted(relay.data, self.now))
         elif relay.to in self.shards and relay.to not in self.unowned:
             self.run(self.shards[relay.to].noted(relay.data, self.now))
-        elif relay.to in self.shards:  # nobody subscribed: the sender's node answers (node.py)
+        elif relay.to in self.shards:  # nobody subscribed: the sender's node answers (notes.py)
             self.run(unheard(relay.data))
 
     def raw(self, conn: int, data: str | bytes) -> None:
