@@ -63,9 +63,12 @@ cluster: install postgres redis
 # tests marked `alone`, whose latency bounds hold for the server under test, not for a machine
 # that a second worker keeps busy.
 PYTEST_WORKERS ?= 2
+# The files holding tests marked `alone` (tests/test_makefile.py checks that none is missing):
+# named, so that the second phase collects only them.
+ALONE := tests/chaos/test_chaos.py tests/cluster/test_three_nodes.py
 
 pytest: pytest-parallel
-	$(BIN)/pytest -q -m "alone and not soak"
+	$(BIN)/pytest -q -m "alone and not soak" $(ALONE)
 
 pytest-parallel: install browser postgres redis
 	$(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadfile -m "not soak and not alone"
@@ -74,7 +77,7 @@ pytest-parallel: install browser postgres redis
 # beside it (each one's output shown whole once it ends), then the tests marked `alone`.
 test: install browser postgres redis
 	$(MAKE) --no-print-directory -j3 --output-sync=target lint typecheck pytest-parallel
-	$(BIN)/pytest -q -m "alone and not soak"
+	$(BIN)/pytest -q -m "alone and not soak" $(ALONE)
 
 bench: install postgres redis
 	@set -e; for b in bench/[!_]*.py; do echo "== $$b"; $(BIN)/python $$b; done

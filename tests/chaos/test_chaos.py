@@ -20,7 +20,7 @@ from tests.redisserver import redis_binary
 pytestmark = pytest.mark.alone
 
 #: Faults for this long, on this many players and games: a few minutes in all.
-MINUTES = 0.5
+MINUTES = 0.4
 PLAYERS = 10
 GAMES = 5
 #: Short games only: every game started must be played to its end after the faults, and an
